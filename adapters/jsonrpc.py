@@ -1,0 +1,167 @@
+"""JSON-RPC 2.0 framing shared by the stdio, HTTP and WebSocket adapters (sans-IO).
+
+`classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request we
+sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
+semantic codes to JSON-RPC codes. The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
+checking it is optional.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from hexmcp.core import ErrorCode, Rejection
+
+JSONRPC_VERSION = "2.0"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+ERROR_CODES: dict[ErrorCode, int] = {
+    ErrorCode.PARSE_ERROR: PARSE_ERROR,
+    ErrorCode.INVALID_REQUEST: INVALID_REQUEST,
+    ErrorCode.METHOD_NOT_FOUND: METHOD_NOT_FOUND,
+    ErrorCode.INVALID_PARAMS: INVALID_PARAMS,
+    ErrorCode.INTERNAL_ERROR: INTERNAL_ERROR,
+    ErrorCode.TOOL_EXECUTION_FAILED: INTERNAL_ERROR,  # normally an isError result, never an error response
+    ErrorCode.RESOURCE_NOT_FOUND: -32002,  # MCP's resource-not-found code
+    ErrorCode.HEADER_MISMATCH: -32020,  # MCP 2026-07-28 HeaderMismatchError
+    ErrorCode.MISSING_CLIENT_CAPABILITY: -32021,  # MCP 2026-07-28 MissingRequiredClientCapabilityError
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: -32022,  # MCP 2026-07-28 UnsupportedProtocolVersionError
+    ErrorCode.REQUEST_TIMEOUT: -32001,  # the code the official SDKs use for timeouts
+    ErrorCode.SERVER_BUSY: -32005,
+    ErrorCode.PAYLOAD_TOO_LARGE: INVALID_REQUEST,
+    ErrorCode.UNAUTHORIZED: -32010,
+    ErrorCode.FORBIDDEN: -32011,
+    ErrorCode.SESSION_NOT_FOUND: -32012,
+    ErrorCode.REQUEST_CANCELLED: -32800,  # never sent on the wire: cancelled requests get no response
+}
+
+RequestId = str | int
+
+
+@attrs.frozen
+class Request:
+    id: RequestId
+    method: str
+    params: Any
+
+
+@attrs.frozen
+class Notification:
+    method: str
+    params: Any
+
+
+@attrs.frozen
+class Response:
+    """A client's answer to a request the server sent."""
+
+    id: RequestId
+    result: Any = None
+    error: Any = None
+
+
+@attrs.frozen
+class Invalid:
+    """Not a valid message; `id` is the request's id when one could be read, else None."""
+
+    id: RequestId | None
+    code: int
+    message: str
+
+
+Message = Request | Notification | Response | Invalid
+
+
+def valid_id(value: Any) -> bool:
+    # MCP ids are strings or integers; JSON-RPC's null id and booleans are not ids.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def decode(raw: bytes | str) -> Any:
+    """JSON text to a value; raises ValueError (also for invalid UTF-8) so callers answer -32700."""
+    return json.loads(raw)
+
+
+def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
+    if not isinstance(message, dict):
+        return Invalid(None, INVALID_REQUEST, f"a message must be a JSON object, not {_json_type(message)}")
+    raw_id = message.get("id")
+    msg_id = raw_id if valid_id(raw_id) else None
+    version = message.get("jsonrpc", None if require_jsonrpc else JSONRPC_VERSION)
+    if version != JSONRPC_VERSION:
+        return Invalid(msg_id, INVALID_REQUEST, f"'jsonrpc' must be \"2.0\", got {json.dumps(version)}")
+    if "method" in message:
+        method = message["method"]
+        if not isinstance(method, str) or not method:
+            return Invalid(msg_id, INVALID_REQUEST, "'method' must be a non-empty string")
+        if "id" not in message:
+            return Notification(method, message.get("params"))
+        if msg_id is None:
+            return Invalid(None, INVALID_REQUEST, f"'id' must be a string or an integer, got {_json_type(raw_id)}")
+        return Request(msg_id, method, message.get("params"))
+    if ("result" in message) != ("error" in message) and msg_id is not None:
+        return Response(msg_id, message.get("result"), message.get("error"))
+    return Invalid(msg_id, INVALID_REQUEST, "not a request, a notification or a response: 'method' is missing")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def encode_result(request_id: RequestId, result: dict[str, Any], *, with_version: bool = True) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION} if with_version else {}
+    message["id"] = request_id
+    message["result"] = result
+    return message
+
+
+def encode_error(request_id: RequestId | None, code: int, message: str, data: Any = None, *,
+                 with_version: bool = True) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    envelope: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION} if with_version else {}
+    envelope["id"] = request_id
+    envelope["error"] = error
+    return envelope
+
+
+def encode_rejection(request_id: RequestId | None, rejection: Rejection, *, with_version: bool = True) -> dict[str, Any]:
+    return encode_error(request_id, ERROR_CODES[rejection.code], rejection.message, rejection.wire_data(),
+                        with_version=with_version)
+
+
+def encode_notification(method: str, params: dict[str, Any], *, with_version: bool = True) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION} if with_version else {}
+    message["method"] = method
+    message["params"] = params
+    return message
+
+
+def encode_request(request_id: RequestId, method: str, params: dict[str, Any], *,
+                   with_version: bool = True) -> dict[str, Any]:
+    message = encode_notification(method, params, with_version=with_version)
+    message["id"] = request_id
+    return message
+
+
+def dumps(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()

@@ -1,0 +1,201 @@
+"""One JSON-RPC peer driving one core Session, for any transport that carries whole messages.
+
+The transport hands in decoded JSON values and gives a `send` coroutine; this class does the rest:
+classifies messages, serves requests concurrently (each in its own task, so a slow tool never blocks
+`ping`), answers each request exactly once with its own id, handles batches where the negotiated
+version has them, and implements the core's `Peer` port (notifications and server-to-client requests
+with their pending answers). stdio and WebSocket use it as is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+from typing import Any, Awaitable, Callable
+
+import structlog
+
+from hexmcp.core import ErrorCode, McpServer, Ok, PeerRequestFailed, Rejection, new_event_id, versions
+from hexmcp.core.ports import RequestKey
+
+from . import jsonrpc
+
+log = structlog.get_logger("hexmcp.adapters")
+
+Send = Callable[[Any], Awaitable[None]]
+
+
+def new_session_id() -> str:
+    return secrets.token_hex(8)
+
+
+class RpcConnection:
+    def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
+                 require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0) -> None:
+        self.session_id = session_id or new_session_id()
+        self.session = server.open_session(session_id=self.session_id, peer=self)
+        self._send = send
+        self._with_version = with_version
+        self._require_jsonrpc = require_jsonrpc
+        self._max_in_flight = max_in_flight
+        self._peer_timeout_s = peer_timeout_s
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pending: dict[RequestKey, asyncio.Future[Any]] = {}
+        self._outgoing_ids = itertools.count(1)
+        self._trace_ids = itertools.count(1)
+        self._closed = False
+
+    # --- inbound ---------------------------------------------------------------------------------
+
+    async def receive_raw(self, raw: bytes | str) -> None:
+        try:
+            value = jsonrpc.decode(raw)
+        except ValueError as exc:
+            await self._send_error(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+            return
+        await self.receive(value)
+
+    async def receive(self, value: Any) -> None:
+        if isinstance(value, list):
+            await self._receive_batch(value)
+            return
+        message = jsonrpc.classify(value, require_jsonrpc=self._require_jsonrpc)
+        if isinstance(message, jsonrpc.Request):
+            if message.method == "initialize":
+                # Served inline: what follows on the wire may depend on the negotiated version.
+                await self._send_message(await self._answer(message))
+            elif len(self._tasks) >= self._max_in_flight:
+                await self._send_error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
+                                       f"Too many requests in flight on this connection (limit {self._max_in_flight})")
+            else:
+                self._spawn(self._serve(message))
+        else:
+            reply = await self._handle_non_request(message)
+            if reply is not None:
+                await self._send_message(reply)
+
+    async def _receive_batch(self, batch: list[Any]) -> None:
+        if not batch:
+            await self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
+            return
+        if self.session.version is None or not versions.features(self.session.version).batching:
+            version = self.session.version or "none negotiated yet"
+            await self._send_error(None, jsonrpc.INVALID_REQUEST,
+                                   f"JSON-RPC batches are not allowed in protocol version {version}")
+            return
+
+        async def one(item: Any) -> dict[str, Any] | None:
+            message = jsonrpc.classify(item, require_jsonrpc=self._require_jsonrpc)
+            if isinstance(message, jsonrpc.Request):
+                return await self._answer(message)
+            return await self._handle_non_request(message)
+
+        replies = [r for r in await asyncio.gather(*(one(item) for item in batch)) if r is not None]
+        if replies:
+            await self._send(replies)
+
+    async def _handle_non_request(self, message: jsonrpc.Message) -> dict[str, Any] | None:
+        if isinstance(message, jsonrpc.Notification):
+            with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=self._trace_id()):
+                await self.session.handle_notification(message.method, message.params, trace_id="")
+            return None
+        if isinstance(message, jsonrpc.Response):
+            self._resolve(message)
+            return None
+        assert isinstance(message, jsonrpc.Invalid)
+        event_id = new_event_id()
+        log.info("invalid message", reason=message.message, sessionId=self.session_id, eventId=event_id)
+        return jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}",
+                                    {"eventId": event_id}, with_version=self._with_version)
+
+    async def _serve(self, request: jsonrpc.Request) -> None:
+        reply = await self._answer(request)
+        if reply is not None:
+            await self._send_message(reply)
+
+    async def _answer(self, request: jsonrpc.Request) -> dict[str, Any] | None:
+        trace_id = self._trace_id()
+        with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=trace_id):
+            outcome = await self.session.handle_request(request.method, request.params, request_key=request.id,
+                                                        trace_id=trace_id)
+        if isinstance(outcome, Ok):
+            return jsonrpc.encode_result(request.id, outcome.result, with_version=self._with_version)
+        if outcome.code is ErrorCode.REQUEST_CANCELLED:
+            return None  # the client said it no longer wants an answer
+        return jsonrpc.encode_rejection(request.id, outcome, with_version=self._with_version)
+
+    # --- the core's Peer port ----------------------------------------------------------------------
+
+    async def notify(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> None:
+        if not self._closed:
+            await self._send_message(jsonrpc.encode_notification(method, params, with_version=self._with_version))
+
+    async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
+        if self._closed:
+            raise PeerRequestFailed("the connection is closed")
+        request_id = f"s-{next(self._outgoing_ids)}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await self._send_message(jsonrpc.encode_request(request_id, method, params, with_version=self._with_version))
+            response: jsonrpc.Response = await asyncio.wait_for(future, self._peer_timeout_s)
+        except TimeoutError:
+            raise PeerRequestFailed(f"no answer to {method} within {self._peer_timeout_s:.0f} s") from None
+        finally:
+            self._pending.pop(request_id, None)
+        if response.error is not None:
+            error = response.error if isinstance(response.error, dict) else {}
+            raise PeerRequestFailed(str(error.get("message", "error")), error.get("code"), error.get("data"))
+        if not isinstance(response.result, dict):
+            raise PeerRequestFailed("the client's result is not an object")
+        return response.result
+
+    def _resolve(self, response: jsonrpc.Response) -> None:
+        future = self._pending.get(response.id)
+        if future is None or future.done():
+            log.info("response to an unknown request ignored", sessionId=self.session_id)
+            return
+        future.set_result(response)
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    async def drain(self) -> None:
+        """Wait until every request already received has been answered."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        self._closed = True
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(PeerRequestFailed("the connection closed"))
+        await self.session.close()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
+
+    # --- helpers -------------------------------------------------------------------------------------
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _trace_id(self) -> str:
+        return f"{self.session_id[:8]}-{next(self._trace_ids)}"
+
+    async def _send_message(self, message: dict[str, Any] | None) -> None:
+        if message is not None:
+            await self._send(message)
+
+    async def _send_error(self, request_id: Any, code: int, message: str) -> None:
+        event_id = new_event_id()
+        log.info("error sent", code=code, reason=message, sessionId=self.session_id, eventId=event_id)
+        await self._send(jsonrpc.encode_error(request_id, code, message, {"eventId": event_id},
+                                              with_version=self._with_version))
+
+
+def rejection_message(rejection: Rejection) -> str:
+    return f"{rejection.message} (eventId {rejection.event_id})"

@@ -1,0 +1,182 @@
+"""MCP over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout.
+
+stdout belongs to the protocol. At start the real stdout is duplicated to a private descriptor for
+the wire, and fd 1 is pointed at stderr, so a stray `print` or a native library's logging (onnxruntime
+writes from C++) lands in stderr instead of corrupting the stream. EOF on stdin (or SIGTERM) stops
+reading; requests already received are still answered before the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import sys
+import threading
+from typing import Any
+
+import structlog
+
+from hexmcp.core import McpServer
+
+from . import jsonrpc
+from .rpc_connection import RpcConnection
+
+log = structlog.get_logger("hexmcp.adapters.stdio")
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+_CHUNK = 1 << 16
+
+
+def claim_stdout() -> int:
+    """Return a private descriptor for the protocol and send everything else written to fd 1 to stderr."""
+    sys.stdout.flush()
+    wire_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return wire_fd
+
+
+class LineSplitter:
+    """Bytes in, complete lines out; a line longer than the limit is reported once and skipped."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self._max = max_line_bytes
+        self._buffer = bytearray()
+        self._discarding = False
+
+    def feed(self, data: bytes) -> tuple[list[bytes], int]:
+        """Lines completed by `data`, and how many oversize lines were dropped."""
+        lines: list[bytes] = []
+        oversize = 0
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            piece = data[start:newline]
+            if self._discarding:
+                self._discarding = False
+            elif len(self._buffer) + len(piece) > self._max:
+                oversize += 1
+            else:
+                self._buffer += piece
+                lines.append(bytes(self._buffer))
+            self._buffer.clear()
+            start = newline + 1
+        rest = data[start:]
+        if not self._discarding:
+            if len(self._buffer) + len(rest) > self._max:
+                self._discarding = True
+                self._buffer.clear()
+                oversize += 1
+            else:
+                self._buffer += rest
+        return lines, oversize
+
+    def finish(self) -> bytes | None:
+        """At EOF: a last line that had no newline, if any."""
+        if self._discarding or not self._buffer.strip():
+            return None
+        return bytes(self._buffer)
+
+
+class _WireWriter:
+    """Writes whole messages to the wire descriptor; asynchronous when it is a pipe, blocking otherwise."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        mode = os.fstat(self._fd).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+            loop = asyncio.get_running_loop()
+            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+            self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    async def send(self, message: Any) -> None:
+        data = jsonrpc.dumps(message) + b"\n"
+        if self._writer is None:
+            os.write(self._fd, data)
+            return
+        self._writer.write(data)
+        try:
+            await self._writer.drain()
+        except (ConnectionError, BrokenPipeError):
+            pass  # the client went away; reading will hit EOF and we shut down
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            try:
+                await self._writer.drain()
+            except (ConnectionError, BrokenPipeError):
+                pass
+            self._writer.close()
+
+
+async def _open_reader(fd: int) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_CHUNK * 4)
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        return reader
+
+    def pump() -> None:  # regular files (hexmcp stdio < requests.jsonl) cannot be watched by the loop
+        while chunk := os.read(fd, _CHUNK):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
+    return reader
+
+
+async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                      stdin_fd: int = 0, wire_fd: int | None = None) -> int:
+    """Serve one client on stdin/stdout until EOF; returns the process exit code."""
+    if wire_fd is None:
+        wire_fd = claim_stdout()
+    writer = _WireWriter(wire_fd)
+    await writer.open()
+    connection = RpcConnection(server, writer.send)
+    reader = await _open_reader(stdin_fd)
+    splitter = LineSplitter(max_message_bytes)
+    stop = asyncio.Event()
+    _on_sigterm(stop)
+    log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
+
+    async def pump_lines() -> None:
+        while chunk := await reader.read(_CHUNK):
+            lines, oversize = splitter.feed(chunk)
+            for _ in range(oversize):
+                await connection._send_error(None, jsonrpc.INVALID_REQUEST,
+                                             f"Message too large: the limit is {max_message_bytes} bytes")
+            for line in lines:
+                if line.strip():
+                    await connection.receive_raw(line)
+        last = splitter.finish()
+        if last is not None:
+            await connection.receive_raw(last)
+
+    reading = asyncio.ensure_future(pump_lines())
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not reading.done():
+        reading.cancel()
+    await connection.drain()
+    await connection.close()
+    await writer.close()
+    log.info("stdio session ended", sessionId=connection.session_id)
+    return 0
+
+
+def _on_sigterm(stop: asyncio.Event) -> None:
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    except (NotImplementedError, RuntimeError):
+        pass

@@ -1,0 +1,79 @@
+"""The handshake lifecycle of one connection, as one table.
+
+Only handshake versions (2024-11-05 … 2025-11-25) have a lifecycle; 2026-07-28 requests carry their
+version and capabilities in `_meta` and are served in any state. What must live here: every state,
+every kind of incoming message, and the verdict for each pair. What must not: anything about wire
+formats or what a method does.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class State(enum.Enum):
+    AWAITING_INITIALIZE = "awaiting_initialize"
+    INITIALIZING = "initializing"  # initialize answered, `initialized` not yet received
+    READY = "ready"
+    CLOSED = "closed"
+
+
+class Event(enum.Enum):
+    INITIALIZE = "initialize"
+    INITIALIZED = "initialized"  # the notification
+    PING = "ping"
+    REQUEST = "request"  # any other request
+    NOTIFICATION = "notification"  # any other notification
+
+
+class Verdict(enum.Enum):
+    ACCEPT = "accept"
+    REJECT = "reject"  # requests get invalid_request naming the state
+    IGNORE = "ignore"  # notifications that make no sense now are dropped (they cannot be answered)
+
+
+# (state, event) -> (verdict, next state). Requests after `initialize` but before `initialized` are
+# served: clients pipeline them, and the answer to `initialize` already fixed the version.
+TABLE: dict[tuple[State, Event], tuple[Verdict, State]] = {
+    (State.AWAITING_INITIALIZE, Event.INITIALIZE): (Verdict.ACCEPT, State.INITIALIZING),
+    (State.AWAITING_INITIALIZE, Event.INITIALIZED): (Verdict.IGNORE, State.AWAITING_INITIALIZE),
+    (State.AWAITING_INITIALIZE, Event.PING): (Verdict.ACCEPT, State.AWAITING_INITIALIZE),
+    (State.AWAITING_INITIALIZE, Event.REQUEST): (Verdict.REJECT, State.AWAITING_INITIALIZE),
+    (State.AWAITING_INITIALIZE, Event.NOTIFICATION): (Verdict.IGNORE, State.AWAITING_INITIALIZE),
+    (State.INITIALIZING, Event.INITIALIZE): (Verdict.REJECT, State.INITIALIZING),
+    (State.INITIALIZING, Event.INITIALIZED): (Verdict.ACCEPT, State.READY),
+    (State.INITIALIZING, Event.PING): (Verdict.ACCEPT, State.INITIALIZING),
+    (State.INITIALIZING, Event.REQUEST): (Verdict.ACCEPT, State.INITIALIZING),
+    (State.INITIALIZING, Event.NOTIFICATION): (Verdict.ACCEPT, State.INITIALIZING),
+    (State.READY, Event.INITIALIZE): (Verdict.REJECT, State.READY),
+    (State.READY, Event.INITIALIZED): (Verdict.IGNORE, State.READY),
+    (State.READY, Event.PING): (Verdict.ACCEPT, State.READY),
+    (State.READY, Event.REQUEST): (Verdict.ACCEPT, State.READY),
+    (State.READY, Event.NOTIFICATION): (Verdict.ACCEPT, State.READY),
+    (State.CLOSED, Event.INITIALIZE): (Verdict.REJECT, State.CLOSED),
+    (State.CLOSED, Event.INITIALIZED): (Verdict.IGNORE, State.CLOSED),
+    (State.CLOSED, Event.PING): (Verdict.REJECT, State.CLOSED),
+    (State.CLOSED, Event.REQUEST): (Verdict.REJECT, State.CLOSED),
+    (State.CLOSED, Event.NOTIFICATION): (Verdict.IGNORE, State.CLOSED),
+}
+
+REJECTION_REASONS: dict[State, str] = {
+    State.AWAITING_INITIALIZE: "the session is not initialized: send 'initialize' first",
+    State.INITIALIZING: "the session is already initialized",
+    State.READY: "the session is already initialized",
+    State.CLOSED: "the session is closed",
+}
+
+
+def classify(method: str, is_request: bool) -> Event:
+    if method == "initialize":
+        return Event.INITIALIZE
+    if method in ("notifications/initialized", "initialized"):
+        return Event.INITIALIZED
+    if method == "ping":
+        return Event.PING
+    return Event.REQUEST if is_request else Event.NOTIFICATION
+
+
+def step(state: State, event: Event) -> tuple[Verdict, State]:
+    return TABLE[(state, event)]

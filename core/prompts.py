@@ -1,0 +1,83 @@
+"""Prompts: named templates that render to messages, with optional argument completion."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Awaitable, Callable
+
+import attrs
+
+from . import models
+from .context import ToolContext
+from .errors import ErrorCode, ProtocolError
+
+Renderer = Callable[..., Awaitable[Any]]
+Completer = Callable[[str, str, dict[str, str]], Awaitable[list[str]]]
+
+
+@attrs.frozen(kw_only=True)
+class RegisteredPrompt:
+    definition: models.Prompt
+    renderer: Renderer
+    wants_context: bool
+    completer: Completer | None
+
+
+def as_messages(value: Any) -> list[models.PromptMessage]:
+    if isinstance(value, str):
+        return [models.PromptMessage(role="user", content=models.TextContent(text=value))]
+    return list(value)
+
+
+class PromptRegistry:
+    def __init__(self) -> None:
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self.listeners: list[Callable[[], None]] = []
+
+    def add(self, prompt: models.Prompt, renderer: Renderer, completer: Completer | None = None) -> None:
+        wants_context = "ctx" in inspect.signature(renderer).parameters
+        self._prompts[prompt.name] = RegisteredPrompt(definition=prompt, renderer=renderer,
+                                                      wants_context=wants_context, completer=completer)
+        for listener in self.listeners:
+            listener()
+
+    def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
+               completer: Completer | None = None) -> Callable[[Renderer], Renderer]:
+        """Decorator: every parameter but `ctx` becomes a string argument; those without defaults are required."""
+
+        def register(function: Renderer) -> Renderer:
+            arguments = [
+                models.PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty)
+                for p in inspect.signature(function).parameters.values() if p.name != "ctx"
+            ]
+            self.add(models.Prompt(name=name or function.__name__, title=title,
+                                   description=description or inspect.getdoc(function),
+                                   arguments=arguments or None), function, completer)
+            return function
+
+        return register
+
+    def definitions(self) -> list[models.Prompt]:
+        return [p.definition for p in self._prompts.values()]
+
+    def get(self, name: str) -> RegisteredPrompt:
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown prompt: {name}", {"path": "$.name"})
+        return prompt
+
+    async def render(self, name: str, arguments: dict[str, str], ctx: ToolContext) -> models.GetPromptResult:
+        prompt = self.get(name)
+        missing = [a.name for a in prompt.definition.arguments or [] if a.required and a.name not in arguments]
+        if missing:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                                f"Missing required argument(s) for prompt '{name}': {', '.join(missing)}",
+                                {"path": f"$.arguments.{missing[0]}"})
+        known = {a.name for a in prompt.definition.arguments or []}
+        kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+        if prompt.wants_context:
+            kwargs["ctx"] = ctx
+        value = await prompt.renderer(**kwargs)
+        if isinstance(value, models.GetPromptResult):
+            return value
+        return models.GetPromptResult(messages=as_messages(value), description=prompt.definition.description)

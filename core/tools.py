@@ -1,0 +1,169 @@
+"""Tools: declared once, validated against a schema compiled at registration, called by name.
+
+A tool is an async function. Declared with `@registry.tool()` its input schema comes from its type
+hints, and it receives its arguments as keyword arguments (plus `ctx: ToolContext` if it asks). Declared
+with `registry.add(...)` it receives the arguments dict and the context, for tools whose schema is
+written by hand. A tool returns a `CallToolResult`, text, content blocks, or a structured value
+(dict/attrs), which goes out as JSON text and, where the version has it, as `structuredContent`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any, Awaitable, Callable
+
+import attrs
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from . import models
+from .context import ToolContext
+from .errors import ErrorCode, ProtocolError
+from .schema import input_schema_for, schema_for
+
+ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+_CONTENT_TYPES = (models.TextContent, models.ImageContent, models.AudioContent, models.ResourceLink,
+                  models.EmbeddedResource)
+
+
+def compile_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def json_path(error: jsonschema.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+@attrs.frozen(kw_only=True)
+class RegisteredTool:
+    definition: models.Tool
+    handler: ToolHandler
+    validator: Any
+    output_validator: Any | None
+
+    def check_arguments(self, arguments: dict[str, Any]) -> None:
+        error = best_match(self.validator.iter_errors(arguments))
+        if error is not None:
+            path = json_path(error)
+            where = "arguments" if path == "$" else f"argument {path[2:]}"
+            raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                                f"Invalid arguments for tool '{self.definition.name}': {where}: {error.message}",
+                                {"path": f"$.arguments{path[1:]}", "tool": self.definition.name})
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, RegisteredTool] = {}
+        self._listeners: list[Callable[[], None]] = []
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> RegisteredTool | None:
+        return self._tools.get(name)
+
+    def definitions(self) -> list[models.Tool]:
+        return [tool.definition for tool in self._tools.values()]
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def add(
+        self,
+        name: str,
+        handler: ToolHandler,
+        *,
+        description: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: models.ToolAnnotations | None = None,
+        icons: list[models.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> RegisteredTool:
+        """Register a tool whose handler takes `(arguments, ctx)`; schemas are compiled now, once."""
+        definition = models.Tool(name=name, description=description, input_schema=input_schema,
+                                 output_schema=output_schema, title=title, annotations=annotations,
+                                 icons=icons, meta=meta)
+        tool = RegisteredTool(definition=definition, handler=handler, validator=compile_validator(input_schema),
+                              output_validator=compile_validator(output_schema) if output_schema else None)
+        self._tools[name] = tool
+        for listener in self._listeners:
+            listener()
+        return tool
+
+    def remove(self, name: str) -> None:
+        if self._tools.pop(name, None) is not None:
+            for listener in self._listeners:
+                listener()
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        output_schema: dict[str, Any] | None = None,
+        title: str | None = None,
+        annotations: models.ToolAnnotations | None = None,
+    ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+        """Decorator: the schema comes from the signature; a `ctx` parameter receives the ToolContext."""
+
+        def register(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            if not inspect.iscoroutinefunction(function):
+                raise TypeError(f"tool {function.__name__} must be an async function")
+            wants_context = "ctx" in inspect.signature(function).parameters
+            declared_output = output_schema
+            if declared_output is None:
+                returns = inspect.signature(function).return_annotation
+                if isinstance(returns, type) and (attrs.has(returns) or _is_typeddict(returns)):
+                    declared_output = schema_for(returns)
+
+            async def handler(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+                if wants_context:
+                    return await function(**arguments, ctx=ctx)
+                return await function(**arguments)
+
+            self.add(name or function.__name__, handler,
+                     description=description or inspect.getdoc(function) or "",
+                     input_schema=input_schema_for(function, skip=frozenset({"ctx"})),
+                     output_schema=declared_output, title=title, annotations=annotations)
+            return function
+
+        return register
+
+
+def _is_typeddict(cls: type) -> bool:
+    import typing
+
+    return typing.is_typeddict(cls)
+
+
+def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
+    """Whatever a tool returned, as a CallToolResult (structured values also as JSON text)."""
+    if isinstance(value, models.CallToolResult):
+        return value
+    if isinstance(value, str):
+        return models.CallToolResult(content=[models.TextContent(text=value)])
+    if isinstance(value, _CONTENT_TYPES):
+        return models.CallToolResult(content=[value])
+    if isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
+        return models.CallToolResult(content=list(value))
+    structured = attrs.asdict(value) if attrs.has(type(value)) else value
+    if not isinstance(structured, dict):
+        structured = {"result": structured}
+    if tool.output_validator is not None:
+        error = best_match(tool.output_validator.iter_errors(structured))
+        if error is not None:
+            raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return models.CallToolResult(content=[models.TextContent(text=text)], structured_content=structured)
+
+
+class OutputSchemaViolation(Exception):
+    """A tool's structured result does not match its own outputSchema: a bug in the tool."""

@@ -1,0 +1,147 @@
+"""Converts the bundled weights to ONNX once and keeps the result in a cache directory.
+
+Cache layout: `<cache_dir>/models/minilm-<weights sha256[:16]>-c<converter version>-<quantization>.onnx`,
+with a `.sha256` sidecar holding the digest of the .onnx bytes. A file whose bytes do not match its
+sidecar (truncated, bit-flipped, half-written by a crash) is rebuilt, never trusted. Every write goes
+to a temporary file in the same directory and is renamed into place, so readers never see a partial file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import ModelCacheError
+from .model_files import ModelFiles, file_sha256
+
+log = logging.getLogger(__name__)
+
+QUANTIZATIONS = ("fp32", "int8")
+MIN_REFERENCE_COSINE = 0.9999
+REFERENCE_SENTENCES = (
+    "What is 5 + 3?",
+    "The mitochondria produces ATP through oxidative phosphorylation in eukaryotic cells.",
+)
+
+
+def default_cache_dir() -> Path:
+    configured = os.environ.get("HEXMCP_CACHE_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "hexmcp"
+
+
+def model_path(cache_dir: Path, weights_digest: str, quantization: str) -> Path:
+    from .onnx_export import CONVERTER_VERSION
+
+    name = f"minilm-{weights_digest[:16]}-c{CONVERTER_VERSION}-{quantization}.onnx"
+    return cache_dir / "models" / name
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def read_verified(path: Path) -> bytes | None:
+    """The file's bytes if they match their recorded digest; None if missing or corrupt."""
+    try:
+        data = path.read_bytes()
+        expected = _sidecar(path).read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != expected:
+        log.warning("cached model %s does not match its checksum; rebuilding", path)
+        return None
+    return data
+
+
+def store(path: Path, data: bytes) -> None:
+    # Model first, sidecar last: a crash in between leaves a mismatch, which means "rebuild".
+    atomic_write_bytes(path, data)
+    atomic_write_bytes(_sidecar(path), hashlib.sha256(data).hexdigest().encode("ascii"))
+
+
+def convert_fp32(files: ModelFiles) -> bytes:
+    """Build the fp32 graph and check it against the numpy reference before anyone uses it."""
+    from safetensors.numpy import load_file
+
+    from .onnx_export import build_encoder_graph
+
+    weights = load_file(str(files.weights))
+    config = files.bert_config()
+    data = build_encoder_graph(weights, config).SerializeToString()
+    verify_against_reference(data, weights, config, files)
+    return data
+
+
+def verify_against_reference(data: bytes, weights: dict, config: dict, files: ModelFiles) -> float:
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    from .bert_reference import encode_tokens
+
+    tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    worst = 1.0
+    for sentence in REFERENCE_SENTENCES:
+        ids = tokenizer.encode(sentence).ids
+        expected = encode_tokens(weights, config, ids)
+        feed = {"input_ids": np.array([ids], dtype=np.int64), "attention_mask": np.ones((1, len(ids)), np.int64)}
+        got = session.run(None, feed)[0][0].astype(np.float64)
+        worst = min(worst, float(got @ expected / np.linalg.norm(got)))
+    if worst < MIN_REFERENCE_COSINE:
+        raise ModelCacheError(f"converted graph disagrees with the numpy reference (cosine {worst:.6f})")
+    return worst
+
+
+def quantize_int8(fp32_path: Path) -> bytes:
+    # per_channel matters: per-tensor int8 scales lose too much (cosine ~0.95 against fp32).
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(dir=fp32_path.parent) as tmp:
+        out = Path(tmp) / "int8.onnx"
+        quantize_dynamic(fp32_path, out, per_channel=True, weight_type=QuantType.QInt8)
+        return out.read_bytes()
+
+
+def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str) -> bytes:
+    """Bytes of the requested ONNX model, from the cache or freshly built (and then cached)."""
+    if quantization not in QUANTIZATIONS:
+        raise ModelCacheError(f"unknown quantization {quantization!r}; expected one of {QUANTIZATIONS}")
+    digest = file_sha256(files.weights)
+    fp32_path = model_path(cache_dir, digest, "fp32")
+    target = model_path(cache_dir, digest, quantization)
+    try:
+        if (cached := read_verified(target)) is not None:
+            return cached
+        if (fp32 := read_verified(fp32_path)) is None:
+            log.info("converting %s to ONNX in %s", files.weights, fp32_path)
+            fp32 = convert_fp32(files)
+            store(fp32_path, fp32)
+        if quantization == "fp32":
+            return fp32
+        int8 = quantize_int8(fp32_path)
+        store(target, int8)
+        return int8
+    except OSError as exc:
+        raise ModelCacheError(f"cannot build or write the model cache in {cache_dir}: {exc}") from exc

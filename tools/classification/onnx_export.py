@@ -1,0 +1,153 @@
+"""Builds an ONNX graph of the MiniLM sentence encoder from its safetensors weights.
+
+numpy + the `onnx` package only (no torch). The graph takes `input_ids` and `attention_mask`
+(int64, [batch, seq]) and returns `sentence_embedding` (float32, [batch, hidden]): the BERT encoder,
+masked mean pooling and L2 normalisation, so callers need no numpy post-processing.
+
+Constant folding done here rather than at runtime, each exact in float32 up to rounding:
+- token type ids are always 0 for single sentences, so that embedding row is added to the position
+  table once;
+- the 1/sqrt(head_dim) attention scale is multiplied into the query projection.
+Bump CONVERTER_VERSION whenever the graph changes: it is part of the cache key.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+CONVERTER_VERSION = "1"
+OPSET = 17  # first opset with LayerNormalization
+MASK_FILL = -1.0e9  # added to attention scores of padding tokens; exp() of it is exactly 0
+
+
+class _GraphBuilder:
+    """Accumulates nodes and initializers; hands out unique tensor names."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self._count = 0
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        self.initializers.append(numpy_helper.from_array(value, name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], **attrs) -> str:
+        self._count += 1
+        output = f"{op_type.lower()}_{self._count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [output], name=output, **attrs))
+        return output
+
+    def dense(self, x: str, weights: dict, name: str) -> str:
+        # PyTorch stores (out, in); MatMul wants (in, out).
+        w = self.const(f"{name}.weight_t", np.ascontiguousarray(weights[f"{name}.weight"].T))
+        b = self.const(f"{name}.bias", weights[f"{name}.bias"])
+        return self.op("Add", [self.op("MatMul", [x, w]), b])
+
+    def layer_norm(self, x: str, weights: dict, name: str, eps: float) -> str:
+        gamma = self.const(f"{name}.weight", weights[f"{name}.weight"])
+        beta = self.const(f"{name}.bias", weights[f"{name}.bias"])
+        return self.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=eps)
+
+    def gelu(self, x: str) -> str:
+        # Exact (erf) GELU, as BERT uses; onnxruntime fuses this pattern into one kernel.
+        scaled = self.op("Mul", [x, "inv_sqrt2"])
+        one_plus = self.op("Add", [self.op("Erf", [scaled]), "one"])
+        return self.op("Mul", [self.op("Mul", [x, one_plus]), "half"])
+
+
+def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto:
+    g = _GraphBuilder()
+    w = {name: value.astype(np.float32) for name, value in weights.items() if value.dtype != np.int64}
+    eps = float(config["layer_norm_eps"])
+    heads = int(config["num_attention_heads"])
+    hidden = int(config["hidden_size"])
+    head_dim = hidden // heads
+
+    g.const("one", np.array(1.0, dtype=np.float32))
+    g.const("half", np.array(0.5, dtype=np.float32))
+    g.const("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
+    g.const("mask_fill", np.array(MASK_FILL, dtype=np.float32))
+    g.const("tiny", np.array(1e-9, dtype=np.float32))
+    g.const("heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    g.const("merged_shape", np.array([0, 0, hidden], dtype=np.int64))
+    g.const("zero_1d", np.array([0], dtype=np.int64))
+    g.const("axis_0", np.array([0], dtype=np.int64))
+    g.const("axis_1", np.array([1], dtype=np.int64))
+    g.const("axes_1_2", np.array([1, 2], dtype=np.int64))
+    g.const("axis_2", np.array([2], dtype=np.int64))
+
+    # Embeddings: word + (position + token type 0), then LayerNorm.
+    word_table = g.const("word_embeddings", w["embeddings.word_embeddings.weight"])
+    position_table = g.const(
+        "position_plus_type0",
+        w["embeddings.position_embeddings.weight"] + w["embeddings.token_type_embeddings.weight"][0],
+    )
+    seq_len = g.op("Shape", ["input_ids"], start=1, end=2)
+    positions = g.op("Slice", [position_table, "zero_1d", seq_len, "axis_0"])
+    x = g.op("Add", [g.op("Gather", [word_table, "input_ids"]), positions])
+    x = g.layer_norm(x, w, "embeddings.LayerNorm", eps)
+
+    # Additive attention bias: 0 for real tokens, MASK_FILL for padding; shape [batch, 1, 1, seq].
+    mask = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    bias = g.op("Mul", [g.op("Sub", ["one", mask]), "mask_fill"])
+    bias = g.op("Unsqueeze", [bias, "axes_1_2"])
+
+    scale = 1.0 / math.sqrt(head_dim)
+    for layer in range(int(config["num_hidden_layers"])):
+        p = f"encoder.layer.{layer}"
+        w[f"{p}.attention.self.query.weight"] = w[f"{p}.attention.self.query.weight"] * scale
+        w[f"{p}.attention.self.query.bias"] = w[f"{p}.attention.self.query.bias"] * scale
+
+        def heads_first(t: str) -> str:
+            return g.op("Transpose", [g.op("Reshape", [t, "heads_shape"])], perm=[0, 2, 1, 3])
+
+        q = heads_first(g.dense(x, w, f"{p}.attention.self.query"))
+        k_t = g.op(
+            "Transpose",
+            [g.op("Reshape", [g.dense(x, w, f"{p}.attention.self.key"), "heads_shape"])],
+            perm=[0, 2, 3, 1],
+        )
+        v = heads_first(g.dense(x, w, f"{p}.attention.self.value"))
+        scores = g.op("Add", [g.op("MatMul", [q, k_t]), bias])
+        probs = g.op("Softmax", [scores], axis=-1)
+        context = g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+        context = g.op("Reshape", [context, "merged_shape"])
+        attention = g.dense(context, w, f"{p}.attention.output.dense")
+        x = g.layer_norm(g.op("Add", [attention, x]), w, f"{p}.attention.output.LayerNorm", eps)
+        intermediate = g.gelu(g.dense(x, w, f"{p}.intermediate.dense"))
+        output = g.dense(intermediate, w, f"{p}.output.dense")
+        x = g.layer_norm(g.op("Add", [output, x]), w, f"{p}.output.LayerNorm", eps)
+
+    # Masked mean pooling, then L2 normalisation.
+    mask_3d = g.op("Unsqueeze", [mask, "axis_2"])
+    summed = g.op("ReduceSum", [g.op("Mul", [x, mask_3d]), "axis_1"], keepdims=0)
+    counts = g.op("Max", [g.op("ReduceSum", [mask_3d, "axis_1"], keepdims=0), "tiny"])
+    pooled = g.op("Div", [summed, counts])
+    # ReduceL2 still takes axes as an attribute at opset 17 (ReduceSum moved them to an input at 13).
+    norm = g.op("Max", [g.op("ReduceL2", [pooled], axes=[1], keepdims=1), "tiny"])
+    g.nodes.append(helper.make_node("Div", [pooled, norm], ["sentence_embedding"], name="l2_normalise"))
+
+    graph = helper.make_graph(
+        g.nodes,
+        "minilm_sentence_encoder",
+        inputs=[
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+        ],
+        outputs=[helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
+        initializer=g.initializers,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="hexmcp.tools.classification",
+        producer_version=CONVERTER_VERSION,
+    )
+    model.ir_version = 8  # broadly loadable; onnxruntime >= 1.14
+    onnx.checker.check_model(model)
+    return model
