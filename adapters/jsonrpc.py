@@ -30,7 +30,7 @@ ERROR_CODES: dict[ErrorCode, int] = {
     ErrorCode.INVALID_PARAMS: INVALID_PARAMS,
     ErrorCode.INTERNAL_ERROR: INTERNAL_ERROR,
     ErrorCode.TOOL_EXECUTION_FAILED: INTERNAL_ERROR,  # normally an isError result, never an error response
-    ErrorCode.RESOURCE_NOT_FOUND: -32002,  # MCP's resource-not-found code
+    ErrorCode.RESOURCE_NOT_FOUND: INVALID_PARAMS,  # SEP-2164: an unknown URI is an invalid param (data.uri names it)
     ErrorCode.HEADER_MISMATCH: -32020,  # MCP 2026-07-28 HeaderMismatchError
     ErrorCode.MISSING_CLIENT_CAPABILITY: -32021,  # MCP 2026-07-28 MissingRequiredClientCapabilityError
     ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: -32022,  # MCP 2026-07-28 UnsupportedProtocolVersionError

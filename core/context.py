@@ -32,11 +32,21 @@ _QUESTION_KINDS = {
 class InputNeeded(Exception):
     """Raised inside a replayed call on 2026-07-28 to end this round with an InputRequiredResult."""
 
-    def __init__(self, key: str, request: dict[str, Any], answers: dict[str, Any]) -> None:
-        super().__init__(key)
-        self.key = key
-        self.request = request
+    def __init__(self, requests: dict[str, dict[str, Any]], answers: dict[str, Any]) -> None:
+        super().__init__(", ".join(requests))
+        self.requests = requests
         self.answers = answers
+
+
+def _valid_answer(kind: str, answer: Any) -> bool:
+    """The minimal shape of each kind of answer, so a client cannot complete a call with garbage."""
+    if not isinstance(answer, dict):
+        return False
+    if kind == "elicitation":
+        return answer.get("action") in ("accept", "decline", "cancel")
+    if kind == "sampling":
+        return "content" in answer and "role" in answer
+    return isinstance(answer.get("roots"), list)
 
 
 class ToolContext:
@@ -88,37 +98,68 @@ class ToolContext:
             params["logger"] = logger
         await self._peer.notify("notifications/message", params, related=self.request_key)
 
-    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
+    def supports(self, capability: str) -> bool:
+        """Whether the client declared `capability` (sampling, elicitation, roots, ...) for this request."""
+        return capability in self._capabilities
+
+    async def sample(self, params: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
         """Ask the client's LLM for a completion (`sampling/createMessage` params in, result out)."""
-        return await self._ask("sampling", params)
+        return (await self.ask({key or self._next_key("sampling"): ("sampling", params)})).popitem()[1]
 
-    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def elicit(self, params: dict[str, Any], *, key: str | None = None) -> dict[str, Any]:
         """Ask the user for input (`elicitation/create` params in, `ElicitResult` out)."""
-        if not versions.features(self.version).elicitation:
-            raise ToolError(f"elicitation is not available in protocol version {self.version}")
-        return await self._ask("elicitation", params)
+        return (await self.ask({key or self._next_key("elicitation"): ("elicitation", params)})).popitem()[1]
 
-    async def list_roots(self) -> dict[str, Any]:
-        return await self._ask("roots", {})
+    async def list_roots(self, *, key: str | None = None) -> dict[str, Any]:
+        return (await self.ask({key or self._next_key("roots"): ("roots", {})})).popitem()[1]
 
-    async def _ask(self, kind: str, params: dict[str, Any]) -> dict[str, Any]:
-        method, capability = _QUESTION_KINDS[kind]
-        if capability not in self._capabilities:
-            if self.stateless:
-                raise ProtocolError(ErrorCode.MISSING_CLIENT_CAPABILITY,
-                                    f"this request needs the client capability '{capability}'",
-                                    {"requiredCapabilities": {capability: {}}})
-            raise ToolError(f"the client does not support {kind} (no '{capability}' capability declared)")
-        self._questions_asked += 1
+    async def ask(self, questions: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+        """Ask several questions at once: `{key: (kind, params)}` with kind sampling/elicitation/roots.
+
+        Keys name the questions on the wire (2026-07-28 `inputRequests`) and must be stable across
+        replays of the same call. On handshake versions the questions are live requests, asked in order.
+        """
+        for kind, _params in questions.values():
+            self._require(kind)
         if not self.stateless:
-            try:
-                return await self._peer.request(method, params, related=self.request_key)
-            except PeerRequestFailed as exc:
-                raise ToolError(f"the client could not answer the {kind} request: {exc}") from None
-        key = f"{kind}-{self._questions_asked}"
-        if key in self._answers:
-            return self._answers[key]
-        raise InputNeeded(key, {"method": method, "params": params}, self._answers)
+            return {key: await self._ask_live(kind, params) for key, (kind, params) in questions.items()}
+        missing: dict[str, dict[str, Any]] = {}
+        answers: dict[str, dict[str, Any]] = {}
+        for key, (kind, params) in questions.items():
+            answer = self._answers.get(key)
+            if answer is None:
+                missing[key] = {"method": _QUESTION_KINDS[kind][0], "params": params}
+            elif not _valid_answer(kind, answer):
+                raise ProtocolError(ErrorCode.INVALID_PARAMS, f"inputResponses.{key} is not a valid {kind} result",
+                                    {"path": f"$.inputResponses.{key}"})
+            else:
+                answers[key] = answer
+        if missing:
+            raise InputNeeded(missing, {k: v for k, v in self._answers.items() if k not in missing})
+        return answers
+
+    def _next_key(self, kind: str) -> str:
+        self._questions_asked += 1
+        return f"{kind}-{self._questions_asked}"
+
+    def _require(self, kind: str) -> None:
+        method, capability = _QUESTION_KINDS[kind]
+        if kind == "elicitation" and not versions.features(self.version).elicitation:
+            raise ToolError(f"elicitation is not available in protocol version {self.version}")
+        if capability in self._capabilities:
+            return
+        if self.stateless:
+            raise ProtocolError(ErrorCode.MISSING_CLIENT_CAPABILITY,
+                                f"this request needs the client capability '{capability}'",
+                                {"requiredCapabilities": {capability: {}}})
+        raise ToolError(f"the client does not support {kind} (no '{capability}' capability declared)")
+
+    async def _ask_live(self, kind: str, params: dict[str, Any]) -> dict[str, Any]:
+        method, _capability = _QUESTION_KINDS[kind]
+        try:
+            return await self._peer.request(method, params, related=self.request_key)
+        except PeerRequestFailed as exc:
+            raise ToolError(f"the client could not answer the {kind} request: {exc}") from None
 
     async def checkpoint(self) -> None:
         """Yield to the event loop so a cancellation can land in a long CPU-bound loop."""

@@ -16,6 +16,7 @@ from . import models, versions
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
+from .subscriptions import SubscriptionHub
 from .tools import ToolRegistry
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class McpServer:
         self.prompts = PromptRegistry()
         self.sealer = RequestStateSealer(self.options.request_state_secret or secrets.token_bytes(32))
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        self.subscriptions = SubscriptionHub()
         self.tools.on_change(lambda: self._broadcast_list_changed("tools"))
         self.resources.listeners.append(lambda: self._broadcast_list_changed("resources"))
         self.prompts.listeners.append(lambda: self._broadcast_list_changed("prompts"))
@@ -78,12 +80,19 @@ class McpServer:
         return list(self._sessions)
 
     def notify_resource_updated(self, uri: str) -> None:
+        """Tell subscribers (handshake sessions and 2026-07-28 listeners) that `uri` changed."""
         for session in self.sessions():
             session.resource_updated(uri)
+        self.subscriptions.resource_updated(uri)
+
+    def notify_list_changed(self, kind: str) -> None:
+        """Tell clients that the `kind` list (tools, prompts, resources) changed."""
+        self._broadcast_list_changed(kind)
 
     def _broadcast_list_changed(self, kind: str) -> None:
         for session in self.sessions():
             session.list_changed(kind)
+        self.subscriptions.list_changed(kind)
 
     async def shutdown(self) -> None:
         for session in self.sessions():

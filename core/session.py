@@ -79,7 +79,7 @@ class Session:
         self.log_level: str = "debug"  # until logging/setLevel says otherwise, the client gets everything
         self.subscriptions: set[str] = set()
         self._in_flight: dict[RequestKey, asyncio.Task[Any]] = {}
-        self._closed = asyncio.Event()  # set on close; long-lived listeners wait on it
+        self.closed = asyncio.Event()  # set on close; long-lived listeners wait on it
 
     # --- the adapter-facing interface ---------------------------------------------------------
 
@@ -121,12 +121,12 @@ class Session:
     async def close(self) -> None:
         self.state = lifecycle.State.CLOSED
         self.cancel_all()
-        self._closed.set()
+        self.closed.set()
 
     # --- server-originated events -------------------------------------------------------------
 
     def list_changed(self, kind: str) -> None:
-        if self.state is lifecycle.State.READY and _loop_running():
+        if self.state is lifecycle.State.READY and self.version is not None and _loop_running():
             asyncio.ensure_future(self.peer.notify(f"notifications/{kind}/list_changed", {}, related=None))
 
     def resource_updated(self, uri: str) -> None:
@@ -139,11 +139,8 @@ class Session:
         meta = params.get("_meta") if isinstance(params, dict) else None
         meta = meta if isinstance(meta, dict) else {}
         requested = meta.get(META_PROTOCOL_VERSION)
-        if requested is not None and method != "initialize":
+        if requested is not None or method in STATELESS_ONLY_METHODS:
             return self._admit_stateless(method, meta, requested, request_key, trace_id)
-        if method == "server/discover":
-            return Call(version=versions.LATEST_VERSION, request_key=request_key, trace_id=trace_id,
-                        client_capabilities={}, progress_token=None, log_level=None), ROUTES[method]
         verdict, next_state = lifecycle.step(self.state, lifecycle.classify(method, is_request=True))
         if verdict is not lifecycle.Verdict.ACCEPT:
             raise ProtocolError(ErrorCode.INVALID_REQUEST,
@@ -160,6 +157,10 @@ class Session:
 
     def _admit_stateless(self, method: str, meta: dict[str, Any], requested: Any, request_key: RequestKey | None,
                          trace_id: str) -> tuple[Call, Route]:
+        if requested is None:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                                f"'{method}' needs params._meta[\"{META_PROTOCOL_VERSION}\"] (protocol 2026-07-28 and later)",
+                                {"path": f"$._meta.{META_PROTOCOL_VERSION}"})
         if requested not in versions.STATELESS_VERSIONS:
             raise ProtocolError(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
                                 f"Unsupported protocol version: {requested!r}",
@@ -311,7 +312,7 @@ def _gathered_answers(session: Session, params: Any, call: Call, method: str, na
 
 
 def _input_required(session: Session, need: InputNeeded, method: str, name: str) -> models.InputRequiredResult:
-    return models.InputRequiredResult(input_requests={need.key: need.request},
+    return models.InputRequiredResult(input_requests=need.requests,
                                       request_state=session.server.sealer.seal(need.answers, method, name))
 
 
@@ -393,18 +394,20 @@ async def _set_level(session: Session, params: SetLevelParams, call: Call) -> mo
 
 
 async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
-    """2026-07-28: hold the request open and stream what the client opted in to, until shutdown."""
-    wanted = params.notifications
-    agreed: dict[str, Any] = {k: v for k, v in to_wire(wanted, call.version).items() if v}
-    await session.peer.notify("notifications/subscriptions/acknowledged", {"notifications": agreed},
-                              related=call.request_key)
-    await session.run_cancellable(call, session._closed.wait())
-    return models.SubscriptionsListenResult(meta={})
+    """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
+    subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
+    try:
+        await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),
+                                  related=call.request_key)
+        await session.run_cancellable(call, session.closed.wait())
+    finally:
+        session.server.subscriptions.close(subscription)
+    return models.SubscriptionsListenResult(meta=subscription.result_meta())
 
 
 ROUTES: dict[str, Route] = {
     "initialize": Route(handler=_initialize, params=InitializeParams, stateless=False),
-    "server/discover": Route(handler=_discover, params=NoParams),
+    "server/discover": Route(handler=_discover, params=NoParams, handshake=False),
     "ping": Route(handler=_ping, params=NoParams, stateless=False),
     "tools/list": Route(handler=_list_tools, params=PaginatedParams),
     "tools/call": Route(handler=_call_tool, params=CallToolParams),
@@ -419,3 +422,5 @@ ROUTES: dict[str, Route] = {
     "logging/setLevel": Route(handler=_set_level, params=SetLevelParams, stateless=False),
     "subscriptions/listen": Route(handler=_listen, params=ListenParams, handshake=False),
 }
+STATELESS_ONLY_METHODS = frozenset(method for method, route in ROUTES.items() if not route.handshake) | {
+    "server/discover"}

@@ -1,0 +1,54 @@
+"""The dependency direction is the architecture: check it on the source, not by convention."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSITION_ROOT = ROOT / "adapters" / "cli.py"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def sources(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", sources("core"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_imports_neither_adapters_nor_tools(path: Path) -> None:
+    forbidden = {m for m in imported_modules(path) if m.startswith(("hexmcp.adapters", "hexmcp.tools"))}
+    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+
+
+@pytest.mark.parametrize("path", sources("tools"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_tools_do_not_import_adapters(path: Path) -> None:
+    forbidden = {m for m in imported_modules(path) if m.startswith("hexmcp.adapters")}
+    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+
+
+@pytest.mark.parametrize("path", [p for p in sources("adapters") if p != COMPOSITION_ROOT],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_composition_root_imports_tools(path: Path) -> None:
+    forbidden = {m for m in imported_modules(path) if m.startswith("hexmcp.tools")}
+    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+
+
+@pytest.mark.parametrize("path", sources("core"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_does_no_io(path: Path) -> None:
+    io_modules = {"socket", "subprocess", "sys", "os", "select", "selectors", "http", "urllib", "starlette",
+                  "uvicorn", "websockets"}
+    used = {m.split(".")[0] for m in imported_modules(path)} & io_modules
+    allowed = {"log.py": {"sys"}}  # logging configuration picks stderr, the only stream the core names
+    assert used <= allowed.get(path.name, set()), f"{path.name} imports {sorted(used)}"
