@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import structlog
 
-from hexmcp.core import ErrorCode, McpServer, Ok, PeerRequestFailed, Rejection, new_event_id, versions
+from hexmcp.core import ErrorCode, McpServer, Ok, PeerRequestFailed, new_event_id, versions
 from hexmcp.core.ports import RequestKey
 
 from . import jsonrpc
@@ -110,7 +110,11 @@ class RpcConnection:
                                     {"eventId": event_id}, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request) -> None:
-        reply = await self._answer(request)
+        # A spawned task runs in its own copy of the context, so binding here needs no reset.
+        trace_id = self._trace_id()
+        structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
+        reply = await self._outcome_to_reply(request, await self.session.handle_request(
+            request.method, request.params, request_key=request.id, trace_id=trace_id))
         if reply is not None:
             await self._send_message(reply)
 
@@ -119,6 +123,9 @@ class RpcConnection:
         with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=trace_id):
             outcome = await self.session.handle_request(request.method, request.params, request_key=request.id,
                                                         trace_id=trace_id)
+        return await self._outcome_to_reply(request, outcome)
+
+    async def _outcome_to_reply(self, request: jsonrpc.Request, outcome: Any) -> dict[str, Any] | None:
         if isinstance(outcome, Ok):
             return jsonrpc.encode_result(request.id, outcome.result, with_version=self._with_version)
         if outcome.code is ErrorCode.REQUEST_CANCELLED:
@@ -197,5 +204,3 @@ class RpcConnection:
                                               with_version=self._with_version))
 
 
-def rejection_message(rejection: Rejection) -> str:
-    return f"{rejection.message} (eventId {rejection.event_id})"

@@ -79,6 +79,7 @@ class Session:
         self.log_level: str = "debug"  # until logging/setLevel says otherwise, the client gets everything
         self.subscriptions: set[str] = set()
         self._in_flight: dict[RequestKey, asyncio.Task[Any]] = {}
+        self._cancelled_by_client: set[RequestKey] = set()
         self.closed = asyncio.Event()  # set on close; long-lived listeners wait on it
 
     # --- the adapter-facing interface ---------------------------------------------------------
@@ -88,7 +89,9 @@ class Session:
         try:
             call, route = self._admit(method, params, request_key, trace_id)
             result = await route.handler(self, parse_params(params, route.params), call)
-            return Ok(self._shape(result, call.version))
+            # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
+            version = result.protocol_version if isinstance(result, models.InitializeResult) else call.version
+            return Ok(self._shape(result, version))
         except ProtocolError as error:
             return self._reject(error.code, error.message, error.data, method=method)
         except Exception:
@@ -110,8 +113,9 @@ class Session:
                 log.info("malformed cancellation ignored", eventId=new_event_id())
                 return
             task = self._in_flight.get(cancelled.request_id)
-            if task is not None:
+            if task is not None and task is not asyncio.current_task():
                 log.info("request cancelled by client", requestKey=cancelled.request_id, reason=cancelled.reason)
+                self._cancelled_by_client.add(cancelled.request_id)
                 task.cancel()
 
     def cancel_all(self) -> None:
@@ -205,23 +209,35 @@ class Session:
                            trace_id=call.trace_id)
 
     async def run_cancellable(self, call: Call, work: Awaitable[Any]) -> Any:
-        """Run `work` so that `notifications/cancelled` for this request really stops it."""
-        task = asyncio.ensure_future(work)
+        """Run `work` so that `notifications/cancelled` for this request really stops it.
+
+        The work runs in the adapter's own task for this request (no extra task on the hot path): a
+        client's cancellation cancels that task, and is told apart from any other cancellation (shutdown,
+        timeout) by the key recorded in `_cancelled_by_client`.
+        """
         key = call.request_key
-        if key is not None:
-            self._in_flight[key] = task
+        current = asyncio.current_task()
+        if key is None or current is None:
+            return await self._with_timeout(work)
+        self._in_flight[key] = current
         try:
-            timeout = self.server.options.tool_timeout_s
-            async with asyncio.timeout(timeout):
-                return await task
+            return await self._with_timeout(work)
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if task.cancelled() and current is not None and current.cancelling() == 0:
+            if key in self._cancelled_by_client:
+                current.uncancel()
                 raise ProtocolError(ErrorCode.REQUEST_CANCELLED, "the request was cancelled by the client") from None
             raise
         finally:
-            if key is not None and self._in_flight.get(key) is task:
+            self._cancelled_by_client.discard(key)
+            if self._in_flight.get(key) is current:
                 del self._in_flight[key]
+
+    async def _with_timeout(self, work: Awaitable[Any]) -> Any:
+        timeout = self.server.options.tool_timeout_s
+        if timeout is None:
+            return await work
+        async with asyncio.timeout(timeout):
+            return await work
 
 
 def _loop_running() -> bool:

@@ -48,6 +48,8 @@ class RegisteredTool:
     output_validator: Any | None
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
+        if self.validator.is_valid(arguments):  # the fast path; finding the best error is the slow one
+            return
         error = best_match(self.validator.iter_errors(arguments))
         if error is not None:
             path = json_path(error)

@@ -1,0 +1,229 @@
+"""The stdio adapter through its real transport: a subprocess, bytes on pipes, one JSON message a line.
+
+Every line the server writes is parsed and schema-checked by `StdioServer` (tests/support/wire.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from hexmcp.adapters import jsonrpc
+from hexmcp.core import versions
+
+from ..fixtures.demo_server import NOISE
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]
+
+
+def error_code(message: dict) -> int:
+    assert "error" in message, f"expected an error, got {message}"
+    return message["error"]["code"]
+
+
+def test_malformed_json_is_a_parse_error_with_a_null_id(stdio_server) -> None:
+    server = stdio_server()
+    server.write(b'{"jsonrpc": "2.0", "id": 1, "method": \n')
+    reply = server.receive()
+    assert reply["id"] is None
+    assert error_code(reply) == jsonrpc.PARSE_ERROR
+    assert server.request(2, "ping")["result"] == {}
+
+
+def test_invalid_utf8_is_a_parse_error(stdio_server) -> None:
+    server = stdio_server()
+    server.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping\xff\xfe"}\n')
+    assert error_code(server.receive()) == jsonrpc.PARSE_ERROR
+
+
+def test_a_wrong_jsonrpc_version_is_an_invalid_request(stdio_server) -> None:
+    server = stdio_server()
+    server.send({"jsonrpc": "1.0", "id": 7, "method": "ping"})
+    reply = server.receive()
+    assert error_code(reply) == jsonrpc.INVALID_REQUEST
+    assert reply["id"] == 7
+
+
+@pytest.mark.parametrize("garbage", [42, "ping", None, [1, 2, 3], []])
+def test_non_objects_are_invalid_requests(stdio_server, garbage) -> None:
+    server = stdio_server()
+    server.send(garbage)
+    reply = server.receive()
+    assert error_code(reply) == jsonrpc.INVALID_REQUEST
+    assert reply["id"] is None
+
+
+@pytest.mark.parametrize("bad_id", [True, 1.5, {"a": 1}, None])
+def test_ids_must_be_strings_or_integers(stdio_server, bad_id) -> None:
+    server = stdio_server()
+    server.send({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
+    reply = server.receive()
+    assert error_code(reply) == jsonrpc.INVALID_REQUEST
+    assert reply["id"] is None
+
+
+def test_unknown_method_and_invalid_params(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    assert error_code(server.request(1, "tools/frobnicate", {})) == jsonrpc.METHOD_NOT_FOUND
+    reply = server.request(2, "tools/call", {"name": "echo", "arguments": {"text": 5}})
+    assert error_code(reply) == jsonrpc.INVALID_PARAMS
+    assert reply["error"]["data"]["path"] == "$.arguments.text"
+    assert reply["error"]["data"]["eventId"]
+
+
+def test_requests_before_initialize_are_invalid_requests(stdio_server) -> None:
+    server = stdio_server()
+    assert error_code(server.request(1, "tools/list")) == jsonrpc.INVALID_REQUEST
+    assert server.request(2, "ping")["result"] == {}
+
+
+def test_notifications_get_no_answer(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.notify("notifications/whatever", {"x": 1})
+    server.notify("notifications/cancelled", {"requestId": "never-sent"})
+    server.notify("tools/list")  # a request method without an id is still a notification
+    assert server.nothing_more()
+    assert server.request(1, "ping")["result"] == {}
+
+
+def test_a_slow_tool_does_not_block_ping(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                 "params": {"name": "slow", "arguments": {"seconds": 1.0, "steps": 1}}})
+    started = time.perf_counter()
+    assert server.request("ping", "ping")["result"] == {}
+    assert time.perf_counter() - started < 0.8, "ping waited for the slow tool"
+    assert server.receive()["id"] == "slow"
+
+
+def test_progress_notifications_precede_the_result(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                 "params": {"name": "slow", "arguments": {"seconds": 0.1, "steps": 2}, "_meta": {"progressToken": "p"}}})
+    messages = [server.receive(), server.receive(), server.receive()]
+    assert [m.get("method") for m in messages[:2]] == ["notifications/progress"] * 2
+    assert messages[2]["id"] == 1
+
+
+def test_a_cancelled_request_gets_no_answer(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                 "params": {"name": "slow", "arguments": {"seconds": 5, "steps": 1}}})
+    time.sleep(0.2)
+    server.notify("notifications/cancelled", {"requestId": 5})
+    assert server.request(6, "ping")["result"] == {}
+    assert server.nothing_more(0.5)
+
+
+BATCH = [{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}},
+         {"jsonrpc": "2.0", "method": "notifications/whatever"}]
+
+
+@pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
+def test_batches_only_on_the_version_that_has_them(stdio_server, version: str) -> None:
+    server = stdio_server()
+    server.initialize(version)
+    server.send(BATCH)
+    reply = server.receive()
+    if versions.features(version).batching:
+        assert sorted(item["id"] for item in reply) == [1, 2]
+    else:
+        assert error_code(reply) == jsonrpc.INVALID_REQUEST
+
+
+def test_an_oversize_line_is_refused_and_serving_goes_on(stdio_server) -> None:
+    limit = 1000
+    server = stdio_server("--max-message-bytes", str(limit))
+    server.initialize()
+    huge = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"text": "x" * 3 * limit}}}).encode() + b"\n"
+    server.write(huge[:limit // 2])
+    server.write(huge[limit // 2:])
+    assert error_code(server.receive()) == jsonrpc.INVALID_REQUEST
+    assert server.request(2, "tools/call", {"name": "echo", "arguments": {"text": "small"}})["result"]["content"]
+
+
+def test_a_line_split_across_writes(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    message = {"jsonrpc": "2.0", "id": "split", "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"text": "héllo wörld"}}}
+    server.transcript.sent(message)
+    data = (json.dumps(message, ensure_ascii=False) + "\n").encode()
+    for i in range(len(data)):  # one byte per write, splitting multi-byte characters too
+        server.write(data[i:i + 1])
+    reply = server.receive()
+    assert reply["result"]["content"][0]["text"] == "héllo wörld"
+
+
+def test_several_messages_in_one_write(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    messages = [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "add", "arguments": {"a": n, "b": 1}}}
+                for n in range(20)]
+    for message in messages:
+        server.transcript.sent(message)
+    server.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    replies = {reply["id"]: reply for reply in (server.receive() for _ in messages)}
+    assert {n: r["result"]["structuredContent"]["sum"] for n, r in replies.items()} == {n: n + 1 for n in range(20)}
+
+
+def test_a_last_line_without_newline_is_served_at_eof(stdio_server) -> None:
+    server = stdio_server()
+    server.transcript.sent({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    server.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+    server.close_stdin()
+    assert [m["id"] for m in server.rest_of_stdout()] == [1]
+
+
+def test_eof_with_a_slow_call_in_flight_still_answers_and_exits_zero(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": "late", "method": "tools/call",
+                 "params": {"name": "slow", "arguments": {"seconds": 0.5, "steps": 1}}})
+    server.close_stdin()
+    assert [m["id"] for m in server.rest_of_stdout()] == ["late"]
+    assert server.finish() == 0
+
+
+def test_only_protocol_lines_on_stdout_even_when_a_tool_prints(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    reply = server.request(1, "tools/call", {"name": "noisy", "arguments": {}})
+    assert reply["result"]["content"][0]["text"] == "quiet on the wire"
+    server.request(2, "ping")
+    server.close_stdin()
+    assert server.rest_of_stdout() == []  # every line already read parsed as a protocol message
+    assert server.finish() == 0
+    assert NOISE in server.stderr_text()
+    assert f"{NOISE} (fd 1)" in server.stderr_text()
+
+
+def test_stderr_logs_are_json_with_correlation_ids(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize()
+    server.request(1, "tools/call", {"name": "fail", "arguments": {}})
+    server.request(2, "tools/call", {"name": "echo", "arguments": {"text": 1}})
+    assert server.finish() == 0
+    records = [json.loads(line) for line in server.stderr_text().splitlines() if line.strip()]
+    assert all(isinstance(r, dict) and "event" in r and "level" in r for r in records)
+    failures = [r for r in records if r.get("eventId") and r.get("traceId")]
+    assert failures, records
+    assert all(r.get("sessionId") for r in failures)
+
+
+def test_a_stateless_2026_request_over_stdio(stdio_server) -> None:
+    from ..support.peer import stateless_meta
+
+    server = stdio_server()
+    reply = server.request(1, "tools/call", {"name": "echo", "arguments": {"text": "no handshake"},
+                                             "_meta": stateless_meta()})
+    assert reply["result"]["resultType"] == "complete"

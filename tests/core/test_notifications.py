@@ -1,0 +1,91 @@
+"""What the core sends while a request runs: progress, log messages; and cancellation stopping it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hexmcp.core import ErrorCode, McpServer, Rejection, ToolContext, versions
+from hexmcp.core.params import LOG_LEVELS
+
+from ..support.peer import CoreClient
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_progress_is_sent_only_with_a_progress_token(client: CoreClient) -> None:
+    await client.initialize()
+    await client.ok("tools/call", {"name": "slow", "arguments": {"seconds": 0.0, "steps": 3}})
+    assert client.peer.notified("notifications/progress") == []
+    await client.ok("tools/call", {"name": "slow", "arguments": {"seconds": 0.0, "steps": 3},
+                                   "_meta": {"progressToken": "tok"}}, key="r-1")
+    progress = client.peer.notified("notifications/progress")
+    assert [p["progress"] for p in progress] == [1, 2, 3]
+    assert {p["progressToken"] for p in progress} == {"tok"}
+    assert {n.related for n in client.peer.notifications} == {"r-1"}
+
+
+async def test_progress_messages_only_where_the_version_has_them(client: CoreClient) -> None:
+    await client.initialize(versions.V2024_11_05)
+    await client.ok("tools/call", {"name": "slow", "arguments": {"seconds": 0.0, "steps": 1},
+                                   "_meta": {"progressToken": 7}})
+    [progress] = client.peer.notified("notifications/progress")
+    assert "message" not in progress
+
+
+async def test_log_messages_obey_set_level(client: CoreClient) -> None:
+    await client.initialize()
+    await client.ok("logging/setLevel", {"level": "info"})
+    await client.ok("tools/call", {"name": "chatty", "arguments": {}})
+    levels = [m["level"] for m in client.peer.notified("notifications/message")]
+    assert levels == [level for level in ("debug", "info", "error") if LOG_LEVELS.index(level) >= LOG_LEVELS.index("info")]
+
+
+async def test_an_unknown_log_level_is_invalid_params(client: CoreClient) -> None:
+    await client.initialize()
+    assert (await client.rejected("logging/setLevel", {"level": "loud"})).code is ErrorCode.INVALID_PARAMS
+
+
+def build_cancellable_server() -> tuple[McpServer, dict[str, bool]]:
+    server = McpServer("cancel-test", "1")
+    trace = {"started": False, "finished": False}
+
+    @server.tool()
+    async def long_job(ctx: ToolContext) -> str:
+        trace["started"] = True
+        await asyncio.sleep(30)
+        trace["finished"] = True  # must never run: the cancellation lands in the sleep
+        return "done"
+
+    return server, trace
+
+
+async def test_cancellation_really_stops_a_running_tool() -> None:
+    server, trace = build_cancellable_server()
+    client = CoreClient(server)
+    await client.initialize()
+    call = asyncio.ensure_future(client.request("tools/call", {"name": "long_job", "arguments": {}}, key=41))
+    while not trace["started"]:
+        await asyncio.sleep(0)
+    await client.notify("notifications/cancelled", {"requestId": 41, "reason": "user pressed stop"})
+    outcome = await asyncio.wait_for(call, 5)
+    assert isinstance(outcome, Rejection)
+    assert outcome.code is ErrorCode.REQUEST_CANCELLED
+    await asyncio.sleep(0.01)
+    assert trace["finished"] is False
+
+
+async def test_cancelling_another_request_id_changes_nothing() -> None:
+    server, trace = build_cancellable_server()
+    client = CoreClient(server)
+    await client.initialize()
+    call = asyncio.ensure_future(client.request("tools/call", {"name": "long_job", "arguments": {}}, key="a"))
+    while not trace["started"]:
+        await asyncio.sleep(0)
+    await client.notify("notifications/cancelled", {"requestId": "b"})
+    await client.notify("notifications/cancelled", {"requestId": True})  # malformed: ignored
+    await asyncio.sleep(0.01)
+    assert not call.done()
+    await client.notify("notifications/cancelled", {"requestId": "a"})
+    assert (await asyncio.wait_for(call, 5)).code is ErrorCode.REQUEST_CANCELLED

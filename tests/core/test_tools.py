@@ -1,0 +1,124 @@
+"""tools/list and tools/call: pagination, results, tool failures versus protocol errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hexmcp.core import ErrorCode, McpServer, ServerOptions
+
+from ..fixtures.demo_server import SECRET, build_demo_server
+from ..support.peer import CoreClient
+
+pytestmark = pytest.mark.anyio
+
+
+async def call(client: CoreClient, name: str, **arguments: object) -> dict:
+    return await client.ok("tools/call", {"name": name, "arguments": arguments})
+
+
+async def test_tools_list_pages_through_every_tool(client: CoreClient, demo_server: McpServer) -> None:
+    await client.initialize()
+    page_size = demo_server.options.page_size
+    seen: list[str] = []
+    cursor = None
+    while True:
+        result = await client.ok("tools/list", {"cursor": cursor} if cursor else {})
+        assert len(result["tools"]) <= page_size
+        seen += [tool["name"] for tool in result["tools"]]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+    assert seen == [tool.name for tool in demo_server.tools.definitions()]
+
+
+async def test_the_last_page_has_no_cursor() -> None:
+    client = CoreClient(build_demo_server(ServerOptions(page_size=1000)))
+    await client.initialize()
+    assert "nextCursor" not in await client.ok("tools/list")
+
+
+async def test_a_forged_cursor_is_invalid_params(client: CoreClient) -> None:
+    await client.initialize()
+    rejection = await client.rejected("tools/list", {"cursor": "not-ours"})
+    assert rejection.code is ErrorCode.INVALID_PARAMS
+    assert rejection.data == {"path": "$.cursor"}
+
+
+async def test_a_text_result(client: CoreClient) -> None:
+    await client.initialize()
+    result = await call(client, "echo", text="hi")
+    assert result["content"] == [{"type": "text", "text": "hi"}]
+    assert not result.get("isError")
+
+
+async def test_a_structured_result_also_comes_as_json_text(client: CoreClient) -> None:
+    await client.initialize()
+    result = await call(client, "add", a=2, b=3)
+    assert result["structuredContent"] == {"sum": 5}
+    assert json.loads(result["content"][0]["text"]) == {"sum": 5}
+
+
+async def test_an_unexpected_exception_is_an_error_result_without_internals(client: CoreClient) -> None:
+    await client.initialize()
+    result = await call(client, "fail")
+    assert result["isError"] is True
+    text = json.dumps(result)
+    assert SECRET not in text
+    assert "Traceback" not in text and "RuntimeError" not in text
+    assert result["_meta"]["io.hexmcp/errorCode"] == ErrorCode.TOOL_EXECUTION_FAILED.value
+    assert result["_meta"]["io.hexmcp/eventId"] in result["content"][0]["text"]
+
+
+async def test_a_tool_error_message_reaches_the_model(client: CoreClient) -> None:
+    await client.initialize()
+    result = await call(client, "refuse", reason="the moon is not made of cheese")
+    assert result["isError"] is True
+    assert "the moon is not made of cheese" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize("arguments, path", [
+    ({"text": 5}, "$.arguments.text"),
+    ({}, "$.arguments"),
+])
+async def test_invalid_arguments_are_invalid_params_with_a_path(client: CoreClient, arguments: dict,
+                                                                path: str) -> None:
+    await client.initialize()
+    rejection = await client.rejected("tools/call", {"name": "echo", "arguments": arguments})
+    assert rejection.code is ErrorCode.INVALID_PARAMS
+    assert rejection.data["path"] == path
+
+
+async def test_an_unknown_tool_is_invalid_params(client: CoreClient) -> None:
+    await client.initialize()
+    rejection = await client.rejected("tools/call", {"name": "no_such_tool", "arguments": {}})
+    assert rejection.code is ErrorCode.INVALID_PARAMS
+    assert rejection.data["path"] == "$.name"
+
+
+async def test_params_of_the_wrong_shape_are_invalid_params(client: CoreClient) -> None:
+    await client.initialize()
+    for params in ({"name": 42}, {"arguments": {}}, ["echo"], "echo"):
+        assert (await client.rejected("tools/call", params)).code is ErrorCode.INVALID_PARAMS
+
+
+async def test_a_result_breaking_its_output_schema_is_a_tool_error() -> None:
+    server = McpServer("t", "1")
+
+    @server.tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    async def broken() -> dict:
+        return {"n": "not a number"}
+
+    client = CoreClient(server)
+    await client.initialize()
+    result = await client.ok("tools/call", {"name": "broken", "arguments": {}})
+    assert result["isError"] is True
+
+
+async def test_a_timed_out_tool_is_a_tool_error() -> None:
+    client = CoreClient(build_demo_server(ServerOptions(tool_timeout_s=0.01)))
+    await client.initialize()
+    result = await call(client, "slow", seconds=5)
+    assert result["isError"] is True
+    assert "timed out" in result["content"][0]["text"]

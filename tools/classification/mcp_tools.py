@@ -1,0 +1,96 @@
+"""`list_categories` and `classify_text`: the classification contract of the vLLM semantic-router.
+
+Field names are the router's contract and must not change. Results go out as a JSON text block (the
+router reads `content[0].text`) and, for clients whose version has structured output, also as
+`structuredContent` matching the declared output schema. The model loads in the background at
+start-up; a call that arrives before it is ready waits for it rather than failing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
+
+TEXT_PATH = "$.arguments.text"
+
+LIST_CATEGORIES_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "categories": {"type": "array", "items": {"type": "string"}},
+        "category_system_prompts": {"type": "object", "additionalProperties": {"type": "string"}},
+        "category_descriptions": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+    "required": ["categories", "category_system_prompts", "category_descriptions"],
+}
+
+CLASSIFY_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "class": {"type": "integer", "minimum": 0, "description": "index into list_categories' categories"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1, "description": "the top probability"},
+        "model": {"type": "string", "description": "the model the router should use"},
+        "use_reasoning": {"type": "boolean", "description": "whether the router should enable reasoning"},
+        "probabilities": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1},
+                          "description": "one per category, in category order; sums to 1"},
+        "entropy": {"type": "number", "minimum": 0,
+                    "description": "Shannon entropy of the probabilities, in nats (natural log)"},
+    },
+    "required": ["class", "confidence", "model", "use_reasoning"],
+}
+
+
+def _classify_input_schema(max_chars: int, max_tokens: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": f"The text to classify (at most {max_chars} characters; "
+                                                      f"the model reads only the first {max_tokens} tokens)."},
+            "with_probabilities": {"type": "boolean", "default": False,
+                                   "description": "Also return the probability of every category and the entropy."},
+        },
+        "required": ["text"],
+    }
+
+
+def register_classification_tools(server: McpServer, config: Any) -> Any:
+    """Register both tools on `server`; returns the service (for health checks and background loading)."""
+    from . import ClassificationInputError, ClassificationService
+
+    service = ClassificationService.from_config(config)
+    max_chars = config.max_text_chars
+
+    async def list_categories(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        await service.start()
+        return service.list_categories()
+
+    async def classify_text(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        text = arguments["text"]
+        if not text.strip():
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'classify_text': "
+                                "argument text must not be empty or whitespace only", {"path": TEXT_PATH})
+        if len(text) > max_chars:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool 'classify_text': argument "
+                                f"text is {len(text)} characters long; the limit is {max_chars}",
+                                {"path": TEXT_PATH, "limit": max_chars, "length": len(text)})
+        await service.start()
+        try:
+            return await service.classify(text, with_probabilities=bool(arguments.get("with_probabilities", False)))
+        except ClassificationInputError as error:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, str(error), {"path": f"$.arguments.{error.field}"}) from None
+
+    read_only = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    server.tools.add("list_categories", list_categories, title="List categories",
+                     description="List the categories classify_text chooses from, in class-index order, "
+                                 "with each category's description and system prompt.",
+                     input_schema={"type": "object", "properties": {}}, output_schema=LIST_CATEGORIES_OUTPUT,
+                     annotations=read_only)
+    server.tools.add("classify_text", classify_text, title="Classify text",
+                     description=("Classify a text into one of the categories of list_categories, for routing. "
+                                  "Returns the class index, a confidence (the top probability), the recommended "
+                                  "model and whether to use reasoning; with_probabilities adds every category's "
+                                  f"probability and the entropy (nats). Reads only the first {config.max_tokens} "
+                                  f"tokens; texts over {max_chars} characters are rejected."),
+                     input_schema=_classify_input_schema(max_chars, config.max_tokens), output_schema=CLASSIFY_OUTPUT,
+                     annotations=read_only)
+    return service
