@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from hexmcp.core import McpServer
+from hexmcp.core import McpServer, ServerOptions
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -22,12 +22,18 @@ INSTRUCTIONS = (
 
 
 def build_server(args: argparse.Namespace) -> McpServer:
-    server = McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS)
+    return build_server_and_service(args)[0]
+
+
+def build_server_and_service(args: argparse.Namespace, options: ServerOptions | None = None) -> tuple[McpServer, Any]:
+    """The server, and the classification service behind its tools (None with --no-classifier)."""
+    server = McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS, options=options)
+    service = None
     if not getattr(args, "no_classifier", False):
         from hexmcp.tools.classification.mcp_tools import register_classification_tools
 
-        register_classification_tools(server, _classification_config(args))
-    return server
+        service = register_classification_tools(server, _classification_config(args))
+    return server, service
 
 
 def _classification_config(args: argparse.Namespace) -> Any:
@@ -57,7 +63,60 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_common(stdio)
     stdio.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024,
                        help="largest accepted message line (default 4 MiB)")
+    serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
+    _add_common(serve)
+    _add_http(serve)
     return parser.parse_args(argv)
+
+
+def _add_http(parser: argparse.ArgumentParser) -> None:
+    env = os.environ.get
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: local only)")
+    parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--stateless", action="store_true",
+                        help="no sessions: every POST stands alone, so instances can sit behind a plain load "
+                             "balancer (set the same HEXMCP_STATE_SECRET on all of them)")
+    parser.add_argument("--auth-token", default=env("HEXMCP_AUTH_TOKEN"),
+                        help="require 'Authorization: Bearer T' (default: $HEXMCP_AUTH_TOKEN; /health stays open)")
+    parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN",
+                        help="Origins accepted besides loopback ones (scheme://host[:port], a bare host, or *)")
+    parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST",
+                        help="Host header values accepted besides loopback and the bound host (host[:port] or *)")
+    parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN",
+                        help="origins that get CORS headers (default: none, CORS off)")
+    parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--request-timeout", type=float, default=120.0, metavar="SECONDS")
+    parser.add_argument("--max-concurrent-requests", type=int, default=256)
+    parser.add_argument("--max-sessions", type=int, default=10_000)
+    parser.add_argument("--session-idle-timeout", type=float, default=1800.0, metavar="SECONDS")
+
+
+def _is_ready(service: Any) -> bool:
+    ready = service.ready
+    return bool(ready() if callable(ready) else ready)
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    from .http import HttpConfig, run_http
+
+    secret = os.environ.get("HEXMCP_STATE_SECRET")
+    options = ServerOptions(request_state_secret=secret.encode() if secret else None)
+    try:
+        config = HttpConfig(host=args.host, port=args.port, stateless=args.stateless, auth_token=args.auth_token or None,
+                            allowed_origins=args.allowed_origins, allowed_hosts=args.allowed_hosts,
+                            cors_origins=args.cors_origins, max_body_bytes=args.max_body_bytes,
+                            request_timeout_s=args.request_timeout,
+                            max_concurrent_requests=args.max_concurrent_requests, max_sessions=args.max_sessions,
+                            session_idle_timeout_s=args.session_idle_timeout)
+    except ValueError as error:
+        print(f"hexmcp serve: {error}", file=sys.stderr)
+        return 2
+    server, service = build_server_and_service(args, options)
+    hooks: dict[str, Any] = {}
+    if service is not None:
+        # The model loads in the background once the port is open; /health says "starting" until then.
+        hooks = {"health": service.describe, "ready": lambda: _is_ready(service), "on_startup": [service.start]}
+    return run_http(server, config, log_level="warning", **hooks)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(args.log_level)
         server = build_server(args)
         return asyncio.run(serve_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd))
+    if args.command == "serve":
+        configure_logging(args.log_level)
+        return _serve_http(args)
     return 2
 
 

@@ -80,6 +80,7 @@ class Session:
         self.subscriptions: set[str] = set()
         self._in_flight: dict[RequestKey, asyncio.Task[Any]] = {}
         self._cancelled_by_client: set[RequestKey] = set()
+        self._listening: set[RequestKey] = set()  # subscriptions/listen requests: they end, not get cancelled
         self.closed = asyncio.Event()  # set on close; long-lived listeners wait on it
 
     # --- the adapter-facing interface ---------------------------------------------------------
@@ -119,13 +120,15 @@ class Session:
                 task.cancel()
 
     def cancel_all(self) -> None:
-        for task in list(self._in_flight.values()):
-            task.cancel()
+        """Stop every in-flight request except listeners, which end with their result when `closed` is set."""
+        for key, task in list(self._in_flight.items()):
+            if key not in self._listening:
+                task.cancel()
 
     async def close(self) -> None:
         self.state = lifecycle.State.CLOSED
-        self.cancel_all()
         self.closed.set()
+        self.cancel_all()
 
     # --- server-originated events -------------------------------------------------------------
 
@@ -412,11 +415,13 @@ async def _set_level(session: Session, params: SetLevelParams, call: Call) -> mo
 async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
     """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
     subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
+    session._listening.add(call.request_key)
     try:
         await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),
                                   related=call.request_key)
         await session.run_cancellable(call, session.closed.wait())
     finally:
+        session._listening.discard(call.request_key)
         session.server.subscriptions.close(subscription)
     return models.SubscriptionsListenResult(meta=subscription.result_meta())
 

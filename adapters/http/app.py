@@ -1,0 +1,151 @@
+"""The HTTP application: a path table, the middleware around it, and its lifecycle.
+
+Routes: `{path}` (MCP Streamable HTTP, every version), `{path}/{method}` (REST dialect), `/health`, plus
+whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). Middleware, outermost first:
+Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → concurrency cap (not
+/health) → router. The router is a dict lookup: the MCP endpoint is the hot path and gets no framework
+layer between uvicorn and the protocol.
+
+Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
+/health says "starting" meanwhile) and the idle-session sweeper starts; `shutdown()` — called by
+`run_http` when the server begins to stop — ends every session and long-lived stream so uvicorn's
+graceful shutdown can finish the in-flight requests and exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+import structlog
+
+from hexmcp.core import ErrorCode, McpServer, new_event_id
+
+from .asgi import ASGIApp, Receive, Scope, Send
+from .config import HttpConfig
+from .endpoint import McpEndpoint
+from .guard import BearerAuth, HostOriginGuard
+from .health import HealthEndpoint, HealthFn, ReadyFn
+from .limits import ConcurrencyLimit
+from .rest import RestEndpoint
+from .status import refuse
+
+log = structlog.get_logger("hexmcp.adapters.http")
+
+HEALTH_PATH = "/health"
+StartupHook = Callable[[], Awaitable[None]]
+CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method",
+                "Mcp-Name", "Last-Event-ID"]
+
+
+class HttpApp:
+    def __init__(self, server: McpServer, config: HttpConfig, *, health: HealthFn | None = None,
+                 ready: ReadyFn | None = None, on_startup: Sequence[StartupHook] = (),
+                 extra_routes: Mapping[str, ASGIApp] | None = None) -> None:
+        self.server = server
+        self.config = config
+        self.mcp = McpEndpoint(server, config)
+        self.rest = RestEndpoint(server, config)
+        self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready)
+        self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
+        for path, app in (extra_routes or {}).items():
+            if path in self.routes:
+                raise ValueError(f"route {path!r} is already taken")
+            self.routes[path] = app
+        self._rest_prefix = config.path + "/"
+        self._on_startup = list(on_startup)
+        self._background: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+        app: ASGIApp = self._route
+        self.limit = ConcurrencyLimit(app, limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH])
+        app = BearerAuth(self.limit, token=config.auth_token, open_paths=[HEALTH_PATH])
+        if config.cors_origins:
+            from starlette.middleware.cors import CORSMiddleware
+
+            app = CORSMiddleware(app, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST", "DELETE"],
+                                 allow_headers=CORS_HEADERS, expose_headers=["Mcp-Session-Id"], max_age=600)
+        self._stack = HostOriginGuard(app, bound_host=config.host, allowed_hosts=config.allowed_hosts,
+                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        await self._stack(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        app = self.routes.get(path)
+        if app is None and path.startswith(self._rest_prefix) and scope["type"] == "http":
+            app = self.rest
+        if app is None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
+            return
+        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH:
+            await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")])
+            return
+        await app(scope, receive, send)
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        for hook in self._on_startup:
+            self._spawn(self._run_hook(hook))
+        if not self.config.stateless:
+            self._spawn(self.mcp.sessions.run_sweeper())
+
+    async def shutdown(self) -> None:
+        """End every session and long-lived stream (idempotent); in-flight requests still finish."""
+        if self.stopping:
+            return
+        self.stopping = True
+        await self.mcp.modern.end_streams()
+        await self.server.shutdown()  # ends subscriptions/listen streams with their final result
+        await self.mcp.sessions.close_all()  # ends GET streams; pending client requests fail
+        for task in list(self._background):
+            task.cancel()
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @staticmethod
+    async def _run_hook(hook: StartupHook) -> None:
+        try:
+            await hook()
+        except Exception:
+            log.exception("startup hook failed; /health will not report ready", eventId=new_event_id())
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception:
+                    log.exception("startup failed", eventId=new_event_id())
+                    await send({"type": "lifespan.startup.failed", "message": "startup failed; see the log"})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def create_app(server: McpServer, config: HttpConfig | None = None, *, health: HealthFn | None = None,
+               ready: ReadyFn | None = None, on_startup: Sequence[StartupHook] = (),
+               extra_routes: Mapping[str, ASGIApp] | None = None) -> HttpApp:
+    """The ASGI application serving `server` over HTTP.
+
+    `health()` adds fields to /health (categories, model, index size, ...); `ready()` gates its "ok";
+    `on_startup` hooks run in the background once the server is up (e.g. loading a model);
+    `extra_routes` adds exact-path ASGI apps (e.g. `{"/ws": websocket_app}`), behind the same guards.
+    """
+    return HttpApp(server, config or HttpConfig(), health=health, ready=ready, on_startup=on_startup,
+                   extra_routes=extra_routes)

@@ -1,0 +1,66 @@
+"""`HttpConfig`: every knob of the HTTP adapter, with safe defaults, validated once at construction.
+
+Defaults are the safe ones: loopback bind, Host/Origin checks on, CORS off, bounded bodies, requests,
+sessions and replay buffers. The CLI (`hexmcp serve`) and the conformance fixture server both build
+one of these; nothing else in the adapter reads flags or the environment.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+MIB = 1024 * 1024
+
+
+def _positive(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"HttpConfig.{attribute.name} must be positive, got {value!r}")
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)  # type: ignore[union-attr]
+
+
+@attrs.frozen(kw_only=True)
+class HttpConfig:
+    host: str = "127.0.0.1"
+    """Interface to bind. Loopback by default: exposing the server is an explicit decision."""
+    port: int = attrs.field(default=8090, validator=attrs.validators.instance_of(int))
+    path: str = "/mcp"
+    """The MCP endpoint; REST calls live under `{path}/{method}`."""
+    stateless: bool = False
+    """Serve handshake versions without sessions: every POST stands alone (load-balancer friendly)."""
+    auth_token: str | None = None
+    """When set, every request except /health needs `Authorization: Bearer <token>`."""
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    """Extra Host header values (`name` or `name:port`; `*` disables the check). Loopback is always allowed."""
+    allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins are always allowed."""
+    cors_origins: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    """Origins that get CORS headers (browser clients). Empty: CORS off."""
+    max_body_bytes: int = attrs.field(default=4 * MIB, validator=_positive)
+    request_timeout_s: float | None = attrs.field(default=120.0, validator=_positive)
+    """Deadline for one request (not for GET streams or subscriptions/listen, which are long-lived)."""
+    max_concurrent_requests: int = attrs.field(default=256, validator=_positive)
+    """POSTs served at once; beyond it 503 + Retry-After (JSON-RPC -32005)."""
+    max_sessions: int = attrs.field(default=10_000, validator=_positive)
+    session_idle_timeout_s: float = attrs.field(default=1800.0, validator=_positive)
+    max_streams: int = attrs.field(default=1024, validator=_positive)
+    """Long-lived streams (GET and subscriptions/listen) open at once."""
+    replay_events: int = attrs.field(default=256, validator=_positive)
+    """SSE events kept per stream for `Last-Event-ID` resumption."""
+    sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
+    keepalive_s: float = attrs.field(default=15.0, validator=_positive)
+    """Comment lines on idle long-lived streams, so proxies do not cut them."""
+    client_request_timeout_s: float = attrs.field(default=300.0, validator=_positive)
+    """How long a server-to-client request (sampling, elicitation) waits for the client's answer."""
+
+    def __attrs_post_init__(self) -> None:
+        if not self.path.startswith("/") or self.path.endswith("/"):
+            raise ValueError(f"HttpConfig.path must start and not end with '/', got {self.path!r}")
+        if self.auth_token is not None and not self.auth_token.strip():
+            raise ValueError("HttpConfig.auth_token must not be blank")

@@ -1,0 +1,52 @@
+"""`/health`: liveness and readiness in one small JSON document, open without a token.
+
+200 with `status: "ok"` only once `ready()` is true; before that 503 with `status: "starting"`, so a
+load balancer or an orchestrator's readiness probe never sends traffic to an instance still loading
+its model. The body merges what the composition root's `health()` reports (categories, model, index
+size) with the server's version and uptime.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Mapping
+
+import structlog
+
+from hexmcp.core import new_event_id
+
+from .asgi import Receive, Scope, Send, respond
+
+log = structlog.get_logger("hexmcp.adapters.http")
+
+HealthFn = Callable[[], Mapping[str, Any]]
+ReadyFn = Callable[[], bool]
+
+
+class HealthEndpoint:
+    def __init__(self, *, version: str, health: HealthFn | None = None, ready: ReadyFn | None = None) -> None:
+        self._version = version
+        self._health = health
+        self._ready = ready
+        self._started = time.monotonic()
+
+    def report(self) -> tuple[int, dict[str, Any]]:
+        try:
+            ready = self._ready() if self._ready is not None else True
+            details = dict(self._health()) if self._health is not None else {}
+        except Exception:
+            event_id = new_event_id()
+            log.exception("health check failed", eventId=event_id)
+            return 503, {"status": "error", "eventId": event_id}
+        body = {**details, "status": "ok" if ready else "starting", "version": self._version,
+                "uptime_s": round(time.monotonic() - self._started, 3)}
+        return (200 if ready else 503), body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            await respond(send, 405, b"", headers=[(b"allow", b"GET, HEAD")])
+            return
+        status, body = self.report()
+        payload = b"" if scope["method"] == "HEAD" else json.dumps(body, separators=(",", ":")).encode()
+        await respond(send, status, payload, headers=[(b"cache-control", b"no-store")])

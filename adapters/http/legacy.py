@@ -1,0 +1,283 @@
+"""Streamable HTTP for the handshake versions (2024-11-05 … 2025-11-25): sessions, POST, GET, DELETE.
+
+POST carries client messages. Requests are answered as `application/json`, or as an SSE stream when
+the handler sends something first (see `sse.Reply`); notifications and responses (answers to our
+sampling/elicitation requests) get 202. `initialize` mints the `Mcp-Session-Id`; every later request
+must carry it (400 without, 404 when unknown or ended). GET opens the session's standalone stream, or
+with `Last-Event-ID` resumes a broken one. DELETE ends the session.
+
+In stateless mode there are no sessions: each POST is served by a fresh core session that assumes
+the version named by the `MCP-Protocol-Version` header, so instances behind a load balancer need
+share nothing but the requestState secret. GET and DELETE are then 405.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
+
+from .. import jsonrpc
+from . import dispatch
+from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
+from .config import HttpConfig
+from .limits import release_slot
+from .peer import HttpPeer, PendingRequests
+from .sessions import HttpSession, SessionStore
+from .sse import EventStream, Reply
+from .status import refuse
+
+SESSION_HEADER = b"mcp-session-id"
+ALLOW = [(b"allow", b"GET, POST, DELETE")]
+ALLOW_STATELESS = [(b"allow", b"POST")]
+# A POST without MCP-Protocol-Version comes from a client that predates the header (spec: assume this).
+HEADERLESS_VERSION = versions.V2025_03_26
+# Priming events and `retry:` (SEP-1699) exist from this version on.
+PRIMING_SINCE = versions.V2025_11_25
+
+
+class LegacyTransport:
+    def __init__(self, server: McpServer, config: HttpConfig, sessions: SessionStore) -> None:
+        self.server = server
+        self.config = config
+        self.sessions = sessions
+        self.stateless_pending = PendingRequests(config.client_request_timeout_s)
+        self._stateless_ids = itertools.count(1)
+        self.open_streams = 0
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
+        method = scope["method"]
+        if method == "POST":
+            await self.post(scope, receive, send, header_version)
+        elif method == "GET" and not self.config.stateless:
+            await self.get(scope, receive, send)
+        elif method == "DELETE" and not self.config.stateless:
+            await self.delete(scope, send)
+        else:
+            await refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
+                         headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
+
+    # --- POST ------------------------------------------------------------------------------------
+
+    async def post(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
+        content_type = header(scope, b"content-type")
+        if content_type is None or not content_type.lower().startswith(JSON):
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
+                         status=415)
+            return
+        json_ok, sse_ok = accepts(scope)
+        if not (json_ok or sse_ok):
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406)
+            return
+        body = await read_body(scope, receive, self.config.max_body_bytes)
+        try:
+            value = jsonrpc.decode(body)
+        except ValueError as exc:
+            await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+            return
+        batch = isinstance(value, list)
+        if batch and not value:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
+            return
+        messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
+
+        if self.config.stateless:
+            await self._post_stateless(scope, send, messages, batch, header_version, json_ok)
+            return
+        raw_id = header(scope, SESSION_HEADER)
+        created = False
+        if raw_id is None:
+            first = messages[0]
+            if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
+                await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+                return
+            session = await self.sessions.create()
+            if session is None:
+                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
+                             headers=[(b"retry-after", b"5")])
+                return
+            created = True
+        else:
+            found = self.sessions.get(raw_id.decode("latin-1"))
+            if found is None:
+                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session")
+                return
+            session = found
+        if batch and not _batching(session.core.version):
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         f"JSON-RPC batches are not allowed in protocol version {session.core.version}")
+            return
+        session.active += 1
+        try:
+            answered = await self._serve(send, session.core, session.peer, session.pending, messages, batch,
+                                         json_ok=json_ok, make_stream=session.new_stream, session_id=session.id,
+                                         announce=created)
+        finally:
+            session.active -= 1
+            session.touch()
+        if created and not answered:
+            await self.sessions.remove(session.id)  # initialize failed: no session to keep
+
+    async def _post_stateless(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool,
+                              header_version: str | None, json_ok: bool) -> None:
+        version = header_version or HEADERLESS_VERSION
+        if batch and not _batching(version):
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         f"JSON-RPC batches are not allowed in protocol version {version}")
+            return
+        first = messages[0]
+        handshake = not batch and isinstance(first, jsonrpc.Request) and first.method == "initialize"
+        peer = HttpPeer(pending=self.stateless_pending)
+        core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
+                                        assume_version=None if handshake else version)
+        await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
+                          make_stream=lambda: EventStream(None), session_id=None, announce=False)
+
+    async def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
+                     messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
+                     session_id: str | None, announce: bool) -> bool:
+        """Answer one POST's messages; True when every request in it succeeded."""
+        requests: list[jsonrpc.Request] = []
+        errors: list[dict[str, Any]] = []
+        for message in messages:
+            if isinstance(message, jsonrpc.Request):
+                requests.append(message)
+            elif isinstance(message, jsonrpc.Notification):
+                await core.handle_notification(message.method, message.params, trace_id="")
+            elif isinstance(message, jsonrpc.Response):
+                pending.resolve(message)
+            else:
+                assert isinstance(message, jsonrpc.Invalid)
+                errors.append(jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}"))
+        if not requests:
+            if errors and not batch:
+                await refuse(send, ErrorCode.INVALID_REQUEST, errors[0]["error"]["message"],
+                             request_id=errors[0]["id"])
+            elif errors:
+                await _send_json(send, 400, errors)
+            else:
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+            return True
+
+        headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
+        version = core.version or versions.LATEST_HANDSHAKE_VERSION
+        reply = Reply(send, headers=headers, make_stream=make_stream,
+                      priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
+        for request in requests:
+            peer.replies[request.id] = reply
+        timeout_s = self.config.request_timeout_s
+        try:
+            if len(requests) == 1:
+                outcomes = [await dispatch.run(core, requests[0], timeout_s)]
+            else:
+                outcomes = list(await asyncio.gather(*(dispatch.run(core, r, timeout_s) for r in requests)))
+        finally:
+            for request in requests:
+                peer.replies.pop(request.id, None)
+        answers = [a for a in (dispatch.encode(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
+        if not batch:
+            if answers:
+                await reply.finish(answers[0])
+            elif reply.streaming:
+                await reply.stream.close()  # type: ignore[union-attr]
+            else:
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+        else:
+            await reply.finish_many([*errors, *answers])
+        return all(isinstance(o, Ok) for o in outcomes)
+
+    # --- GET: the standalone stream, or resumption ------------------------------------------------
+
+    async def get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        _, sse_ok = accepts(scope)
+        if not sse_ok:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream",
+                         status=406)
+            return
+        session = await self._session_for(scope, send)
+        if session is None:
+            return
+        if self.open_streams >= self.config.max_streams:
+            await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later",
+                         headers=[(b"retry-after", b"5")])
+            return
+        last_event_id = header(scope, b"last-event-id")
+        resumed = session.find_event(last_event_id.decode("latin-1").strip()) if last_event_id else None
+        if resumed is not None:
+            stream, after = resumed
+            await stream.attach(send, [], after)
+        else:
+            current = session.peer.standalone
+            if current is not None and current.attached and not current.finished.is_set():
+                await refuse(send, ErrorCode.INVALID_REQUEST, "Conflict: this session already has a GET stream open",
+                             status=409)
+                return
+            stream = session.new_stream()
+            session.peer.standalone = stream
+            version = session.core.version or versions.LATEST_HANDSHAKE_VERSION
+            await stream.open(send, [], priming=version >= PRIMING_SINCE)
+        release_slot(scope)
+        session.active += 1
+        self.open_streams += 1
+        try:
+            await hold_open(stream, receive, self.config.keepalive_s)
+        finally:
+            self.open_streams -= 1
+            session.active -= 1
+            session.touch()
+            stream.detach(send)
+
+    # --- DELETE ----------------------------------------------------------------------------------
+
+    async def delete(self, scope: Scope, send: Send) -> None:
+        session = await self._session_for(scope, send)
+        if session is None:
+            return
+        await self.sessions.remove(session.id)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _session_for(self, scope: Scope, send: Send) -> HttpSession | None:
+        raw_id = header(scope, SESSION_HEADER)
+        if raw_id is None:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+            return None
+        session = self.sessions.get(raw_id.decode("latin-1"))
+        if session is None:
+            await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session")
+        return session
+
+
+async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -> None:
+    """Keep a long-lived SSE response open until the stream ends or the client goes, with keep-alives."""
+    finished = asyncio.ensure_future(stream.finished.wait())
+    gone = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        while True:
+            done, _ = await asyncio.wait({finished, gone}, timeout=keepalive_s,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                return
+            await stream.comment()
+    finally:
+        finished.cancel()
+        gone.cancel()
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _batching(version: str | None) -> bool:
+    return version is not None and version in versions.FEATURES and versions.features(version).batching
+
+
+async def _send_json(send: Send, status: int, message: Any) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", JSON)]})
+    await send({"type": "http.response.body", "body": jsonrpc.dumps(message)})

@@ -1,0 +1,186 @@
+"""Streamable HTTP for 2026-07-28: one POST, one request, no sessions, headers that must match the body.
+
+The order of checks is the spec's: method (405) → Accept (406) → body (413/-32700) → notification (202)
+→ one request (-32600) → `_meta` envelope (-32602) → routing headers vs body (-32020) → the core
+(which answers -32022 for a version it does not serve, -32601 for a method 2026 does not have, ...).
+Errors go out with the status from `status.STATUS` (400/404, else 200).
+
+A request's notifications (progress, logs it opted into) stream on its own response as SSE; a JSON-RPC
+request never does (the core asks the client through `InputRequiredResult`). `subscriptions/listen`
+is a long-lived SSE stream: the core routes list-change notifications to it through this request's
+peer, and ends it with a result when the server shuts down. Closing a response stream cancels the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
+
+from .. import jsonrpc
+from . import dispatch, headers
+from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
+from .config import HttpConfig
+from .legacy import wait_disconnect
+from .limits import release_slot
+from .peer import HttpPeer
+from .sse import EventStream, Reply
+from .status import refuse, rejection, rpc_status
+
+ALLOW = [(b"allow", b"POST")]
+LISTEN = "subscriptions/listen"
+
+
+class ModernTransport:
+    def __init__(self, server: McpServer, config: HttpConfig) -> None:
+        self.server = server
+        self.config = config
+        self._ids = itertools.count(1)
+        self.open_streams = 0
+        self._annotations: dict[int, tuple[Any, list[headers.Annotation]]] = {}  # per inputSchema, computed once
+        self._listening: dict[Session, asyncio.Future[Outcome]] = {}
+
+    async def end_streams(self, grace_s: float = 2.0) -> None:
+        """End every subscriptions/listen stream gracefully: each gets its final result, then closes."""
+        for core in list(self._listening):
+            core.closed.set()  # what the core's listen handler waits on; cancelling would drop the result
+        if self._listening:
+            await asyncio.wait(list(self._listening.values()), timeout=grace_s)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         f"Method not allowed: {scope['method']} (protocol 2026-07-28 has no sessions or GET streams)",
+                         status=405, headers=ALLOW)
+            return
+        json_ok, sse_ok = accepts(scope)
+        if not json_ok:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
+                         status=406)
+            return
+        content_type = header(scope, b"content-type")
+        if content_type is None or not content_type.lower().startswith(JSON):
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
+                         status=415)
+            return
+        body = await read_body(scope, receive, self.config.max_body_bytes)
+        try:
+            value = jsonrpc.decode(body)
+        except ValueError as exc:
+            await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+            return
+        message = jsonrpc.classify(value)
+        if isinstance(message, jsonrpc.Notification):
+            # Nothing to do with one: cancellation is closing the stream, and there is no handshake.
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if not isinstance(message, jsonrpc.Request):
+            request_id = message.id if isinstance(message, jsonrpc.Invalid) else None
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         "Invalid request: the body must be exactly one JSON-RPC request or notification",
+                         request_id=request_id)
+            return
+        problem = headers.check_envelope(message.params) or headers.check_headers(scope, message.method,
+                                                                                  message.params)
+        if problem is not None:
+            code, text, data = problem
+            rej = rejection(code, text, data)
+            await _respond(send, rpc_status(code), jsonrpc.encode_rejection(message.id, rej))
+            return
+        if message.method == "tools/call":
+            problem = self._check_params(scope, message.params)
+            if problem is not None:
+                code, text, data = problem
+                await _respond(send, rpc_status(code), jsonrpc.encode_rejection(message.id, rejection(code, text, data)))
+                return
+        if message.method == LISTEN:
+            await self._listen(scope, receive, send, message, sse_ok)
+            return
+        await self._serve(receive, send, message)
+
+    def _check_params(self, scope: Scope, params: dict) -> headers.Problem | None:
+        tool = self.server.tools.get(params.get("name")) if isinstance(params.get("name"), str) else None
+        if tool is None:
+            return None  # the core answers an unknown tool
+        schema = tool.definition.input_schema
+        cached = self._annotations.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = (schema, headers.param_annotations(schema))
+            self._annotations[id(schema)] = cached
+        return headers.check_param_headers(scope, cached[1], params.get("arguments")) if cached[1] else None
+
+    async def _serve(self, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+        reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
+        peer = HttpPeer(pending=None)
+        peer.replies[request.id] = reply
+        core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        work = asyncio.ensure_future(dispatch.run(core, request, self.config.request_timeout_s))
+        gone = asyncio.ensure_future(wait_disconnect(receive))
+        try:
+            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if not work.done():  # the client closed the stream: that is how 2026 cancels
+            work.cancel()
+            await core.close()
+            return
+        outcome = work.result()
+        answer = dispatch.encode(request.id, outcome)
+        if answer is None:
+            if reply.stream is not None:
+                await reply.stream.close()
+            return
+        await reply.finish(answer, 200 if isinstance(outcome, Ok) else rpc_status(outcome.code))
+
+    async def _listen(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request,
+                      sse_ok: bool) -> None:
+        if not sse_ok:
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         "Not Acceptable: subscriptions/listen streams need Accept: text/event-stream",
+                         status=406, request_id=request.id)
+            return
+        if self.open_streams >= self.config.max_streams:
+            await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later", request_id=request.id,
+                         headers=[(b"retry-after", b"5")])
+            return
+        release_slot(scope)
+        reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
+        peer = HttpPeer(pending=None)
+        peer.replies[request.id] = reply
+        core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        self.open_streams += 1
+        try:
+            await reply.start_stream()  # headers now: the client waits on this stream for a long time
+            work = asyncio.ensure_future(dispatch.run(core, request, None))
+            self._listening[core] = work
+            gone = asyncio.ensure_future(wait_disconnect(receive))
+            try:
+                while True:
+                    done, _ = await asyncio.wait({work, gone}, timeout=self.config.keepalive_s,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if done:
+                        break
+                    await reply.stream.comment()  # type: ignore[union-attr]
+            finally:
+                gone.cancel()
+            if not work.done():
+                work.cancel()
+                await core.close()
+                return
+            outcome = work.result()
+            answer = dispatch.encode(request.id, outcome)
+            if answer is None:
+                await reply.stream.close()  # type: ignore[union-attr]
+            else:
+                await reply.finish(answer)
+        finally:
+            self.open_streams -= 1
+            self._listening.pop(core, None)
+
+
+async def _respond(send: Send, status: int, message: dict) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", JSON)]})
+    await send({"type": "http.response.body", "body": jsonrpc.dumps(message)})

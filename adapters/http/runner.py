@@ -1,0 +1,76 @@
+"""Run the HTTP app under uvicorn, with a shutdown that ends long-lived streams first.
+
+uvicorn's graceful shutdown stops accepting, then waits for every open connection to finish before
+it sends the ASGI lifespan shutdown. An SSE stream never finishes by itself, so we end sessions and
+streams when shutdown *begins* (overriding `Server.shutdown`), then let uvicorn finish the in-flight
+requests. We also install our own SIGINT/SIGTERM handlers: uvicorn re-raises the caught signal after
+serving, which would turn a clean SIGTERM shutdown into exit status 143 instead of 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
+import uvicorn
+
+from hexmcp.core import McpServer
+
+from .app import HttpApp, create_app
+from .config import HttpConfig
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
+        super().__init__(config)
+        self.http_app = app
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await self.http_app.shutdown()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        handled = (signal.SIGINT, signal.SIGTERM)
+        for sig in handled:
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+
+
+def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
+    options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
+                                   access_log=False, server_header=False, timeout_graceful_shutdown=10,
+                                   proxy_headers=False)
+    options.update(overrides)
+    return uvicorn.Config(app, **options)
+
+
+async def serve_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
+                     app: HttpApp | None = None, **app_options: Any) -> None:
+    """Serve until SIGINT/SIGTERM (or `should_exit`); `app_options` go to `create_app`."""
+    http_app = app or create_app(server, config, **app_options)
+    await _Server(uvicorn_config(http_app, config, log_level=log_level), http_app).serve()
+
+
+def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning", **app_options: Any) -> int:
+    """Blocking entry point for the CLI and the conformance fixture server; returns the exit status."""
+    asyncio.run(serve_http(server, config, log_level=log_level, **app_options))
+    return 0
+
+
+def make_server(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
+                **app_options: Any) -> tuple[uvicorn.Server, HttpApp]:
+    """An unstarted uvicorn server and its app, for tests that run it in a thread."""
+    http_app = create_app(server, config, **app_options)
+    return _Server(uvicorn_config(http_app, config, log_level=log_level), http_app), http_app

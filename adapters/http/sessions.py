@@ -1,0 +1,129 @@
+"""Handshake-era HTTP sessions: id → (core session, peer, SSE streams), with a cap and idle expiry.
+
+Clients often never DELETE their session (the 0.1.13 conformance harness never does), so sessions
+expire after `session_idle_timeout_s` without traffic, and when the table is full the least recently
+used idle session makes room. A session with a request in flight or a stream open is never evicted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import OrderedDict
+
+import structlog
+
+from hexmcp.core import McpServer, Session
+
+from .config import HttpConfig
+from .peer import HttpPeer, PendingRequests
+from .sse import EventStream
+
+log = structlog.get_logger("hexmcp.adapters.http")
+
+KEPT_STREAMS = 16  # finished SSE streams per session kept for Last-Event-ID resumption
+
+
+class HttpSession:
+    def __init__(self, session_id: str, server: McpServer, config: HttpConfig) -> None:
+        self.id = session_id
+        self.config = config
+        self.pending = PendingRequests(config.client_request_timeout_s)
+        self.peer = HttpPeer(pending=self.pending)
+        self.core: Session = server.open_session(session_id=session_id, peer=self.peer)
+        self.streams: OrderedDict[str, EventStream] = OrderedDict()
+        self.last_used = time.monotonic()
+        self.active = 0  # requests in flight and streams attached: such a session is never evicted
+        self._stream_ids = 0
+
+    def new_stream(self) -> EventStream:
+        self._stream_ids += 1
+        stream = EventStream(f"{self._stream_ids}", replay=self.config.replay_events,
+                             retry_ms=self.config.sse_retry_ms)
+        self.streams[stream.stream_id] = stream  # type: ignore[index]
+        while len(self.streams) > KEPT_STREAMS:
+            oldest_id, oldest = next(iter(self.streams.items()))
+            if not oldest.finished.is_set():
+                break
+            del self.streams[oldest_id]
+        return stream
+
+    def find_event(self, last_event_id: str) -> tuple[EventStream, int] | None:
+        stream_id, _, seq = last_event_id.rpartition("_")
+        stream = self.streams.get(stream_id)
+        if stream is None or not seq.isdigit() or not stream.knows(int(seq)):
+            return None
+        return stream, int(seq)
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    async def close(self) -> None:
+        self.peer.closed = True
+        self.pending.fail_all("the session ended")
+        for stream in list(self.streams.values()):
+            if not stream.finished.is_set():
+                await stream.close()
+        await self.core.close()
+
+
+class SessionStore:
+    def __init__(self, server: McpServer, config: HttpConfig) -> None:
+        self._server = server
+        self._config = config
+        self._sessions: OrderedDict[str, HttpSession] = OrderedDict()  # least recently used first
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: str) -> HttpSession | None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            self._sessions.move_to_end(session_id)
+            session.touch()
+        return session
+
+    async def create(self) -> HttpSession | None:
+        """A new session, or None when the table is full of busy sessions."""
+        if len(self._sessions) >= self._config.max_sessions:
+            await self.sweep()
+        if len(self._sessions) >= self._config.max_sessions:
+            for victim in list(self._sessions.values()):
+                if victim.active == 0:
+                    log.info("session evicted to make room", sessionId=victim.id)
+                    await self.remove(victim.id)
+                    break
+            else:
+                return None
+        # 128 random bits, hex: unguessable and within the visible-ASCII range the spec requires.
+        session = HttpSession(secrets.token_hex(16), self._server, self._config)
+        self._sessions[session.id] = session
+        return session
+
+    async def remove(self, session_id: str) -> bool:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        await session.close()
+        return True
+
+    async def sweep(self) -> int:
+        """Close sessions idle for longer than the configured timeout; return how many."""
+        deadline = time.monotonic() - self._config.session_idle_timeout_s
+        expired = [s.id for s in self._sessions.values() if s.active == 0 and s.last_used < deadline]
+        for session_id in expired:
+            await self.remove(session_id)
+        if expired:
+            log.info("idle sessions expired", count=len(expired))
+        return len(expired)
+
+    async def run_sweeper(self) -> None:
+        interval = min(60.0, self._config.session_idle_timeout_s / 2)
+        while True:
+            await asyncio.sleep(interval)
+            await self.sweep()
+
+    async def close_all(self) -> None:
+        for session_id in list(self._sessions):
+            await self.remove(session_id)

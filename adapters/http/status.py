@@ -1,0 +1,92 @@
+"""The one table from the core's semantic error codes to HTTP statuses, and error bodies built from it.
+
+Two columns, because HTTP carries errors two ways:
+- `rpc`: the status of a JSON-RPC error response on the 2026-07-28 wire. The spec fixes 400 for the
+  envelope/params/header/version/capability errors and 404 for unknown methods; everything else is a
+  normal response that happens to carry an error, so 200. (Handshake-era JSON-RPC errors are always
+  200: those clients read the error from the body and treat a non-2xx as a broken transport.)
+- `http`: the status when HTTP itself is the only envelope — transport refusals (401/403/404/413/503)
+  and the REST endpoint, whose clients look at the status first and only ever read 2xx bodies as results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import structlog
+
+from hexmcp.core import ErrorCode, Rejection, new_event_id
+
+from .. import jsonrpc
+
+log = structlog.get_logger("hexmcp.adapters.http")
+
+
+@attrs.frozen
+class Statuses:
+    rpc: int
+    http: int
+
+
+STATUS: dict[ErrorCode, Statuses] = {
+    ErrorCode.PARSE_ERROR: Statuses(400, 400),
+    ErrorCode.INVALID_REQUEST: Statuses(400, 400),
+    ErrorCode.METHOD_NOT_FOUND: Statuses(404, 404),
+    ErrorCode.INVALID_PARAMS: Statuses(400, 400),
+    ErrorCode.RESOURCE_NOT_FOUND: Statuses(400, 404),  # -32602 on the wire (SEP-2164), a plain 404 for REST
+    ErrorCode.TOOL_EXECUTION_FAILED: Statuses(200, 500),
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: Statuses(400, 400),
+    ErrorCode.MISSING_CLIENT_CAPABILITY: Statuses(400, 400),
+    ErrorCode.HEADER_MISMATCH: Statuses(400, 400),
+    ErrorCode.REQUEST_CANCELLED: Statuses(200, 499),  # never sent: the client is gone
+    ErrorCode.REQUEST_TIMEOUT: Statuses(200, 504),
+    ErrorCode.SERVER_BUSY: Statuses(503, 503),
+    ErrorCode.PAYLOAD_TOO_LARGE: Statuses(413, 413),
+    ErrorCode.UNAUTHORIZED: Statuses(401, 401),
+    ErrorCode.FORBIDDEN: Statuses(403, 403),
+    ErrorCode.SESSION_NOT_FOUND: Statuses(404, 404),
+    ErrorCode.INTERNAL_ERROR: Statuses(200, 500),
+}
+
+_BY_RPC_CODE: dict[int, ErrorCode] = {}
+for _code, _wire in jsonrpc.ERROR_CODES.items():
+    _BY_RPC_CODE.setdefault(_wire, _code)
+
+
+def rpc_status(code: ErrorCode) -> int:
+    return STATUS[code].rpc
+
+
+def http_status(code: ErrorCode) -> int:
+    return STATUS[code].http
+
+
+def semantic(rpc_code: int) -> ErrorCode:
+    """The semantic code behind a JSON-RPC code (for errors the adapter itself produced as wire codes)."""
+    return _BY_RPC_CODE.get(rpc_code, ErrorCode.INTERNAL_ERROR)
+
+
+def rejection(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
+    """A rejection minted by the adapter itself (transport refusals), with its own eventId."""
+    return Rejection(code=code, message=message, data=data, event_id=new_event_id())
+
+
+def rest_error_body(rej: Rejection) -> dict[str, Any]:
+    """The REST endpoint's error body: what went wrong, in a form a human and a program can read."""
+    body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.ERROR_CODES[rej.code],
+                            "message": rej.message, "eventId": rej.event_id}
+    if rej.data:
+        body["data"] = rej.data
+    return body
+
+
+async def refuse(send: Any, code: ErrorCode, message: str, *, headers: list[tuple[bytes, bytes]] | None = None,
+                 request_id: Any = None, data: dict[str, Any] | None = None, status: int | None = None) -> None:
+    """Answer at the HTTP level with the table's status and a JSON-RPC error body naming the eventId."""
+    rej = rejection(code, message, data)
+    log.info("request refused", code=code.value, reason=message, eventId=rej.event_id)
+    body = jsonrpc.dumps(jsonrpc.encode_rejection(request_id, rej))
+    await send({"type": "http.response.start", "status": status or http_status(code),
+                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
