@@ -98,6 +98,7 @@ def _is_ready(service: Any) -> bool:
 
 def _serve_http(args: argparse.Namespace) -> int:
     from .http import HttpConfig, run_http
+    from .ws import WsConfig, WsEndpoint
 
     secret = os.environ.get("HEXMCP_STATE_SECRET")
     options = ServerOptions(request_state_secret=secret.encode() if secret else None)
@@ -116,7 +117,9 @@ def _serve_http(args: argparse.Namespace) -> int:
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service), "on_startup": [service.start]}
-    return run_http(server, config, log_level="warning", **hooks)
+    websocket = WsEndpoint(server, WsConfig.from_http(config))
+    return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
+                    extra_routes={"/ws": websocket}, **hooks)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,7 @@ class HttpApp:
         self.rest = RestEndpoint(server, config)
         self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
+        self._extra_routes = list((extra_routes or {}).values())
         for path, app in (extra_routes or {}).items():
             if path in self.routes:
                 raise ValueError(f"route {path!r} is already taken")
@@ -104,6 +105,12 @@ class HttpApp:
             return
         self.stopping = True
         await self.mcp.modern.end_streams()
+        for route in self._extra_routes:
+            # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely
+            # before the core closes their sessions under them.
+            stop = getattr(route, "shutdown", None)
+            if stop is not None:
+                await stop()
         await self.server.shutdown()  # ends subscriptions/listen streams with their final result
         await self.mcp.sessions.close_all()  # ends GET streams; pending client requests fail
         for task in list(self._background):

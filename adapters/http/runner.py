@@ -20,6 +20,7 @@ import uvicorn
 from hexmcp.core import McpServer
 
 from .app import HttpApp, create_app
+from .coalesce import CoalescingHttpToolsProtocol
 from .config import HttpConfig
 
 
@@ -51,7 +52,7 @@ class _Server(uvicorn.Server):
 def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
                                    access_log=False, server_header=False, timeout_graceful_shutdown=10,
-                                   proxy_headers=False)
+                                   proxy_headers=False, http=CoalescingHttpToolsProtocol)
     options.update(overrides)
     return uvicorn.Config(app, **options)
 
@@ -63,9 +64,17 @@ async def serve_http(server: McpServer, config: HttpConfig, *, log_level: str = 
     await _Server(uvicorn_config(http_app, config, log_level=log_level), http_app).serve()
 
 
-def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning", **app_options: Any) -> int:
-    """Blocking entry point for the CLI and the conformance fixture server; returns the exit status."""
-    asyncio.run(serve_http(server, config, log_level=log_level, **app_options))
+def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
+             uvicorn_options: dict[str, Any] | None = None, **app_options: Any) -> int:
+    """Blocking entry point for the CLI and the conformance fixture server; returns the exit status.
+
+    Runs on the loop uvicorn would pick for itself (uvloop when installed): a plain `asyncio.run`
+    would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
+    """
+    http_app = create_app(server, config, **app_options)
+    uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app)
+    with asyncio.Runner(loop_factory=uvicorn_server.config.get_loop_factory()) as runner:
+        runner.run(uvicorn_server.serve())
     return 0
 
 

@@ -1,0 +1,189 @@
+"""One accepted socket: a read loop feeding `RpcConnection`, a writer draining the `Outbox`, one way out.
+
+The read loop turns each inbound frame into an error frame (binary, not JSON, an array) or hands the
+decoded object to `RpcConnection`, which classifies it, serves requests concurrently, and implements
+the core's Peer over the same socket. Nothing a client sends can raise out of here: what is wrong with
+one frame is answered on the socket, which keeps serving.
+
+Three things end a connection, and each picks its close code exactly once (`_decide`):
+- the client goes away (disconnect event, or the transport refuses a write): nothing to send;
+- the client breaks a bound: oversize message → 1009, a full send queue → 1013; in-flight work is
+  cancelled, since its answers could not be delivered anyway;
+- the server shuts down (`shutdown()`): new requests get -32005 error frames while the ones already
+  received finish (responses to our own elicitation/sampling requests are still read), then 1001.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+import structlog
+
+from hexmcp.core import ErrorCode, McpServer, new_event_id
+
+from .. import jsonrpc
+from ..http.asgi import Receive, Send
+from ..rpc_connection import RpcConnection
+from .config import WsConfig
+from .dialect import CLOSE_CODES, CloseCode, Dialect
+from .outbox import Outbox
+
+log = structlog.get_logger("hexmcp.adapters.ws")
+
+SESSION_HEADER = b"mcp-session-id"
+
+
+@attrs.frozen
+class Ending:
+    """Why the connection ends: the close code to send (None: the client is already gone) and why."""
+
+    code: CloseCode | None
+    reason: str
+
+
+class WsConnection:
+    def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send) -> None:
+        self.config = config
+        self.dialect = dialect
+        self._receive = receive
+        self._send = send
+        self._ending: asyncio.Future[Ending] = asyncio.get_running_loop().create_future()
+        self.outbox = Outbox(send, max_messages=config.send_queue_messages, max_chars=config.send_queue_chars,
+                             on_overflow=self._overflowed)
+        self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
+                                 require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
+                                 peer_timeout_s=config.client_request_timeout_s)
+        self.session_id = self.rpc.session_id
+        self.stopping = False
+        self.ended: Ending | None = None
+        self.done = asyncio.Event()
+
+    async def run(self) -> None:
+        """Accept, serve until one of the endings, close. Returns when the socket is finished with."""
+        with structlog.contextvars.bound_contextvars(sessionId=self.session_id):
+            await self._send({"type": "websocket.accept", "subprotocol": self.dialect.subprotocol,
+                              "headers": [(SESSION_HEADER, self.session_id.encode())]})
+            log.info("websocket session started", dialect=self.dialect.name)
+            writer = asyncio.ensure_future(self.outbox.run())
+            writer.add_done_callback(self._writer_done)
+            reader = asyncio.ensure_future(self._read())
+            reader.add_done_callback(self._reader_done)
+            try:
+                self.ended = await self._ending
+                reader.cancel()
+                await self._finish(self.ended, writer)
+            finally:
+                reader.cancel()
+                writer.cancel()
+                self.done.set()
+            code = None if self.ended.code is None else int(self.ended.code)
+            log.info("websocket session ended", code=code, reason=self.ended.reason)
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Refuse new requests, let those in flight finish (up to `grace_s`), then close with 1001."""
+        self.stopping = True
+        try:
+            await asyncio.wait_for(self.rpc.drain(), grace_s)
+        except TimeoutError:
+            log.warning("in-flight requests cancelled at shutdown", sessionId=self.session_id,
+                        inFlight=self.rpc.in_flight)
+        self._decide(Ending(CloseCode.GOING_AWAY, "server shutting down"))
+        await self.done.wait()
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        while True:
+            message = await self._receive()
+            kind = message["type"]
+            if kind == "websocket.disconnect":
+                self._decide(Ending(None, f"client closed ({message.get('code')})"))
+                return
+            if kind != "websocket.receive":
+                continue
+            text = message.get("text")
+            if text is None:
+                await self._error(None, jsonrpc.INVALID_REQUEST,
+                                  "Invalid request: binary frames are not accepted; send each JSON message as text")
+                continue
+            if _too_big(text, self.config.max_frame_bytes):
+                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
+                                    f"message larger than {self.config.max_frame_bytes} bytes"))
+                return
+            await self._handle_text(text)
+
+    async def _handle_text(self, text: str) -> None:
+        try:
+            value = jsonrpc.decode(text)
+        except ValueError as exc:
+            await self._error(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if isinstance(value, list):
+            # RpcConnection would treat an array as a batch; on a socket each frame is one message.
+            await self._error(None, jsonrpc.INVALID_REQUEST,
+                              "Invalid request: a frame must hold one JSON object, not an array (no batches)")
+            return
+        if self.stopping:
+            message = jsonrpc.classify(value, require_jsonrpc=self.dialect.require_jsonrpc)
+            if isinstance(message, jsonrpc.Request):
+                await self._error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
+                                  "The server is shutting down; reconnect and retry")
+                return
+        await self.rpc.receive(value)
+
+    async def _error(self, request_id: Any, code: int, message: str) -> None:
+        event_id = new_event_id()
+        log.info("error frame sent", code=code, reason=message, eventId=event_id)
+        await self.outbox.put(jsonrpc.encode_error(request_id, code, message, {"eventId": event_id},
+                                                   with_version=self.dialect.with_version))
+
+    # --- ending ----------------------------------------------------------------------------------
+
+    def _decide(self, ending: Ending) -> None:
+        if not self._ending.done():
+            self._ending.set_result(ending)
+
+    def _overflowed(self) -> None:
+        self._decide(Ending(CLOSE_CODES[ErrorCode.SERVER_BUSY],
+                            f"send queue full ({self.config.send_queue_messages} messages): the client is not reading"))
+
+    def _reader_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            event_id = new_event_id()
+            log.error("websocket reader failed", eventId=event_id, exc_info=task.exception())
+            self._decide(Ending(CLOSE_CODES[ErrorCode.INTERNAL_ERROR], f"internal error; quote eventId {event_id}"))
+
+    def _writer_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled():
+            self._decide(Ending(None, "the transport refused a write (client gone)"))
+
+    async def _finish(self, ending: Ending, writer: asyncio.Task[None]) -> None:
+        if ending.code is CloseCode.GOING_AWAY:
+            # Requests already received were answered (shutdown() drained them): deliver those answers.
+            await _within(self.config.close_timeout_s, self.outbox.flushed())
+        self.outbox.close()
+        writer.cancel()
+        await self.rpc.close()  # cancels what is still running; pending client requests fail
+        if ending.code is not None:
+            await _within(self.config.close_timeout_s,
+                          self._send({"type": "websocket.close", "code": int(ending.code), "reason": ending.reason}))
+
+
+def _too_big(text: str, limit: int) -> bool:
+    # A character is 1 to 4 UTF-8 bytes: most frames are decided without encoding them again.
+    if len(text) > limit:
+        return True
+    if len(text) * 4 <= limit:
+        return False
+    return len(text.encode()) > limit
+
+
+async def _within(seconds: float, work: Any) -> None:
+    """Await `work`, giving up after `seconds` or if the client is gone (then nothing more can be sent)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await work
+    except Exception:  # TimeoutError, or uvicorn's ClientDisconnected: the socket is beyond help
+        pass

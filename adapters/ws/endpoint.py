@@ -1,0 +1,87 @@
+"""The ASGI endpoint serving MCP over WebSocket at `/ws`: admission, dialect choice, shutdown.
+
+`WsEndpoint` is a pure ASGI app. Mount it with `websocket_route(server, config)` in a Starlette app,
+or as `extra_routes={"/ws": endpoint}` in the HTTP adapter's `create_app`. Either way the app's
+shutdown must call `await endpoint.shutdown()` *before* uvicorn's own connection shutdown, which would
+otherwise close every socket at once with 1012 (see `runner.py` and docs/adr/0301).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+
+import structlog
+from starlette.routing import WebSocketRoute
+
+from hexmcp.core import ErrorCode, McpServer
+
+from ..http.asgi import Receive, Scope, Send, respond
+from .config import WsConfig
+from .connection import WsConnection
+from .dialect import choose_dialect
+from .handshake import HandshakeGuard, Refusal, refuse
+
+log = structlog.get_logger("hexmcp.adapters.ws")
+
+UPGRADE_REQUIRED = 426
+
+
+class WsEndpoint:
+    def __init__(self, server: McpServer, config: WsConfig | None = None) -> None:
+        self.server = server
+        self.config = config or WsConfig()
+        self.guard = HandshakeGuard(self.config)
+        self.connections: set[WsConnection] = set()
+        self.closes: collections.Counter[int | None] = collections.Counter()
+        """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
+        self.stopping = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await respond(send, UPGRADE_REQUIRED, b'{"error":"this endpoint speaks WebSocket only"}',
+                          headers=[(b"upgrade", b"websocket"), (b"connection", b"Upgrade")])
+            return
+        if (await receive())["type"] != "websocket.connect":
+            return
+        refusal = self.guard.check(scope) or self._capacity()
+        if refusal is not None:
+            await refuse(scope, send, refusal)
+            return
+        connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
+                                  receive, send)
+        self.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
+            self.closes[connection.ended.code if connection.ended else None] += 1
+
+    def _capacity(self) -> Refusal | None:
+        if self.stopping:
+            return Refusal(code=ErrorCode.SERVER_BUSY, message="The server is shutting down",
+                           headers=((b"retry-after", b"5"),))
+        if len(self.connections) >= self.config.max_connections:
+            return Refusal(code=ErrorCode.SERVER_BUSY,
+                           message=f"Too many WebSocket connections (limit {self.config.max_connections})",
+                           headers=((b"retry-after", b"1"),))
+        return None
+
+    async def shutdown(self) -> None:
+        """Refuse new sockets; let each open one finish its in-flight requests, then close it with 1001.
+
+        Idempotent. Returns when every socket is closed (each bounded by `shutdown_grace_s` for its
+        requests plus `close_timeout_s` to deliver the close frame).
+        """
+        if self.stopping:
+            return
+        self.stopping = True
+        open_now = list(self.connections)
+        log.info("websocket shutdown", connections=len(open_now))
+        await asyncio.gather(*(c.shutdown(self.config.shutdown_grace_s) for c in open_now), return_exceptions=True)
+
+
+def websocket_route(server: McpServer, config: WsConfig | None = None) -> WebSocketRoute:
+    """A Starlette route serving `server` at `config.path`; `route.endpoint` is the `WsEndpoint`."""
+    endpoint = WsEndpoint(server, config)
+    return WebSocketRoute(endpoint.config.path, endpoint, name="mcp-websocket")
