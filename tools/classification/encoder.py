@@ -39,14 +39,22 @@ def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
 
 
 class SentenceEncoder:
-    """Not thread-safe by design: one worker thread owns it (see batcher.py)."""
+    """Encodes texts into feature rows [sentence_embedding | mid_layer_embedding], each half unit-length.
 
-    def __init__(self, model_bytes: bytes, tokenizer_path: Path, max_tokens: int, threads: int) -> None:
+    The first `dimension` columns are the model's sentence embedding (used for similarity); the whole
+    row feeds the classifier head. Not thread-safe by design: one worker thread owns it (batcher.py).
+    """
+
+    OUTPUTS = ("sentence_embedding", "mid_layer_embedding")
+
+    def __init__(self, model: Path | bytes, tokenizer_path: Path, max_tokens: int, threads: int) -> None:
         self.tokenizer = load_tokenizer(tokenizer_path, max_tokens)
+        source = str(model) if isinstance(model, Path) else model
         self.session = onnxruntime.InferenceSession(
-            model_bytes, quiet_session_options(threads), providers=["CPUExecutionProvider"]
+            source, quiet_session_options(threads), providers=["CPUExecutionProvider"]
         )
         self.dimension = int(self.session.get_outputs()[0].shape[1])
+        self.width = self.dimension * len(self.OUTPUTS)
 
     def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
         encodings = self.tokenizer.encode_batch(texts)
@@ -56,14 +64,14 @@ class SentenceEncoder:
         }
 
     def forward(self, feed: dict[str, np.ndarray]) -> np.ndarray:
-        return self.session.run(None, feed)[0]
+        return np.hstack(self.session.run(self.OUTPUTS, feed))
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """float32 [len(texts), dim]. Long lists go in length-sorted batches so padding stays small."""
+        """float32 [len(texts), width]. Long lists go in length-sorted batches so padding stays small."""
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            return np.zeros((0, self.width), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        out = np.empty((len(texts), self.width), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             out[chunk] = self.forward(self.tokenize([texts[i] for i in chunk]))

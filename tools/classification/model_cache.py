@@ -57,17 +57,17 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def read_verified(path: Path) -> bytes | None:
-    """The file's bytes if they match their recorded digest; None if missing or corrupt."""
+def is_verified(path: Path) -> bool:
+    """True if the file exists and matches its recorded digest (streamed: no 90 MB in memory)."""
     try:
-        data = path.read_bytes()
         expected = _sidecar(path).read_text(encoding="ascii").strip()
+        actual = file_sha256(path)
     except OSError:
-        return None
-    if hashlib.sha256(data).hexdigest() != expected:
+        return False
+    if actual != expected:
         log.warning("cached model %s does not match its checksum; rebuilding", path)
-        return None
-    return data
+        return False
+    return True
 
 
 def store(path: Path, data: bytes) -> None:
@@ -124,24 +124,24 @@ def quantize_int8(fp32_path: Path) -> bytes:
         return out.read_bytes()
 
 
-def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str) -> bytes:
-    """Bytes of the requested ONNX model, from the cache or freshly built (and then cached)."""
+def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights_digest: str | None = None) -> Path:
+    """Path of the verified ONNX model in the cache, converting (and caching) it first if needed.
+
+    A path, not bytes: onnxruntime maps the file itself, so we never hold a second copy (this keeps
+    fp32 peak RSS well below what bytes-in-Python plus the session's own copy would cost)."""
     if quantization not in QUANTIZATIONS:
         raise ModelCacheError(f"unknown quantization {quantization!r}; expected one of {QUANTIZATIONS}")
-    digest = file_sha256(files.weights)
+    digest = weights_digest or file_sha256(files.weights)
     fp32_path = model_path(cache_dir, digest, "fp32")
     target = model_path(cache_dir, digest, quantization)
     try:
-        if (cached := read_verified(target)) is not None:
-            return cached
-        if (fp32 := read_verified(fp32_path)) is None:
+        if is_verified(target):
+            return target
+        if not is_verified(fp32_path):
             log.info("converting %s to ONNX in %s", files.weights, fp32_path)
-            fp32 = convert_fp32(files)
-            store(fp32_path, fp32)
-        if quantization == "fp32":
-            return fp32
-        int8 = quantize_int8(fp32_path)
-        store(target, int8)
-        return int8
+            store(fp32_path, convert_fp32(files))
+        if quantization != "fp32":
+            store(target, quantize_int8(fp32_path))
+        return target
     except OSError as exc:
         raise ModelCacheError(f"cannot build or write the model cache in {cache_dir}: {exc}") from exc

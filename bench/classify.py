@@ -1,0 +1,137 @@
+"""Latency, throughput and memory of ClassificationService.classify, against the bare forward pass.
+
+    /work/venv/bin/python bench/classify.py [--rounds 300]
+
+Each (quantization, threads) configuration runs in its own subprocess so its peak RSS is its own.
+Per configuration:
+- floor: the bare onnxruntime forward pass for the pre-tokenised query (what no wrapper can beat);
+- single: one classify() at a time, awaited in sequence (p50/p99, throughput);
+- 16x: 16 concurrent callers looping on classify() (p50/p99 per request, throughput).
+Ratios: single p50 / floor p50 (target <= 1.3) and 16x throughput / single throughput (target >= 1.4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+QUERY = "How do I convert a list of strings to integers in Python quickly?"  # 12 words
+CONCURRENCY = 16
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+async def measure(quantization: str, threads: int, rounds: int) -> dict:
+    from hexmcp.tools.classification import ClassificationConfig, ClassificationService
+
+    service = ClassificationService.from_config(ClassificationConfig(quantization=quantization, threads=threads))
+    started = time.perf_counter()
+    await service.start()
+    start_seconds = time.perf_counter() - started
+    engine = service._engine  # the bench measures internals on purpose: the floor needs the session
+
+    feed = engine.encoder.tokenize([QUERY])
+    for _ in range(20):
+        engine.encoder.forward(feed)
+        await service.classify(QUERY)
+
+    floor = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        engine.encoder.forward(feed)
+        floor.append(time.perf_counter() - t0)
+
+    single = []
+    t_single = time.perf_counter()
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        await service.classify(QUERY)
+        single.append(time.perf_counter() - t0)
+    t_single = time.perf_counter() - t_single
+
+    concurrent: list[float] = []
+    per_caller = max(1, rounds * 2 // CONCURRENCY)
+
+    async def caller() -> None:
+        for _ in range(per_caller):
+            t0 = time.perf_counter()
+            await service.classify(QUERY)
+            concurrent.append(time.perf_counter() - t0)
+
+    batches_before, items_before = service._batcher.batches, service._batcher.items
+    t_conc = time.perf_counter()
+    await asyncio.gather(*(caller() for _ in range(CONCURRENCY)))
+    t_conc = time.perf_counter() - t_conc
+    batches = service._batcher.batches - batches_before
+    items = service._batcher.items - items_before
+    await service.close()
+
+    return {
+        "quantization": quantization,
+        "threads": threads,
+        "start_s": start_seconds,
+        "floor_p50_ms": 1000 * percentile(floor, 50),
+        "single_p50_ms": 1000 * percentile(single, 50),
+        "single_p99_ms": 1000 * percentile(single, 99),
+        "single_qps": rounds / t_single,
+        "conc_p50_ms": 1000 * percentile(concurrent, 50),
+        "conc_p99_ms": 1000 * percentile(concurrent, 99),
+        "conc_qps": len(concurrent) / t_conc,
+        "mean_batch": items / max(1, batches),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_child(quantization: str, threads: int, rounds: int) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", quantization, str(threads), "--rounds", str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per configuration; medians are shown")
+    parser.add_argument("--child", nargs=2, metavar=("QUANT", "THREADS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(measure(args.child[0], int(args.child[1]), args.rounds))))
+        return 0
+
+    print(f"query: {QUERY!r} ({len(QUERY.split())} words); {args.rounds} rounds; median of {args.repeats} runs")
+    header = (
+        f"{'quant':<5} {'thr':>3} | {'floor p50':>9} | {'single p50':>10} {'p99':>6} {'qps':>6} | "
+        f"{'16x p50':>7} {'p99':>6} {'qps':>6} {'batch':>5} | {'p50/floor':>9} {'16x/single':>10} | {'RSS MB':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for quantization in ("fp32", "int8"):
+        for threads in (1, 2):
+            runs = [run_child(quantization, threads, args.rounds) for _ in range(args.repeats)]
+            m = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0] if key != "quantization"}
+            print(
+                f"{quantization:<5} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "
+                f"{m['single_p99_ms']:>6.2f} {m['single_qps']:>6.0f} | {m['conc_p50_ms']:>7.2f} {m['conc_p99_ms']:>6.2f} "
+                f"{m['conc_qps']:>6.0f} {m['mean_batch']:>5.1f} | {m['single_p50_ms'] / m['floor_p50_ms']:>9.2f} "
+                f"{m['conc_qps'] / m['single_qps']:>10.2f} | {m['peak_rss_mb']:>6.0f}"
+            )
+    print("times in ms; qps = classify calls per second; batch = mean micro-batch size under 16x load")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""The converted graph against the numpy reference, the cache's self-repair, the tokenizer overrides."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+from safetensors.numpy import load_file
+
+from hexmcp.tools.classification import ModelCacheError
+from hexmcp.tools.classification import model_cache
+from hexmcp.tools.classification.bert_reference import encode_tokens
+from hexmcp.tools.classification.encoder import SentenceEncoder, load_tokenizer
+from hexmcp.tools.classification.model_files import file_sha256, locate_model_files
+
+pytestmark = pytest.mark.slow
+
+SENTENCES = ["Prove that the square root of two is irrational.", "hi"]
+
+
+@pytest.fixture(scope="module")
+def files():
+    return locate_model_files()
+
+
+def test_fp32_graph_matches_numpy_reference_even_when_padded(service, files, model_cache_dir):
+    path = model_cache.load_or_build(files, model_cache_dir, "fp32")
+    encoder = SentenceEncoder(path, files.tokenizer, 256, 1)
+    batch = encoder.forward(encoder.tokenize(SENTENCES))  # "hi" is padded to the longer sentence
+    weights, config = load_file(str(files.weights)), files.bert_config()
+    for row, sentence in zip(batch, SENTENCES):
+        ids = [i for i in encoder.tokenizer.encode(sentence).ids if i != 0]
+        expected = encode_tokens(weights, config, ids)
+        got = row[: encoder.dimension]
+        assert float(got @ expected) / float(np.linalg.norm(got)) >= 0.9999
+
+
+def test_int8_stays_close_to_fp32(service, files, model_cache_dir):
+    fp32 = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "fp32"), files.tokenizer, 256, 1)
+    int8 = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "int8"), files.tokenizer, 256, 1)
+    a = fp32.encode(SENTENCES)[:, : fp32.dimension]
+    b = int8.encode(SENTENCES)[:, : int8.dimension]
+    assert np.all(np.sum(a * b, axis=1) > 0.97)  # per-tensor int8 falls to ~0.95
+
+
+def test_corrupt_cache_file_is_rebuilt(service, files, model_cache_dir, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / "models").mkdir(parents=True)
+    digest = file_sha256(files.weights)
+    for quantization in ("fp32", "int8"):  # seed from the session cache: no second conversion
+        source = model_cache.model_path(model_cache_dir, digest, quantization)
+        target = model_cache.model_path(cache, digest, quantization)
+        target.write_bytes(source.read_bytes())
+        target.with_name(target.name + ".sha256").write_bytes(source.with_name(source.name + ".sha256").read_bytes())
+    path = model_cache.model_path(cache, digest, "int8")
+    good = path.read_bytes()
+    path.write_bytes(good[: len(good) // 2])  # truncated, as after a crash
+    assert not model_cache.is_verified(path)
+    assert model_cache.load_or_build(files, cache, "int8", digest) == path
+    assert path.read_bytes() == good and model_cache.is_verified(path)
+    onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def test_missing_fp32_is_reconverted(files, tmp_path):
+    path = model_cache.load_or_build(files, tmp_path, "fp32")
+    assert model_cache.is_verified(path)
+    path.with_name(path.name + ".sha256").unlink()
+    assert not model_cache.is_verified(path)
+    model_cache.load_or_build(files, tmp_path, "fp32")
+    assert model_cache.is_verified(path)
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temporaries
+
+
+def test_unwritable_cache_gives_a_clear_error(files, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(ModelCacheError, match="cannot build or write the model cache"):
+        model_cache.load_or_build(files, blocker, "fp32")
+
+
+def test_tokenizer_truncates_at_max_tokens_and_pads_to_longest(files):
+    tokenizer = load_tokenizer(files.tokenizer, 300)
+    long, short = tokenizer.encode_batch(["word " * 1000, "short text"])
+    assert len(long.ids) == len(short.ids) == 300  # not the shipped 128
+    tokenizer = load_tokenizer(files.tokenizer, 256)
+    a, b = tokenizer.encode_batch(["one two", "one two three four"])
+    assert len(a.ids) == len(b.ids) == 6  # [CLS] + 4 + [SEP]: the longest in the batch, no more

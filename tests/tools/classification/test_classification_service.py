@@ -1,0 +1,130 @@
+"""The service surface the MCP tools call, on the real model (one shared, session-scoped service)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexmcp.tools.classification import ClassificationConfig, ClassificationInputError, ClassificationService
+
+pytestmark = pytest.mark.slow
+
+SIMPLE = ["What is 5 + 3?", "What color is the sky?"]
+MULTI_STEP = [
+    "Solve the differential equation y'' + y = sin(2x) with y(0) = 0 and y'(0) = 1.",
+    "Prove that every finite integral domain is a field.",
+    "Design a globally distributed key-value store with strong consistency and explain the failure modes.",
+    "Compare the economic and military causes of the fall of the Western Roman Empire, analysing each at length.",
+]
+
+
+def classify(service, runner, text, with_probabilities=False):
+    return runner.run(service.classify(text, with_probabilities))
+
+
+def test_result_shape_and_invariants(service, event_loop_runner):
+    result = classify(service, event_loop_runner, "What is the derivative of x squared?", True)
+    assert set(result) == {"class", "confidence", "model", "use_reasoning", "probabilities", "entropy"}
+    names = service.list_categories()["categories"]
+    assert result["class"] == names.index("math")
+    assert len(result["probabilities"]) == len(names)
+    assert math.isclose(sum(result["probabilities"]), 1.0, abs_tol=1e-9)
+    assert result["confidence"] == max(result["probabilities"])
+    assert 0.0 <= result["entropy"] <= math.log(len(names))
+    assert set(classify(service, event_loop_runner, "hello")) == {"class", "confidence", "model", "use_reasoning"}
+
+
+def test_same_text_same_answer_alone_or_in_a_batch(service, event_loop_runner):
+    text = "Who was the first emperor of China?"
+    alone = classify(service, event_loop_runner, text, True)
+
+    async def crowd():
+        others = [service.classify(f"filler question number {i} about cooking") for i in range(10)]
+        return (await asyncio.gather(service.classify(text, True), *others))[0]
+
+    batched = event_loop_runner.run(crowd())
+    assert alone["class"] == batched["class"] == service.list_categories()["categories"].index("history")
+    assert alone["probabilities"] == pytest.approx(batched["probabilities"], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("That's interesting, tell me more about it", "general"),
+        ("What should I make for dinner tonight?", "general"),
+        ("How does a hash table handle collisions?", "technology"),
+        ("Why do plants need sunlight?", "science"),
+    ],
+)
+def test_builtin_taxonomy_on_unseen_prompts(service, event_loop_runner, text, category):
+    names = service.list_categories()["categories"]
+    assert classify(service, event_loop_runner, text)["class"] == names.index(category)
+
+
+@pytest.mark.parametrize("text", SIMPLE)
+def test_simple_prompts_skip_reasoning(service, event_loop_runner, text):
+    assert classify(service, event_loop_runner, text)["use_reasoning"] is False
+
+
+@pytest.mark.parametrize("text", MULTI_STEP)
+def test_multi_step_prompts_get_reasoning(service, event_loop_runner, text):
+    assert classify(service, event_loop_runner, text)["use_reasoning"] is True
+
+
+def test_low_confidence_turns_reasoning_on_with_fallback_model(model_cache_dir, event_loop_runner):
+    config = ClassificationConfig(cache_dir=model_cache_dir, low_confidence_threshold=1.0, fallback_model="big")
+    svc = ClassificationService.from_config(config)
+    try:
+        result = event_loop_runner.run(svc.classify("What is 5 + 3?"))  # classify() starts on demand
+        assert result["use_reasoning"] is True and result["model"] == "big"
+    finally:
+        event_loop_runner.run(svc.close())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [None, 42, b"bytes", "", "   ", "\n\t", "x" * 20_001],
+)
+def test_invalid_text_is_rejected_with_field_name(service, event_loop_runner, bad):
+    with pytest.raises(ClassificationInputError) as info:
+        classify(service, event_loop_runner, bad)
+    assert info.value.field == "text"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(alphabet=" \t\n\r\u3000\u00a0", max_size=50))
+def test_whitespace_only_is_always_rejected(service, event_loop_runner, text):
+    with pytest.raises(ClassificationInputError):
+        classify(service, event_loop_runner, text)
+
+
+def test_with_probabilities_must_be_boolean(service, event_loop_runner):
+    with pytest.raises(ClassificationInputError) as info:
+        classify(service, event_loop_runner, "hello", "yes")
+    assert info.value.field == "with_probabilities"
+
+
+def test_describe_and_categories(service):
+    described = service.describe()
+    categories = service.list_categories()
+    assert described["categories"] == categories["categories"]
+    assert described["index_size"] >= 40 * len(categories["categories"])
+    assert described["quantization"] == "int8" and "MiniLM" in described["model"]
+    assert set(categories["category_system_prompts"]) == set(categories["categories"])
+    assert set(categories["category_descriptions"]) == set(categories["categories"])
+
+
+def test_importing_the_package_stays_light():
+    code = (
+        "import sys; import hexmcp.tools.classification as c; "
+        "c.ClassificationService.from_config(c.ClassificationConfig()); "
+        "print(sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers', 'onnx', 'safetensors') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,27 @@
+"""Offline text classification and routing (MiniLM embeddings + calibrated softmax head).
+
+The public surface is re-exported here. Importing this package stays cheap: numpy, onnxruntime,
+tokenizers and onnx are only imported once ClassificationService.start() runs.
+"""
+
+from .config import ClassificationConfig
+from .errors import (
+    ClassificationError,
+    ClassificationInputError,
+    ModelCacheError,
+    ModelFilesError,
+    ServiceNotReadyError,
+    TaxonomyError,
+)
+from .service import ClassificationService
+
+__all__ = [
+    "ClassificationConfig",
+    "ClassificationError",
+    "ClassificationInputError",
+    "ClassificationService",
+    "ModelCacheError",
+    "ModelFilesError",
+    "ServiceNotReadyError",
+    "TaxonomyError",
+]

@@ -1,0 +1,121 @@
+"""The classifier head: calibrated softmax regression on [sentence | mid-layer] embeddings.
+
+Training (docs/adr/0102):
+1. z-score each feature column (statistics from the training examples only);
+2. fit L2-penalised multinomial logistic regression;
+3. fit one temperature on out-of-fold logits from stratified k-fold cross-validation on the same
+   examples, so probabilities are calibrated without ever looking at evaluation data.
+Deterministic: fixed fold assignment from `seed`, deterministic solver.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from . import softmax_regression
+
+MIN_TEMPERATURE, MAX_TEMPERATURE = 0.05, 20.0
+
+
+@attrs.frozen(kw_only=True)
+class HeadSettings:
+    l2_penalty: float = 1e-4
+    folds: int = 5
+    seed: int = 0
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class SoftmaxHead:
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    temperature: float
+
+    @property
+    def n_classes(self) -> int:
+        return self.weights.shape[1]
+
+    def logits(self, features: np.ndarray) -> np.ndarray:
+        return softmax_regression.logits(self.weights, (features - self.mean) / self.scale)
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        return softmax_regression.softmax(self.logits(features) / self.temperature)
+
+
+def standardiser(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Dividing by sqrt(dim) keeps row norms ~1, so the L2 penalty means the same at any width.
+    mean = features.mean(axis=0)
+    scale = (features.std(axis=0) + 1e-6) * math.sqrt(features.shape[1])
+    return mean, scale
+
+
+def train_head(features: np.ndarray, labels: np.ndarray, n_classes: int, settings: HeadSettings) -> SoftmaxHead:
+    features = np.asarray(features, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    head = _fit(features, labels, n_classes, settings.l2_penalty)
+    out_of_fold = np.zeros((len(labels), n_classes))
+    folds = stratified_folds(labels, settings.folds, settings.seed)
+    for fold in range(settings.folds):
+        held_out = folds == fold
+        if held_out.all() or not held_out.any():
+            continue
+        fold_head = _fit(features[~held_out], labels[~held_out], n_classes, settings.l2_penalty)
+        out_of_fold[held_out] = fold_head.logits(features[held_out])
+    return attrs.evolve(head, temperature=fit_temperature(out_of_fold, labels))
+
+
+def _fit(features: np.ndarray, labels: np.ndarray, n_classes: int, l2: float) -> SoftmaxHead:
+    mean, scale = standardiser(features)
+    weights = softmax_regression.fit((features - mean) / scale, labels, n_classes, l2)
+    return SoftmaxHead(mean=mean, scale=scale, weights=weights, temperature=1.0)
+
+
+def stratified_folds(labels: np.ndarray, folds: int, seed: int) -> np.ndarray:
+    """Fold id per example; each class is shuffled (fixed seed) and dealt round-robin."""
+    rng = np.random.default_rng(seed)
+    assignment = np.empty(len(labels), dtype=np.int64)
+    offset = 0
+    for label in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == label))
+        assignment[members] = (np.arange(len(members)) + offset) % folds
+        offset += len(members)  # rotate starting folds so small classes don't all land in fold 0
+    return assignment
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+    """Temperature minimising the negative log-likelihood; golden-section search on log T.
+
+    NLL is convex in 1/T, hence unimodal in log T, so golden section finds the optimum.
+    """
+
+    def nll(log_t: float) -> float:
+        scaled = logits / math.exp(log_t)
+        scaled = scaled - scaled.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(scaled).sum(axis=1))
+        return float((log_norm - scaled[np.arange(len(labels)), labels]).mean())
+
+    low, high = math.log(MIN_TEMPERATURE), math.log(MAX_TEMPERATURE)
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = high - ratio * (high - low), low + ratio * (high - low)
+    fa, fb = nll(a), nll(b)
+    for _ in range(60):
+        if fa < fb:
+            high, b, fb = b, a, fa
+            a = high - ratio * (high - low)
+            fa = nll(a)
+        else:
+            low, a, fa = a, b, fb
+            b = low + ratio * (high - low)
+            fb = nll(b)
+    return math.exp((low + high) / 2)
+
+
+def entropy_nats(probabilities: np.ndarray) -> np.ndarray:
+    """Shannon entropy in nats (natural log); 0 for a one-hot vector, ln(K) for uniform."""
+    p = np.clip(probabilities, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(p), 0.0)
+    return terms.sum(axis=-1)

@@ -1,0 +1,101 @@
+"""Multinomial logistic regression with an L2 penalty, fitted by L-BFGS in numpy.
+
+Deterministic: zero initialisation, no randomness, float64 throughout. The bias is not penalised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+HISTORY = 10
+MAX_ITERATIONS = 400
+GRADIENT_TOLERANCE = 1e-6
+ARMIJO = 1e-4
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=1, keepdims=True)
+
+
+def with_bias(features: np.ndarray) -> np.ndarray:
+    return np.hstack([features, np.ones((features.shape[0], 1), dtype=features.dtype)])
+
+
+def _loss_and_gradient(w, x, y, l2: float, n_classes: int, sample_weight):
+    n, d = x.shape
+    weights = w.reshape(d, n_classes)
+    probs = softmax(x @ weights)
+    nll = -np.log(probs[np.arange(n), y] + 1e-300)
+    loss = nll @ sample_weight + 0.5 * l2 * np.sum(weights[:-1] ** 2)
+    probs[np.arange(n), y] -= 1.0
+    grad = x.T @ (probs * sample_weight[:, None])
+    grad[:-1] += l2 * weights[:-1]
+    return loss, grad.ravel()
+
+
+def fit(
+    features: np.ndarray,
+    labels: np.ndarray,
+    n_classes: int,
+    l2: float,
+    sample_weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """Weights of shape [dim + 1, n_classes]; the last row is the bias.
+
+    The data term is a weighted mean of per-example log losses (weights normalised to sum to 1).
+    """
+    x = with_bias(np.asarray(features, dtype=np.float64))
+    y = np.asarray(labels, dtype=np.int64)
+    sw = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    sw = sw / sw.sum()
+    w = np.zeros(x.shape[1] * n_classes)
+    loss, grad = _loss_and_gradient(w, x, y, l2, n_classes, sw)
+    steps: list[np.ndarray] = []
+    changes: list[np.ndarray] = []
+    for _ in range(MAX_ITERATIONS):
+        if np.abs(grad).max() < GRADIENT_TOLERANCE:
+            break
+        direction = -_two_loop(grad, steps, changes)
+        slope = grad @ direction
+        if slope >= 0:  # lost descent (numerical trouble): restart from steepest descent
+            steps.clear()
+            changes.clear()
+            direction, slope = -grad, -(grad @ grad)
+        step = 1.0
+        while True:
+            new_loss, new_grad = _loss_and_gradient(w + step * direction, x, y, l2, n_classes, sw)
+            if new_loss <= loss + ARMIJO * step * slope or step < 1e-12:
+                break
+            step *= 0.5
+        s = step * direction
+        change = new_grad - grad
+        if change @ s > 1e-12:
+            steps.append(s)
+            changes.append(change)
+            del steps[:-HISTORY], changes[:-HISTORY]
+        w, loss, grad = w + s, new_loss, new_grad
+    return w.reshape(x.shape[1], n_classes)
+
+
+def _two_loop(grad: np.ndarray, steps: list[np.ndarray], changes: list[np.ndarray]) -> np.ndarray:
+    """L-BFGS approximation of inverse-Hessian @ grad."""
+    q = grad.copy()
+    alphas = []
+    for s, c in zip(reversed(steps), reversed(changes)):
+        alpha = (s @ q) / (c @ s)
+        alphas.append(alpha)
+        q -= alpha * c
+    if steps:
+        q *= (steps[-1] @ changes[-1]) / (changes[-1] @ changes[-1])
+    else:
+        q /= max(1.0, np.abs(q).max())  # first step: keep it short
+    for (s, c), alpha in zip(zip(steps, changes), reversed(alphas)):
+        beta = (c @ q) / (c @ s)
+        q += s * (alpha - beta)
+    return q
+
+
+def logits(weights: np.ndarray, features: np.ndarray) -> np.ndarray:
+    return with_bias(np.asarray(features, dtype=np.float64)) @ weights
