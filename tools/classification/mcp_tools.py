@@ -3,7 +3,9 @@
 Field names are the router's contract and must not change. Results go out as a JSON text block (the
 router reads `content[0].text`) and, for clients whose version has structured output, also as
 `structuredContent` matching the declared output schema. The model loads in the background at
-start-up; a call that arrives before it is ready waits for it rather than failing.
+start-up; a classify_text call that arrives before it is ready waits for it rather than failing, while
+list_categories needs only the taxonomy and answers at once. A full queue or a timed-out classification
+maps to the core's SERVER_BUSY / REQUEST_TIMEOUT, so every adapter reports them the same way.
 """
 
 from __future__ import annotations
@@ -56,12 +58,13 @@ def _classify_input_schema(max_chars: int, max_tokens: int) -> dict[str, Any]:
 def register_classification_tools(server: McpServer, config: Any) -> Any:
     """Register both tools on `server`; returns the service (for health checks and background loading)."""
     from . import ClassificationInputError, ClassificationService
+    from .batcher import RequestTimeoutError, ServiceOverloadedError
 
     service = ClassificationService.from_config(config)
     max_chars = config.max_text_chars
 
     async def list_categories(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        await service.start()
+        await service.ensure_taxonomy()  # the taxonomy alone answers this: don't wait for the model
         return service.list_categories()
 
     async def classify_text(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -78,6 +81,10 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
             return await service.classify(text, with_probabilities=bool(arguments.get("with_probabilities", False)))
         except ClassificationInputError as error:
             raise ProtocolError(ErrorCode.INVALID_PARAMS, str(error), {"path": f"$.arguments.{error.field}"}) from None
+        except ServiceOverloadedError as error:
+            raise ProtocolError(ErrorCode.SERVER_BUSY, str(error)) from None
+        except RequestTimeoutError as error:
+            raise ProtocolError(ErrorCode.REQUEST_TIMEOUT, str(error)) from None
 
     read_only = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     server.tools.add("list_categories", list_categories, title="List categories",

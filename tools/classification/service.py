@@ -25,7 +25,9 @@ class ClassificationService:
         self.config = config
         self._engine: ClassifierEngine | None = None
         self._batcher: MicroBatcher | None = None
+        self._taxonomy: Taxonomy | None = None
         self._start_lock = asyncio.Lock()
+        self._taxonomy_lock = asyncio.Lock()
 
     @classmethod
     def from_config(cls, config: ClassificationConfig) -> ClassificationService:
@@ -54,6 +56,20 @@ class ClassificationService:
                 timeout=self.config.request_timeout_s,
             )
 
+    async def ensure_taxonomy(self) -> Taxonomy:
+        """The taxonomy alone, loaded (once) without the model: list_categories needs nothing more,
+        so it can answer while the model is still loading. Raises TaxonomyError like start()."""
+        if self._taxonomy is None:
+            async with self._taxonomy_lock:
+                if self._taxonomy is None:
+                    from .taxonomy import load_taxonomy
+
+                    loaded = await asyncio.to_thread(load_taxonomy, self.config.taxonomy_path)
+                    # start()'s worker thread may have loaded it meanwhile: keep the one the engine uses.
+                    if self._taxonomy is None:
+                        self._taxonomy = loaded
+        return self._taxonomy
+
     def _build(self) -> ClassifierEngine:
         # OpenBLAS threads spin after every small matmul of the head and steal the cores onnxruntime
         # needs: a batch of 11 took 58 ms instead of 41 ms. Must be set before numpy is imported;
@@ -62,7 +78,10 @@ class ClassificationService:
         from .engine import build_engine
         from .taxonomy import load_taxonomy
 
-        return build_engine(self.config, load_taxonomy(self.config.taxonomy_path))
+        # Reuse the taxonomy list_categories may already have loaded, so both always agree.
+        if self._taxonomy is None:
+            self._taxonomy = load_taxonomy(self.config.taxonomy_path)
+        return build_engine(self.config, self._taxonomy)
 
     async def close(self) -> None:
         if self._batcher is not None:
@@ -76,6 +95,8 @@ class ClassificationService:
 
     @property
     def taxonomy(self) -> Taxonomy:
+        if self._engine is None and self._taxonomy is not None:
+            return self._taxonomy  # loaded by ensure_taxonomy(); the model may still be loading
         return self._require_engine().taxonomy
 
     def describe(self) -> dict[str, Any]:

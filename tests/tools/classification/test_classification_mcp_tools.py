@@ -1,0 +1,59 @@
+"""The MCP tool handlers: list_categories answers from the taxonomy alone, batcher errors map to core codes.
+
+Fast: no model is loaded. `classify` and `start` are replaced where a test needs them to fail or hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hexmcp.core import ErrorCode, McpServer, ProtocolError
+from hexmcp.tools.classification import ClassificationConfig
+from hexmcp.tools.classification.batcher import RequestTimeoutError, ServiceOverloadedError
+from hexmcp.tools.classification.mcp_tools import register_classification_tools
+
+
+def registered(config: ClassificationConfig | None = None):
+    server = McpServer("t", "1")
+    service = register_classification_tools(server, config or ClassificationConfig())
+    return server, service
+
+
+def test_list_categories_does_not_wait_for_the_model():
+    server, service = registered()
+
+    async def never_ready() -> None:  # a model that would take forever to load
+        await asyncio.Event().wait()
+
+    service.start = never_ready
+    handler = server.tools.get("list_categories").handler
+    result = asyncio.run(asyncio.wait_for(handler({}, None), timeout=5))
+    assert result["categories"] == ["math", "science", "technology", "history", "general"]
+    assert set(result["category_descriptions"]) == set(result["categories"])
+    assert not service.ready
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (ServiceOverloadedError("classification queue is full; retry later"), ErrorCode.SERVER_BUSY),
+        (RequestTimeoutError("classification took longer than 10s"), ErrorCode.REQUEST_TIMEOUT),
+    ],
+)
+def test_batcher_errors_map_to_core_codes(error, code):
+    server, service = registered()
+
+    async def started() -> None:
+        return None
+
+    async def failing(text: str, with_probabilities: bool = False):
+        raise error
+
+    service.start, service.classify = started, failing
+    handler = server.tools.get("classify_text").handler
+    with pytest.raises(ProtocolError) as caught:
+        asyncio.run(handler({"text": "What is 5 + 3?"}, None))
+    assert caught.value.code is code
+    assert caught.value.message == str(error)
