@@ -7,7 +7,6 @@ hands the server to an adapter. Adapters proper (stdio, http, ws) import only th
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from typing import Any
@@ -127,12 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     from hexmcp.core.log import configure_logging
 
     if args.command == "stdio":
-        from .stdio import claim_stdout, serve_stdio
+        from .stdio import claim_stdout, run_stdio
 
         wire_fd = claim_stdout()  # before anything else can print
         configure_logging(args.log_level)
         server = build_server(args)
-        return asyncio.run(serve_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd))
+        return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd)
     if args.command == "serve":
         configure_logging(args.log_level)
         return _serve_http(args)

@@ -3,7 +3,8 @@
 `classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request we
 sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
 semantic codes to JSON-RPC codes. The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
-checking it is optional.
+checking it is optional. `decode`/`dumps` are the one JSON codec every adapter uses: orjson, for
+the reasons and figures in docs/adr/0401-json-codec.md.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from typing import Any
 
 import attrs
+import orjson
 
 from hexmcp.core import ErrorCode, Rejection
 
@@ -87,7 +89,7 @@ def valid_id(value: Any) -> bool:
 
 def decode(raw: bytes | str) -> Any:
     """JSON text to a value; raises ValueError (also for invalid UTF-8) so callers answer -32700."""
-    return json.loads(raw)
+    return orjson.loads(raw)
 
 
 def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
@@ -164,4 +166,8 @@ def encode_request(request_id: RequestId, method: str, params: dict[str, Any], *
 
 
 def dumps(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    """Compact UTF-8 JSON with non-ASCII text as is; non-string keys become strings, as json.dumps does."""
+    try:
+        return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # integers beyond 64 bits, which only the standard library encodes (or a real error)
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()

@@ -3,7 +3,8 @@
 stdout belongs to the protocol. At start the real stdout is duplicated to a private descriptor for
 the wire, and fd 1 is pointed at stderr, so a stray `print` or a native library's logging (onnxruntime
 writes from C++) lands in stderr instead of corrupting the stream. EOF on stdin (or SIGTERM) stops
-reading; requests already received are still answered before the process exits 0.
+reading; requests already received are still answered before the process exits 0. `run_stdio` is the
+blocking entry point, on uvloop when it is installed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import signal
 import stat
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import structlog
 
@@ -188,6 +189,26 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     await writer.close()
     log.info("stdio session ended", sessionId=connection.session_id)
     return 0
+
+
+def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
+              wire_fd: int | None = None) -> int:
+    """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
+
+    uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
+    switches); its import adds ~3 ms to start-up.
+    """
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,
+                                      wire_fd=wire_fd))
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _on_sigterm(stop: asyncio.Event) -> None:

@@ -20,6 +20,7 @@ from jsonschema.exceptions import best_match
 from . import models
 from .context import ToolContext
 from .errors import ErrorCode, ProtocolError
+from .quick_check import Check, compile_quick_check
 from .schema import input_schema_for, schema_for
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
@@ -46,9 +47,12 @@ class RegisteredTool:
     handler: ToolHandler
     validator: Any
     output_validator: Any | None
+    quick_check: Check | None = None  # a fast "valid" for simple input schemas (quick_check.py)
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
-        if self.validator.is_valid(arguments):  # the fast path; finding the best error is the slow one
+        if self.quick_check is not None and self.quick_check(arguments):
+            return
+        if self.validator.is_valid(arguments):  # finding the best error is the slow path
             return
         error = best_match(self.validator.iter_errors(arguments))
         if error is not None:
@@ -94,7 +98,8 @@ class ToolRegistry:
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)
         tool = RegisteredTool(definition=definition, handler=handler, validator=compile_validator(input_schema),
-                              output_validator=compile_validator(output_schema) if output_schema else None)
+                              output_validator=compile_validator(output_schema) if output_schema else None,
+                              quick_check=compile_quick_check(input_schema))
         self._tools[name] = tool
         for listener in self._listeners:
             listener()

@@ -6,6 +6,7 @@ costs more than the protocol work for a trivial tool.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
 Scope = MutableMapping[str, Any]
@@ -89,6 +90,11 @@ def accepts(scope: Scope) -> tuple[bool, bool]:
     values = header_values(scope, b"accept")
     if not values:
         return True, True
-    text = b",".join(values).lower()
+    return _accepted(values[0] if len(values) == 1 else b",".join(values))
+
+
+@functools.lru_cache(maxsize=256)  # a client sends the same Accept on every request
+def _accepted(value: bytes) -> tuple[bool, bool]:
+    text = value.lower()
     wildcard = b"*/*" in text
     return (JSON in text or b"application/*" in text or wildcard), (SSE in text or b"text/*" in text or wildcard)

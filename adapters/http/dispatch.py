@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any
 
 from hexmcp.core import ErrorCode, Ok, Outcome, Session
 
 from .. import jsonrpc
+from .deadlines import Deadlines
 from .status import rejection
 
 _traces = itertools.count(1)
 
 
-async def run(core: Session, request: jsonrpc.Request, timeout_s: float | None) -> Outcome:
-    trace_id = f"h{next(_traces):x}"
-    if timeout_s is None:
-        return await core.handle_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
+async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | None) -> Outcome:
+    """`deadlines` None: no deadline (long-lived requests such as subscriptions/listen)."""
+    work = core.handle_request(request.method, request.params, request_key=request.id,
+                               trace_id=f"h{next(_traces):x}")
+    if deadlines is None:
+        return await work
     try:
-        async with asyncio.timeout(timeout_s):
-            return await core.handle_request(request.method, request.params, request_key=request.id,
-                                             trace_id=trace_id)
+        return await deadlines.run(work)
     except TimeoutError:
-        return rejection(ErrorCode.REQUEST_TIMEOUT, f"Request timed out after {timeout_s:g} s: {request.method}")
+        return rejection(ErrorCode.REQUEST_TIMEOUT,
+                         f"Request timed out after {deadlines.timeout_s:g} s: {request.method}")
 
 
 def encode(request_id: jsonrpc.RequestId, outcome: Outcome) -> dict[str, Any] | None:

@@ -4,11 +4,12 @@
 to 127.0.0.1 still sends `Host: evil.example` and `Origin: http://evil.example`, so both are checked
 against allow-lists (loopback names on any port, the bound host, and whatever was configured).
 Requests without an Origin (non-browser clients) pass the Origin check. `BearerAuth` compares tokens
-in constant time. Both validate their configuration in `__init__` and cost one dict/set lookup per request.
+in constant time. Both validate their configuration in `__init__` and cost a cache lookup or two per request.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
 from typing import Iterable
 from urllib.parse import urlsplit
@@ -67,6 +68,9 @@ class HostOriginGuard:
                 self.origins.add(f"{parts.scheme}://{parts.netloc.lower()}")
             else:
                 self.origin_names.add(_split_host(entry)[0])  # a bare name: any scheme, any port
+        # Clients send the same few Host and Origin values on every request: remember the verdicts.
+        self.host_allowed = functools.lru_cache(maxsize=256)(self.host_allowed)  # type: ignore[method-assign]
+        self.origin_allowed = functools.lru_cache(maxsize=256)(self.origin_allowed)  # type: ignore[method-assign]
 
     def host_allowed(self, value: bytes | None) -> bool:
         if self.any_host:

@@ -23,6 +23,7 @@ from .. import jsonrpc
 from . import dispatch
 from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
 from .config import HttpConfig
+from .deadlines import Deadlines
 from .limits import release_slot
 from .peer import HttpPeer, PendingRequests
 from .sessions import HttpSession, SessionStore
@@ -46,6 +47,7 @@ class LegacyTransport:
         self.stateless_pending = PendingRequests(config.client_request_timeout_s)
         self._stateless_ids = itertools.count(1)
         self.open_streams = 0
+        self.deadlines = Deadlines(config.request_timeout_s)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
         method = scope["method"]
@@ -169,12 +171,11 @@ class LegacyTransport:
                       priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
         for request in requests:
             peer.replies[request.id] = reply
-        timeout_s = self.config.request_timeout_s
         try:
             if len(requests) == 1:
-                outcomes = [await dispatch.run(core, requests[0], timeout_s)]
+                outcomes = [await dispatch.run(core, requests[0], self.deadlines)]
             else:
-                outcomes = list(await asyncio.gather(*(dispatch.run(core, r, timeout_s) for r in requests)))
+                outcomes = list(await asyncio.gather(*(dispatch.run(core, r, self.deadlines) for r in requests)))
         finally:
             for request in requests:
                 peer.replies.pop(request.id, None)

@@ -23,6 +23,7 @@ from .. import jsonrpc
 from . import dispatch, headers
 from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
 from .config import HttpConfig
+from .deadlines import Deadlines
 from .legacy import wait_disconnect
 from .limits import release_slot
 from .peer import HttpPeer
@@ -38,6 +39,7 @@ class ModernTransport:
         self.server = server
         self.config = config
         self._ids = itertools.count(1)
+        self.deadlines = Deadlines(config.request_timeout_s)
         self.open_streams = 0
         self._annotations: dict[int, tuple[Any, list[headers.Annotation]]] = {}  # per inputSchema, computed once
         self._listening: dict[Session, asyncio.Future[Outcome]] = {}
@@ -117,7 +119,7 @@ class ModernTransport:
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
         core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
-        work = asyncio.ensure_future(dispatch.run(core, request, self.config.request_timeout_s))
+        work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         gone = asyncio.ensure_future(wait_disconnect(receive))
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)

@@ -23,6 +23,7 @@ from .. import jsonrpc
 from . import dispatch
 from .asgi import BodyTooLarge, ClientGone, Receive, Scope, Send, header, read_body, respond_json
 from .config import HttpConfig
+from .deadlines import Deadlines
 from .status import http_status, rejection, rest_error_body
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
@@ -34,6 +35,7 @@ class RestEndpoint:
         self.config = config
         self._prefix_len = len(config.path) + 1
         self._ids = itertools.count(1)
+        self.deadlines = Deadlines(config.request_timeout_s)
         self._peer = NullPeer()  # a REST call has no way back to the client
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -68,7 +70,7 @@ class RestEndpoint:
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
                                         assume_version=assume)
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        outcome = await dispatch.run(core, request, self.config.request_timeout_s)
+        outcome = await dispatch.run(core, request, self.deadlines)
         if isinstance(outcome, Ok):
             await respond_json(send, 200, jsonrpc.dumps(outcome.result))
         else:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
-from hexmcp.adapters.stdio import claim_stdout, serve_stdio
+from hexmcp.adapters.stdio import claim_stdout, run_stdio
 from hexmcp.core import McpServer
 from hexmcp.core.log import configure_logging
 
@@ -24,7 +23,7 @@ def build() -> McpServer:
 def main() -> int:
     wire_fd = claim_stdout()
     configure_logging("warning", json_output=True)  # per-request info logs would be part of what we time
-    return asyncio.run(serve_stdio(build(), wire_fd=wire_fd))
+    return run_stdio(build(), wire_fd=wire_fd)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,76 @@
+"""One system call per response: uvicorn's httptools protocol with writes joined per event-loop pass.
+
+uvicorn writes a response's head when the app sends `http.response.start` and its body on
+`http.response.body`: two `send()` calls on the socket for every JSON answer. On loopback each costs
+about as much as the protocol work for a trivial tool. `CoalescingTransport` holds what is written
+during one pass of the event loop and hands it to the socket as one write at the end of the pass, so
+head and body leave together (SSE events written in one pass are joined the same way). Anything that
+ends the connection flushes first, so no byte is lost or reordered, and more than `FLUSH_AT` bytes held
+are written at once, so a large or fast producer still meets the transport's flow control.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+FLUSH_AT = 64 * 1024
+
+
+class CoalescingTransport:
+    """Wraps a transport; `write` is deferred to the end of the loop pass, everything else passes through."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        chunk = bytes(data)
+        self._held.append(chunk)
+        self._held_bytes += len(chunk)
+        if self._held_bytes >= FLUSH_AT:
+            self.flush()
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._held:
+            data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+            self._held.clear()
+            self._held_bytes = 0
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + self._held_bytes
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held.clear()
+        self._held_bytes = 0
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class CoalescingHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol on a `CoalescingTransport` (pass as `uvicorn.Config(http=...)`)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]

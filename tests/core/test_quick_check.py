@@ -1,0 +1,88 @@
+"""The quick schema check may only ever say "valid" when jsonschema agrees, and says it for what tools get."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hexmcp.core.quick_check import compile_quick_check
+from hexmcp.core.schema import input_schema_for
+from hexmcp.core.tools import compile_validator
+
+from ..support.strategies import JSON_VALUES
+
+TYPE_NAMES = st.sampled_from(["object", "array", "string", "integer", "number", "boolean", "null"])
+ANNOTATIONS = st.fixed_dictionaries({}, optional={"description": st.text(max_size=5), "default": JSON_VALUES,
+                                                  "title": st.text(max_size=5)})
+TYPES = TYPE_NAMES | st.lists(TYPE_NAMES, min_size=1, max_size=3, unique=True)
+LEAF_SCHEMAS = st.one_of(
+    st.builds(lambda t, a: {"type": t, **a}, TYPES, ANNOTATIONS),
+    st.builds(lambda e: {"enum": e}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
+    st.just({}), st.just(True))
+
+
+def _compound(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    names = st.sampled_from(["a", "b", "text", "n"])
+    objects = st.builds(
+        lambda props, required, extra, typed: {**({"type": "object"} if typed else {}), "properties": props,
+                                               **({"required": required} if required else {}),
+                                               **({"additionalProperties": extra[0]} if extra else {})},
+        st.dictionaries(names, inner, max_size=3), st.lists(names, max_size=2, unique=True),
+        st.lists(inner | st.booleans(), max_size=1), st.booleans())
+    return (objects | st.builds(lambda i: {"type": "array", "items": i}, inner)
+            | st.builds(lambda o: {"anyOf": o}, st.lists(inner, min_size=1, max_size=3)))
+
+
+SIMPLE_SCHEMAS = st.recursive(LEAF_SCHEMAS, _compound, max_leaves=6)
+INSTANCES = JSON_VALUES | st.dictionaries(st.sampled_from(["a", "b", "text", "n", "x"]), JSON_VALUES, max_size=4)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SIMPLE_SCHEMAS, instance=INSTANCES)
+def test_quick_check_agrees_with_jsonschema(schema: Any, instance: Any) -> None:
+    """A quick "valid" is always right; and it is only withheld where 1.0 would count as an integer."""
+    check = compile_quick_check(schema)
+    assert check is not None, schema
+    valid = compile_validator(schema if schema is not True else {}).is_valid(instance)
+    if check(instance):
+        assert valid, (schema, instance)
+    elif not _has_integral_float(instance):
+        assert not valid, (schema, instance)
+
+
+def _has_integral_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, list):
+        return any(_has_integral_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_integral_float(v) for v in value.values())
+    return False
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "format": "email"},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"},
+    {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+    {"type": "string", "minLength": 1},
+    {"enum": [1, True]},
+    {"type": "array", "items": [{"type": "string"}]},
+    {"$ref": "#/$defs/x", "$defs": {"x": {}}},
+])
+def test_schemas_outside_the_subset_get_no_quick_check(schema: dict[str, Any]) -> None:
+    assert compile_quick_check(schema) is None
+
+
+def test_schemas_derived_from_signatures_get_a_quick_check() -> None:
+    async def tool(text: Annotated[str, "what to say"], times: int = 1, mode: Literal["a", "b"] | None = None,
+                   tags: list[str] | None = None, extra: dict[str, float] | None = None) -> str:
+        return text
+
+    check = compile_quick_check(input_schema_for(tool, skip=frozenset()))
+    assert check is not None
+    assert check({"text": "hi", "times": 2, "mode": "a", "tags": ["x"], "extra": {"k": 1.5}})
+    assert not check({"text": "hi", "times": True})
+    assert not check({"times": 2})
