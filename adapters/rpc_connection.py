@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import structlog
 
-from hexmcp.core import ErrorCode, McpServer, Ok, PeerRequestFailed, new_event_id, versions
+from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, PeerRequestFailed, new_event_id, versions
 from hexmcp.core.ports import RequestKey
 
 from . import jsonrpc
@@ -69,7 +69,12 @@ class RpcConnection:
                 await self._send_error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
                                        f"Too many requests in flight on this connection (limit {self._max_in_flight})")
             else:
-                self._spawn(self._serve(message))
+                # Admitted now, in arrival order (lifecycle rules), and served concurrently.
+                trace_id = self._trace_id()
+                with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=trace_id):
+                    work = self.session.begin_request(message.method, message.params, request_key=message.id,
+                                                      trace_id=trace_id)
+                self._spawn(self._serve(message, work, trace_id))
         else:
             reply = await self._handle_non_request(message)
             if reply is not None:
@@ -109,12 +114,10 @@ class RpcConnection:
         return jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}",
                                     {"eventId": event_id}, with_version=self._with_version)
 
-    async def _serve(self, request: jsonrpc.Request) -> None:
+    async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome], trace_id: str) -> None:
         # A spawned task runs in its own copy of the context, so binding here needs no reset.
-        trace_id = self._trace_id()
         structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
-        reply = await self._outcome_to_reply(request, await self.session.handle_request(
-            request.method, request.params, request_key=request.id, trace_id=trace_id))
+        reply = await self._outcome_to_reply(request, await work)
         if reply is not None:
             await self._send_message(reply)
 

@@ -87,8 +87,24 @@ class Session:
 
     async def handle_request(self, method: str, params: Any, *, request_key: RequestKey | None,
                              trace_id: str) -> Outcome:
+        return await self.begin_request(method, params, request_key=request_key, trace_id=trace_id)
+
+    def begin_request(self, method: str, params: Any, *, request_key: RequestKey | None,
+                      trace_id: str) -> Awaitable[Outcome]:
+        """Admit a request now, serve it when awaited.
+
+        Admission (era, lifecycle state, route) happens synchronously, in the order requests arrive,
+        so an adapter that serves requests concurrently can still not let a request sent before
+        `initialize` slip in after it. The returned awaitable does the work.
+        """
         try:
             call, route = self._admit(method, params, request_key, trace_id)
+        except ProtocolError as error:
+            return _ready(self._reject(error.code, error.message, error.data, method=method))
+        return self._serve(method, params, call, route)
+
+    async def _serve(self, method: str, params: Any, call: Call, route: Route) -> Outcome:
+        try:
             result = await route.handler(self, parse_params(params, route.params), call)
             # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
             version = result.protocol_version if isinstance(result, models.InitializeResult) else call.version
@@ -241,6 +257,10 @@ class Session:
             return await work
         async with asyncio.timeout(timeout):
             return await work
+
+
+async def _ready(outcome: Outcome) -> Outcome:
+    return outcome
 
 
 def _loop_running() -> bool:
