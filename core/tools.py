@@ -124,7 +124,12 @@ class ToolRegistry:
         def register(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             if not inspect.iscoroutinefunction(function):
                 raise TypeError(f"tool {function.__name__} must be an async function")
-            wants_context = "ctx" in inspect.signature(function).parameters
+            parameters = inspect.signature(function).parameters
+            wants_context = "ctx" in parameters
+            takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+            # The derived schema allows extra arguments (clients and models add them); they are not the
+            # function's to receive, so they are dropped rather than crashing the call.
+            known = frozenset(name for name in parameters if name != "ctx")
             declared_output = output_schema
             if declared_output is None:
                 returns = inspect.signature(function).return_annotation
@@ -132,6 +137,8 @@ class ToolRegistry:
                     declared_output = schema_for(returns)
 
             async def handler(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+                if not takes_any and not arguments.keys() <= known:
+                    arguments = {k: v for k, v in arguments.items() if k in known}
                 if wants_context:
                     return await function(**arguments, ctx=ctx)
                 return await function(**arguments)

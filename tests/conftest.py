@@ -10,6 +10,13 @@ from .fixtures.demo_server import build_demo_server
 from .support.peer import CoreClient, RecordingPeer
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # Declared here because only the root conftest of testpaths may add options; used by tests/conformance.
+    parser.addoption("--target", action="append", default=[], metavar="SPEC",
+                     help="run the conformance properties against this MCP server instead of hexmcp's own: "
+                          "'stdio:CMD ARGS', 'http://host:port/mcp', 'rest:http://…', 'ws://…/ws', 'ws+mcp://…/ws'")
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     # The core schedules with asyncio (ensure_future, asyncio.timeout): test on the loop it is written for.

@@ -91,10 +91,13 @@ class LegacyTransport:
             return
         raw_id = header(scope, SESSION_HEADER)
         created = False
+        first = messages[0]
+        # Echo the request's id in refusals when it could be read; only unreadable ids are null.
+        first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
         if raw_id is None:
-            first = messages[0]
             if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
-                await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+                await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required",
+                             request_id=first_id)
                 return
             session = await self.sessions.create()
             if session is None:
@@ -105,7 +108,8 @@ class LegacyTransport:
         else:
             found = self.sessions.get(raw_id.decode("latin-1"))
             if found is None:
-                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session")
+                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
+                             request_id=first_id)
                 return
             session = found
         if batch and not _batching(session.core.version):

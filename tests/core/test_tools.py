@@ -122,3 +122,21 @@ async def test_a_timed_out_tool_is_a_tool_error() -> None:
     result = await call(client, "slow", seconds=5)
     assert result["isError"] is True
     assert "timed out" in result["content"][0]["text"]
+
+
+async def test_extra_arguments_are_dropped_for_decorated_tools() -> None:
+    """The derived schema admits extra arguments, so they must not crash the call (found by the conformance suite)."""
+    from hexmcp.core import McpServer, NullPeer, Ok, versions
+
+    server = McpServer("extra", "1")
+
+    @server.tool()
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    session = server.open_session(session_id="s", peer=NullPeer(), assume_version=versions.LATEST_HANDSHAKE_VERSION)
+    outcome = await session.handle_request("tools/call", {"name": "shout", "arguments": {"text": "hi", "extra": 1}},
+                                           request_key=1, trace_id="t")
+    assert isinstance(outcome, Ok)
+    assert not outcome.result.get("isError")
+    assert outcome.result["content"][0]["text"] == "HI"
