@@ -25,7 +25,9 @@ TASKS_EXTENSION_PREFIX = "tasks-"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(1500),
-    pytest.mark.skipif(not RUNNER.exists(), reason=f"conformance runner not found at {RUNNER}"),
+    # Locally a missing runner skips; in CI (CI=true) it fails, so a missing harness can never pass as green.
+    pytest.mark.skipif(not RUNNER.exists() and os.environ.get("CI") != "true",
+                       reason=f"conformance runner not found at {RUNNER}"),
     pytest.mark.skipif(shutil.which("bash") is None or shutil.which("curl") is None, reason="needs bash and curl"),
 ]
 
