@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import orjson
 
-from hexmcp.core import ErrorCode, Rejection
+from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection
 
 JSONRPC_VERSION = "2.0"
 
@@ -163,6 +163,16 @@ def encode_request(request_id: RequestId, method: str, params: dict[str, Any], *
     message = encode_notification(method, params, with_version=with_version)
     message["id"] = request_id
     return message
+
+
+def result_of(response: Response) -> dict[str, Any]:
+    """The result a client sent for a server-initiated request, or `PeerRequestFailed` saying why not."""
+    if response.error is not None:
+        error = response.error if isinstance(response.error, dict) else {}
+        raise PeerRequestFailed(str(error.get("message", "error")), error.get("code"), error.get("data"))
+    if not isinstance(response.result, dict):
+        raise PeerRequestFailed("the client's result is not an object")
+    return response.result
 
 
 def dumps(message: Any) -> bytes:

@@ -154,12 +154,7 @@ class RpcConnection:
             raise PeerRequestFailed(f"no answer to {method} within {self._peer_timeout_s:.0f} s") from None
         finally:
             self._pending.pop(request_id, None)
-        if response.error is not None:
-            error = response.error if isinstance(response.error, dict) else {}
-            raise PeerRequestFailed(str(error.get("message", "error")), error.get("code"), error.get("data"))
-        if not isinstance(response.result, dict):
-            raise PeerRequestFailed("the client's result is not an object")
-        return response.result
+        return jsonrpc.result_of(response)
 
     def _resolve(self, response: jsonrpc.Response) -> None:
         future = self._pending.get(response.id)

@@ -9,20 +9,9 @@ from __future__ import annotations
 
 import attrs
 
+from ..settings import positive, string_tuple
+
 MIB = 1024 * 1024
-
-
-def _positive(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
-    if value is not None and value <= 0:
-        raise ValueError(f"HttpConfig.{attribute.name} must be positive, got {value!r}")
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value)  # type: ignore[union-attr]
 
 
 @attrs.frozen(kw_only=True)
@@ -36,27 +25,27 @@ class HttpConfig:
     """Serve handshake versions without sessions: every POST stands alone (load-balancer friendly)."""
     auth_token: str | None = None
     """When set, every request except /health needs `Authorization: Bearer <token>`."""
-    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Host header values (`name` or `name:port`; `*` disables the check). Loopback is always allowed."""
-    allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins are always allowed."""
-    cors_origins: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    cors_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Origins that get CORS headers (browser clients). Empty: CORS off."""
-    max_body_bytes: int = attrs.field(default=4 * MIB, validator=_positive)
-    request_timeout_s: float | None = attrs.field(default=120.0, validator=_positive)
+    max_body_bytes: int = attrs.field(default=4 * MIB, validator=positive)
+    request_timeout_s: float | None = attrs.field(default=120.0, validator=positive)
     """Deadline for one request (not for GET streams or subscriptions/listen, which are long-lived)."""
-    max_concurrent_requests: int = attrs.field(default=256, validator=_positive)
+    max_concurrent_requests: int = attrs.field(default=256, validator=positive)
     """POSTs served at once; beyond it 503 + Retry-After (JSON-RPC -32005)."""
-    max_sessions: int = attrs.field(default=10_000, validator=_positive)
-    session_idle_timeout_s: float = attrs.field(default=1800.0, validator=_positive)
-    max_streams: int = attrs.field(default=1024, validator=_positive)
+    max_sessions: int = attrs.field(default=10_000, validator=positive)
+    session_idle_timeout_s: float = attrs.field(default=1800.0, validator=positive)
+    max_streams: int = attrs.field(default=1024, validator=positive)
     """Long-lived streams (GET and subscriptions/listen) open at once."""
-    replay_events: int = attrs.field(default=256, validator=_positive)
+    replay_events: int = attrs.field(default=256, validator=positive)
     """SSE events kept per stream for `Last-Event-ID` resumption."""
-    sse_retry_ms: int = attrs.field(default=1000, validator=_positive)
-    keepalive_s: float = attrs.field(default=15.0, validator=_positive)
+    sse_retry_ms: int = attrs.field(default=1000, validator=positive)
+    keepalive_s: float = attrs.field(default=15.0, validator=positive)
     """Comment lines on idle long-lived streams, so proxies do not cut them."""
-    client_request_timeout_s: float = attrs.field(default=300.0, validator=_positive)
+    client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
     """How long a server-to-client request (sampling, elicitation) waits for the client's answer."""
 
     def __attrs_post_init__(self) -> None:

@@ -48,12 +48,7 @@ class PendingRequests:
             raise PeerRequestFailed(f"no answer to {method} within {self._timeout_s:.0f} s") from None
         finally:
             self._waiting.pop(request_id, None)
-        if response.error is not None:
-            error = response.error if isinstance(response.error, dict) else {}
-            raise PeerRequestFailed(str(error.get("message", "error")), error.get("code"), error.get("data"))
-        if not isinstance(response.result, dict):
-            raise PeerRequestFailed("the client's result is not an object")
-        return response.result
+        return jsonrpc.result_of(response)
 
     def resolve(self, response: jsonrpc.Response) -> bool:
         future = self._waiting.get(response.id)

@@ -12,55 +12,44 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..settings import positive, string_tuple
+
 if TYPE_CHECKING:
     from hexmcp.adapters.http import HttpConfig
 
 MIB = 1024 * 1024
 
 
-def _positive(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
-    if value is not None and value <= 0:
-        raise ValueError(f"WsConfig.{attribute.name} must be positive, got {value!r}")
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return tuple(str(v) for v in value)  # type: ignore[union-attr]
-
-
 @attrs.frozen(kw_only=True)
 class WsConfig:
     path: str = "/ws"
-    max_frame_bytes: int = attrs.field(default=4 * MIB, validator=_positive)
+    max_frame_bytes: int = attrs.field(default=4 * MIB, validator=positive)
     """Largest inbound message; a bigger one closes the connection with 1009."""
-    send_queue_messages: int = attrs.field(default=256, validator=_positive)
+    send_queue_messages: int = attrs.field(default=256, validator=positive)
     """Outbound messages queued for a client that is not reading; one more closes it with 1013."""
-    send_queue_chars: int = attrs.field(default=16 * MIB, validator=_positive)
+    send_queue_chars: int = attrs.field(default=16 * MIB, validator=positive)
     """The same bound in characters of JSON text (one message larger than this alone is still sent)."""
-    ping_interval_s: float | None = attrs.field(default=20.0, validator=_positive)
+    ping_interval_s: float | None = attrs.field(default=20.0, validator=positive)
     """uvicorn pings an idle client this often (None: never)."""
-    ping_timeout_s: float | None = attrs.field(default=20.0, validator=_positive)
+    ping_timeout_s: float | None = attrs.field(default=20.0, validator=positive)
     """...and closes it with 1011 when the pong is this late."""
-    close_timeout_s: float = attrs.field(default=10.0, validator=_positive)
+    close_timeout_s: float = attrs.field(default=10.0, validator=positive)
     """How long we try to deliver our close frame to a client whose socket is full."""
-    shutdown_grace_s: float = attrs.field(default=10.0, validator=_positive)
+    shutdown_grace_s: float = attrs.field(default=10.0, validator=positive)
     """On shutdown, how long in-flight requests may run before they are cancelled."""
     auth_token: str | None = None
     """When set, the handshake needs `Authorization: Bearer <token>` (else HTTP 401)."""
     bound_host: str = "127.0.0.1"
     """The interface served; its name is an allowed Host/Origin besides the loopback names."""
-    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Host values (`name` or `name:port`; `*` disables the check), as in HttpConfig."""
-    allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Origin values (`scheme://host[:port]`; `*` disables the check), as in HttpConfig."""
-    max_connections: int = attrs.field(default=1024, validator=_positive)
+    max_connections: int = attrs.field(default=1024, validator=positive)
     """Open sockets at once; the handshake beyond it gets HTTP 503."""
-    max_in_flight: int = attrs.field(default=512, validator=_positive)
+    max_in_flight: int = attrs.field(default=512, validator=positive)
     """Requests one socket may have running; beyond it each gets a -32005 error frame."""
-    client_request_timeout_s: float = attrs.field(default=300.0, validator=_positive)
+    client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
     """How long a server-to-client request (sampling, elicitation) waits for the client's answer."""
     per_message_deflate: bool = True
 

@@ -1,0 +1,20 @@
+"""Validators and converters shared by the adapters' attrs configuration classes."""
+
+from __future__ import annotations
+
+import attrs
+
+
+def positive(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
+    """attrs validator: None or a number above zero; the message names the class and the setting."""
+    if value is not None and value <= 0:
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} must be positive, got {value!r}")
+
+
+def string_tuple(value: object) -> tuple[str, ...]:
+    """attrs converter: a comma-separated string (as from an environment variable) or any iterable."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)  # type: ignore[union-attr]
