@@ -70,11 +70,13 @@ class RpcConnection:
                                        f"Too many requests in flight on this connection (limit {self._max_in_flight})")
             else:
                 # Admitted now, in arrival order (lifecycle rules), and served concurrently.
+                # Bound in the reader's context and left there: the task spawned next copies it, and the
+                # next request overwrites it (cheaper than binding and resetting around every request).
                 trace_id = self._trace_id()
-                with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=trace_id):
-                    work = self.session.begin_request(message.method, message.params, request_key=message.id,
-                                                      trace_id=trace_id)
-                self._spawn(self._serve(message, work, trace_id))
+                structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
+                work = self.session.begin_request(message.method, message.params, request_key=message.id,
+                                                  trace_id=trace_id)
+                self._spawn(self._serve(message, work))
         else:
             reply = await self._handle_non_request(message)
             if reply is not None:
@@ -114,9 +116,7 @@ class RpcConnection:
         return jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}",
                                     {"eventId": event_id}, with_version=self._with_version)
 
-    async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome], trace_id: str) -> None:
-        # A spawned task runs in its own copy of the context, so binding here needs no reset.
-        structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
+    async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
         reply = await self._outcome_to_reply(request, await work)
         if reply is not None:
             await self._send_message(reply)

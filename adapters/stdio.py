@@ -87,14 +87,16 @@ class LineSplitter:
 class _WireWriter:
     """Writes whole messages to the wire descriptor, asynchronously when it is a pipe.
 
-    Messages finished in the same event-loop pass are joined into one write: under pipelined load that
-    is one system call for many answers instead of one each.
+    A message written when the wire has been quiet goes out at once (a lone answer waits for nothing);
+    messages that follow within the same event-loop pass are held and joined into one write at the end
+    of the pass, so under pipelined load many answers cost one system call.
     """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._writer: asyncio.StreamWriter | None = None
         self._pending: list[bytes] = []
+        self._window_open = False
 
     async def open(self) -> None:
         mode = os.fstat(self._fd).st_mode
@@ -106,26 +108,38 @@ class _WireWriter:
 
     async def send(self, message: Any) -> None:
         data = jsonrpc.dumps(message) + b"\n"
-        if self._writer is None:
+        writer = self._writer
+        if writer is None:
             os.write(self._fd, data)
             return
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(data)
-        if self._writer.transport.get_write_buffer_size() > _HIGH_WATER:
+        if writer.transport.is_closing():
+            return  # the client went away; reading will hit EOF and we shut down
+        if self._window_open:
+            self._pending.append(data)
+        else:
+            writer.write(data)
+            self._window_open = True
+            asyncio.get_running_loop().call_soon(self._end_of_pass)
+        if writer.transport.get_write_buffer_size() > _HIGH_WATER:
             try:
-                await self._writer.drain()  # a client that does not read slows us down, not our memory
+                await writer.drain()  # a client that does not read slows us down, not our memory
             except (ConnectionError, BrokenPipeError):
-                pass  # the client went away; reading will hit EOF and we shut down
+                pass
 
-    def _flush(self) -> None:
-        if self._writer is not None and self._pending and not self._writer.transport.is_closing():
+    def _end_of_pass(self) -> None:
+        if self._pending and self._writer is not None and not self._writer.transport.is_closing():
             self._writer.write(b"".join(self._pending))
+            self._pending.clear()
+            asyncio.get_running_loop().call_soon(self._end_of_pass)  # keep joining while the burst lasts
+            return
         self._pending.clear()
+        self._window_open = False
 
     async def close(self) -> None:
         if self._writer is not None:
-            self._flush()
+            if self._pending and not self._writer.transport.is_closing():
+                self._writer.write(b"".join(self._pending))
+                self._pending.clear()
             try:
                 await self._writer.drain()
             except (ConnectionError, BrokenPipeError):
