@@ -64,11 +64,13 @@ def _top_k_mean(similarities: np.ndarray) -> float:
 def reasoning_score(text: str, embedding: np.ndarray, reasoning: np.ndarray, simple: np.ndarray) -> float:
     """> 0 means the prompt looks like multi-step work."""
     score = _top_k_mean(reasoning @ embedding) - _top_k_mean(simple @ embedding)
-    score += min(MAX_CUE_BONUS, CUE_WEIGHT * len(MULTI_STEP_CUES.findall(text)))
+    cues = len(MULTI_STEP_CUES.findall(text))
+    score += min(MAX_CUE_BONUS, CUE_WEIGHT * cues)
     words = len(text.split())
     if words >= LONG_PROMPT_WORDS:
         score += LENGTH_WEIGHT
-    elif words <= SHORT_PROMPT_WORDS:
+    elif words <= SHORT_PROMPT_WORDS and not cues:
+        # Brevity suggests a lookup, unless the prompt names multi-step work ("Prove that √2 is irrational").
         score -= LENGTH_WEIGHT
     return score
 

@@ -15,12 +15,13 @@ from hexmcp.tools.classification import ClassificationConfig, ClassificationInpu
 
 pytestmark = pytest.mark.slow
 
-SIMPLE = ["What is 5 + 3?", "What color is the sky?"]
+SIMPLE = ["What is 5 + 3?", "What color is the sky?", "What is the capital of France?", "hey, how are you?"]
 MULTI_STEP = [
     "Solve the differential equation y'' + y = sin(2x) with y(0) = 0 and y'(0) = 1.",
     "Prove that every finite integral domain is a field.",
     "Design a globally distributed key-value store with strong consistency and explain the failure modes.",
     "Compare the economic and military causes of the fall of the Western Roman Empire, analysing each at length.",
+    "Prove that sqrt(2) is irrational",  # short, but a proof: brevity must not switch reasoning off
 ]
 
 
