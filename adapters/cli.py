@@ -130,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
 
         wire_fd = claim_stdout()  # before anything else can print
         configure_logging(args.log_level)
-        server = build_server(args)
-        return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd)
+        server, service = build_server_and_service(args)
+        # The model loads in the background once the session is up, so the handshake never waits for
+        # it and the first classify_text rarely does.
+        background = [service.start] if service is not None else []
+        return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     if args.command == "serve":
         configure_logging(args.log_level)
         return _serve_http(args)

@@ -15,7 +15,7 @@ import signal
 import stat
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 import structlog
 
@@ -166,8 +166,13 @@ async def _open_reader(fd: int) -> asyncio.StreamReader:
 
 
 async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                      stdin_fd: int = 0, wire_fd: int | None = None) -> int:
-    """Serve one client on stdin/stdout until EOF; returns the process exit code."""
+                      stdin_fd: int = 0, wire_fd: int | None = None,
+                      on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+    """Serve one client on stdin/stdout until EOF; returns the process exit code.
+
+    `on_startup` hooks (loading a model, say) run in the background while the session is served;
+    one that fails is logged, and the server keeps serving.
+    """
     if wire_fd is None:
         wire_fd = claim_stdout()
     writer = _WireWriter(wire_fd)
@@ -193,20 +198,32 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
             await connection.receive_raw(last)
 
     reading = asyncio.ensure_future(pump_lines())
+    background = [asyncio.ensure_future(_logged(hook)) for hook in on_startup]
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
     if not reading.done():
         reading.cancel()
     await connection.drain()
+    for task in background:
+        task.cancel()
     await connection.close()
     await writer.close()
     log.info("stdio session ended", sessionId=connection.session_id)
     return 0
 
 
+async def _logged(hook: Callable[[], Awaitable[None]]) -> None:
+    try:
+        await hook()
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("background start-up task failed; the tools that need it will report the error")
+
+
 def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
-              wire_fd: int | None = None) -> int:
+              wire_fd: int | None = None, on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
@@ -214,7 +231,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     """
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,
-                                      wire_fd=wire_fd))
+                                      wire_fd=wire_fd, on_startup=on_startup))
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

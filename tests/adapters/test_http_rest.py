@@ -108,7 +108,7 @@ def test_startup_hooks_run_in_the_background() -> None:
     async def hook() -> None:
         started.set()
 
-    with live_server(build_demo_server(), on_startup=[hook]) as live:
+    with live_server(build_demo_server(), on_startup=[hook]):
         deadline = time.monotonic() + 5
         while not started.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -11,15 +11,17 @@ ServiceOverloadedError) and every caller waits at most `timeout` seconds.
 from __future__ import annotations
 
 import asyncio
-import logging
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
+import structlog
+from hexmcp.core import new_event_id
+
 from .errors import ClassificationError
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 _STOP = object()
 
@@ -95,7 +97,7 @@ class MicroBatcher:
             results = self._process([item for item, _, _ in batch])
             outcomes = [(True, result) for result in results]
         except Exception as exc:  # delivered to every waiting caller, never lost in the thread
-            log.exception("classification batch failed")
+            log.exception("classification batch failed", eventId=new_event_id())
             outcomes = [(False, exc)] * len(batch)
         for (_, future, loop), (ok, value) in zip(batch, outcomes):
             try:

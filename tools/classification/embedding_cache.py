@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import io
-import logging
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import structlog
 
 from .model_cache import atomic_write_bytes
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 
 def cache_key(model_key: str, texts: list[str]) -> str:
@@ -44,7 +44,7 @@ def load_or_compute(
     try:
         atomic_write_bytes(path, buffer.getvalue())
     except OSError as exc:  # a read-only cache costs speed, not correctness
-        log.warning("cannot write embedding cache %s: %s", path, exc)
+        log.warning("cannot write embedding cache", path=str(path), error=str(exc))
     return embeddings
 
 
@@ -54,9 +54,9 @@ def _load(path: Path, shape: tuple[int, int]) -> np.ndarray | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        log.warning("embedding cache %s unreadable (%s); recomputing", path, exc)
+        log.warning("embedding cache unreadable; recomputing", path=str(path), error=str(exc))
         return None
     if array.shape != shape or array.dtype != np.float32 or not np.isfinite(array).all():
-        log.warning("embedding cache %s has unexpected content; recomputing", path)
+        log.warning("embedding cache has unexpected content; recomputing", path=str(path))
         return None
     return array

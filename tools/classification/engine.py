@@ -6,12 +6,12 @@ Heavy imports live here, never in modules the server imports at start-up.
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 
 import attrs
 import numpy as np
+import structlog
 
 from . import embedding_cache, model_cache
 from .config import ClassificationConfig
@@ -23,7 +23,7 @@ from .onnx_export import CONVERTER_VERSION
 from .routing import Router, RoutingSettings, load_exemplars
 from .taxonomy import Taxonomy
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -130,7 +130,7 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
         temperature=head.temperature,
         model_id=model_key,
     )
-    log.info("classifier ready: %s", stats)
+    log.info("classifier ready", **attrs.asdict(stats))
     return ClassifierEngine(taxonomy=taxonomy, encoder=encoder, head=head, gate=gate, router=router, stats=stats)
 
 

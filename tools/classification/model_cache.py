@@ -9,15 +9,16 @@ to a temporary file in the same directory and is renamed into place, so readers 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import tempfile
 from pathlib import Path
 
+import structlog
+
 from .errors import ModelCacheError
 from .model_files import ModelFiles, file_sha256
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 QUANTIZATIONS = ("fp32", "int8")
 MIN_REFERENCE_COSINE = 0.9999
@@ -65,7 +66,7 @@ def is_verified(path: Path) -> bool:
     except OSError:
         return False
     if actual != expected:
-        log.warning("cached model %s does not match its checksum; rebuilding", path)
+        log.warning("cached model does not match its checksum; rebuilding", path=str(path))
         return False
     return True
 
@@ -138,7 +139,7 @@ def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights
         if is_verified(target):
             return target
         if not is_verified(fp32_path):
-            log.info("converting %s to ONNX in %s", files.weights, fp32_path)
+            log.info("converting the weights to ONNX", weights=str(files.weights), target=str(fp32_path))
             store(fp32_path, convert_fp32(files))
         if quantization != "fp32":
             store(target, quantize_int8(fp32_path))
