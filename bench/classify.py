@@ -44,19 +44,19 @@ async def measure(quantization: str, threads: int, rounds: int) -> dict:
         engine.encoder.forward(feed)
         await service.classify(QUERY)
 
+    # Floor and single calls alternate round by round, so both see the same machine state (clock
+    # speed, other load, caches warmed by the same surrounding work); measured in two separate loops
+    # they drifted apart by as much as 40% between runs on this 2-core machine.
     floor = []
+    single = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         engine.encoder.forward(feed)
         floor.append(time.perf_counter() - t0)
-
-    single = []
-    t_single = time.perf_counter()
-    for _ in range(rounds):
         t0 = time.perf_counter()
         await service.classify(QUERY)
         single.append(time.perf_counter() - t0)
-    t_single = time.perf_counter() - t_single
+    t_single = sum(single)
 
     concurrent: list[float] = []
     per_caller = max(1, rounds * 2 // CONCURRENCY)
