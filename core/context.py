@@ -9,17 +9,12 @@ deterministic order and do their side effects after the last question.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
-
-import structlog
 
 from . import versions
 from .errors import ErrorCode, ProtocolError, ToolError
 from .params import LOG_LEVELS
 from .ports import Peer, PeerRequestFailed, RequestKey
-
-log = structlog.get_logger("hexmcp.core")
 
 # The client capability each kind of question needs, and the method that carries it.
 _QUESTION_KINDS = {
@@ -160,7 +155,3 @@ class ToolContext:
             return await self._peer.request(method, params, related=self.request_key)
         except PeerRequestFailed as exc:
             raise ToolError(f"the client could not answer the {kind} request: {exc}") from None
-
-    async def checkpoint(self) -> None:
-        """Yield to the event loop so a cancellation can land in a long CPU-bound loop."""
-        await asyncio.sleep(0)

@@ -74,9 +74,6 @@ class ResourceRegistry:
     def template_definitions(self) -> list[models.ResourceTemplate]:
         return [t.definition for t in self._templates]
 
-    def knows(self, uri: str) -> bool:
-        return uri in self._fixed or any(t.pattern.match(uri) for t in self._templates)
-
     def completer_for(self, uri_template: str) -> Completer | None:
         for template in self._templates:
             if template.definition.uri_template == uri_template:

@@ -443,7 +443,7 @@ async def _listen(session: Session, params: ListenParams, call: Call) -> models.
     finally:
         session._listening.discard(call.request_key)
         session.server.subscriptions.close(subscription)
-    return models.SubscriptionsListenResult(meta=subscription.result_meta())
+    return models.SubscriptionsListenResult(meta=subscription.meta())
 
 
 ROUTES: dict[str, Route] = {

@@ -40,9 +40,6 @@ class Subscription:
             agreed["resourceSubscriptions"] = list(self.wanted.resource_subscriptions)
         return {"notifications": agreed, "_meta": self.meta()}
 
-    def result_meta(self) -> dict[str, Any]:
-        return self.meta()
-
     def wants_list(self, kind: str) -> bool:
         return bool(getattr(self.wanted, _LIST_KINDS[kind]))
 

@@ -64,7 +64,3 @@ def negotiate_handshake_version(requested: str) -> str:
 
 def features(version: str) -> VersionFeatures:
     return FEATURES[version]
-
-
-def is_at_least(version: str, since: str) -> bool:
-    return version >= since
