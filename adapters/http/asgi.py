@@ -7,6 +7,7 @@ costs more than the protocol work for a trivial tool.
 from __future__ import annotations
 
 import functools
+import asyncio
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
 Scope = MutableMapping[str, Any]
@@ -98,3 +99,29 @@ def _accepted(value: bytes) -> tuple[bool, bool]:
     text = value.lower()
     wildcard = b"*/*" in text
     return (JSON in text or b"application/*" in text or wildcard), (SSE in text or b"text/*" in text or wildcard)
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def until_done_or_gone(work: asyncio.Future[Any], receive: Receive, *, keepalive_s: float | None = None,
+                             keepalive: Callable[[], Awaitable[None]] | None = None) -> bool:
+    """Wait for `work` unless the client disconnects first (True: the work finished).
+
+    With `keepalive`, it is awaited every `keepalive_s` of silence, so long-lived streams stay open
+    through proxies.
+    """
+    gone = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        while True:
+            done, _ = await asyncio.wait({work, gone}, timeout=keepalive_s if keepalive else None,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if work in done:
+                return True
+            if gone in done:
+                return False
+            await keepalive()  # type: ignore[misc]
+    finally:
+        gone.cancel()

@@ -21,14 +21,14 @@ from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
 
 from .. import jsonrpc
 from . import dispatch
-from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
+from .asgi import Receive, Scope, Send, accepts, header, respond_json, until_done_or_gone
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .limits import release_slot
 from .peer import HttpPeer, PendingRequests
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import refuse
+from .status import NOT_JSON, receive_json, refuse
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -64,21 +64,13 @@ class LegacyTransport:
     # --- POST ------------------------------------------------------------------------------------
 
     async def post(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
-        content_type = header(scope, b"content-type")
-        if content_type is None or not content_type.lower().startswith(JSON):
-            await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
-                         status=415)
-            return
         json_ok, sse_ok = accepts(scope)
         if not (json_ok or sse_ok):
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          "Not Acceptable: the client must accept application/json or text/event-stream", status=406)
             return
-        body = await read_body(scope, receive, self.config.max_body_bytes)
-        try:
-            value = jsonrpc.decode(body)
-        except ValueError as exc:
-            await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        value = await receive_json(scope, receive, send, self.config.max_body_bytes)
+        if value is NOT_JSON:
             return
         batch = isinstance(value, list)
         if batch and not value:
@@ -163,7 +155,7 @@ class LegacyTransport:
                 await refuse(send, ErrorCode.INVALID_REQUEST, errors[0]["error"]["message"],
                              request_id=errors[0]["id"])
             elif errors:
-                await _send_json(send, 400, errors)
+                await respond_json(send, 400, jsonrpc.dumps(errors))
             else:
                 await send({"type": "http.response.start", "status": 202, "headers": []})
                 await send({"type": "http.response.body", "body": b""})
@@ -261,28 +253,11 @@ class LegacyTransport:
 async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -> None:
     """Keep a long-lived SSE response open until the stream ends or the client goes, with keep-alives."""
     finished = asyncio.ensure_future(stream.finished.wait())
-    gone = asyncio.ensure_future(wait_disconnect(receive))
     try:
-        while True:
-            done, _ = await asyncio.wait({finished, gone}, timeout=keepalive_s,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if done:
-                return
-            await stream.comment()
+        await until_done_or_gone(finished, receive, keepalive_s=keepalive_s, keepalive=stream.comment)
     finally:
         finished.cancel()
-        gone.cancel()
-
-
-async def wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _batching(version: str | None) -> bool:
     return version is not None and version in versions.FEATURES and versions.features(version).batching
-
-
-async def _send_json(send: Send, status: int, message: Any) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", JSON)]})
-    await send({"type": "http.response.body", "body": jsonrpc.dumps(message)})

@@ -21,14 +21,13 @@ from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
 from .. import jsonrpc
 from . import dispatch, headers
-from .asgi import JSON, Receive, Scope, Send, accepts, header, read_body
+from .asgi import Receive, Scope, Send, accepts, respond_json, until_done_or_gone
 from .config import HttpConfig
 from .deadlines import Deadlines
-from .legacy import wait_disconnect
 from .limits import release_slot
 from .peer import HttpPeer
 from .sse import EventStream, Reply
-from .status import refuse, rejection, rpc_status
+from .status import NOT_JSON, receive_json, refuse, rejection, rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
@@ -62,16 +61,8 @@ class ModernTransport:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
                          status=406)
             return
-        content_type = header(scope, b"content-type")
-        if content_type is None or not content_type.lower().startswith(JSON):
-            await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
-                         status=415)
-            return
-        body = await read_body(scope, receive, self.config.max_body_bytes)
-        try:
-            value = jsonrpc.decode(body)
-        except ValueError as exc:
-            await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        value = await receive_json(scope, receive, send, self.config.max_body_bytes)
+        if value is NOT_JSON:
             return
         message = jsonrpc.classify(value)
         if isinstance(message, jsonrpc.Notification):
@@ -87,17 +78,13 @@ class ModernTransport:
             return
         problem = headers.check_envelope(message.params) or headers.check_headers(scope, message.method,
                                                                                   message.params)
+        if problem is None and message.method == "tools/call":
+            problem = self._check_params(scope, message.params)
         if problem is not None:
             code, text, data = problem
-            rej = rejection(code, text, data)
-            await _respond(send, rpc_status(code), jsonrpc.encode_rejection(message.id, rej))
+            body = jsonrpc.dumps(jsonrpc.encode_rejection(message.id, rejection(code, text, data)))
+            await respond_json(send, rpc_status(code), body)
             return
-        if message.method == "tools/call":
-            problem = self._check_params(scope, message.params)
-            if problem is not None:
-                code, text, data = problem
-                await _respond(send, rpc_status(code), jsonrpc.encode_rejection(message.id, rejection(code, text, data)))
-                return
         if message.method == LISTEN:
             await self._listen(scope, receive, send, message, sse_ok)
             return
@@ -120,12 +107,7 @@ class ModernTransport:
         peer.replies[request.id] = reply
         core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
-        gone = asyncio.ensure_future(wait_disconnect(receive))
-        try:
-            await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-        if not work.done():  # the client closed the stream: that is how 2026 cancels
+        if not await until_done_or_gone(work, receive):  # the client closed the stream: that is how 2026 cancels
             work.cancel()
             await core.close()
             return
@@ -158,17 +140,8 @@ class ModernTransport:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time
             work = asyncio.ensure_future(dispatch.run(core, request, None))
             self._listening[core] = work
-            gone = asyncio.ensure_future(wait_disconnect(receive))
-            try:
-                while True:
-                    done, _ = await asyncio.wait({work, gone}, timeout=self.config.keepalive_s,
-                                                 return_when=asyncio.FIRST_COMPLETED)
-                    if done:
-                        break
-                    await reply.stream.comment()  # type: ignore[union-attr]
-            finally:
-                gone.cancel()
-            if not work.done():
+            if not await until_done_or_gone(work, receive, keepalive_s=self.config.keepalive_s,
+                                            keepalive=reply.stream.comment):  # type: ignore[union-attr]
                 work.cancel()
                 await core.close()
                 return
@@ -181,8 +154,3 @@ class ModernTransport:
         finally:
             self.open_streams -= 1
             self._listening.pop(core, None)
-
-
-async def _respond(send: Send, status: int, message: dict) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", JSON)]})
-    await send({"type": "http.response.body", "body": jsonrpc.dumps(message)})

@@ -19,6 +19,7 @@ import structlog
 from hexmcp.core import ErrorCode, Rejection, new_event_id
 
 from .. import jsonrpc
+from .asgi import JSON, Receive, Scope, Send, header, read_body
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -90,3 +91,22 @@ async def refuse(send: Any, code: ErrorCode, message: str, *, headers: list[tupl
     await send({"type": "http.response.start", "status": status or http_status(code),
                 "headers": [(b"content-type", b"application/json"), *(headers or [])]})
     await send({"type": "http.response.body", "body": body})
+
+
+NOT_JSON = object()
+"""What `receive_json` returns after it has refused the request itself."""
+
+
+async def receive_json(scope: Scope, receive: Receive, send: Send, limit: int) -> Any:
+    """The decoded JSON body of a POST, or NOT_JSON once the request was refused (415 or parse error)."""
+    content_type = header(scope, b"content-type")
+    if content_type is None or not content_type.lower().startswith(JSON):
+        await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
+                     status=415)
+        return NOT_JSON
+    body = await read_body(scope, receive, limit)
+    try:
+        return jsonrpc.decode(body)
+    except ValueError as exc:
+        await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        return NOT_JSON

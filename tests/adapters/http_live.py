@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import socket
-import threading
-import time
 from typing import Any, Iterator
 
 from hexmcp.adapters.http import HttpApp, HttpConfig, make_server
 from hexmcp.core import McpServer
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from ..support.net import free_port, uvicorn_in_thread
 
 
 class LiveServer:
@@ -39,15 +32,5 @@ def live_server(server: McpServer, **config: Any) -> Iterator[LiveServer]:
     app_options = {key: config.pop(key) for key in ("health", "ready", "on_startup", "extra_routes") if key in config}
     http_config = HttpConfig(port=free_port(), **config)
     uvicorn_server, app = make_server(server, http_config, log_level="error", **app_options)
-    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uvicorn_server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the HTTP server did not start")
-        time.sleep(0.01)
-    try:
+    with uvicorn_in_thread(uvicorn_server, what="HTTP server"):
         yield LiveServer(server, http_config, app, uvicorn_server)
-    finally:
-        uvicorn_server.should_exit = True
-        thread.join(timeout=10)

@@ -14,7 +14,8 @@ import pytest
 
 from hexmcp.adapters import jsonrpc
 from hexmcp.core import ErrorCode, versions
-from tests.adapters.http_live import free_port, live_server
+from tests.adapters.http_live import live_server
+from tests.support.net import free_port
 from tests.adapters.http_wire import Wire
 from tests.fixtures.demo_server import build_demo_server
 

@@ -20,7 +20,8 @@ from hexmcp.adapters.http.runner import uvicorn_config
 from hexmcp.adapters.ws import WsConfig, WsEndpoint, WsUvicornServer
 from hexmcp.adapters.ws.endpoint import UPGRADE_REQUIRED
 
-from ..fixtures.ws_live import ChatGptClient, free_port, ws_demo_server
+from ..fixtures.ws_live import ChatGptClient, ws_demo_server
+from ..support.net import free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(30)]
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(os.environ.get("HEXMCP_CONFORMANCE_RUNNER", ROOT.parent / "shared" / "conformance" / "run_conformance.sh"))
@@ -30,12 +31,6 @@ pytestmark = [
                        reason=f"conformance runner not found at {RUNNER}"),
     pytest.mark.skipif(shutil.which("bash") is None or shutil.which("curl") is None, reason="needs bash and curl"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def run_legs(tmp_path: Path, *legs: str, extra: tuple[str, ...] = ()) -> tuple[int, str, Path]:
