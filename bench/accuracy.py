@@ -16,12 +16,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from hexmcp.tools.classification import ClassificationConfig
-from hexmcp.tools.classification import embedding_cache, model_cache
+from hexmcp.tools.classification import (
+    ClassificationConfig,
+    embedding_cache,
+    model_cache,
+)
 from hexmcp.tools.classification.encoder import SentenceEncoder
 from hexmcp.tools.classification.engine import train_classifier
-from hexmcp.tools.classification.model_files import MODEL_ID, file_sha256, locate_model_files
+from hexmcp.tools.classification.head import HeadSettings, train_head
+from hexmcp.tools.classification.model_files import (
+    MODEL_ID,
+    file_sha256,
+    locate_model_files,
+)
 from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
 from hexmcp.tools.classification.softmax_regression import fit, logits
 from hexmcp.tools.classification.taxonomy import Category, RoutingPolicy, Taxonomy
@@ -87,14 +94,15 @@ def evaluate(quantization: str, data: Path, max_tokens: int, threads: int) -> li
         model_cache.load_or_build(files, cache_dir, quantization, digest), files.tokenizer, max_tokens, threads
     )
     model_key = f"{MODEL_ID}@{digest[:16]}-c{CONVERTER_VERSION}-{quantization}-t{max_tokens}"
-    ftr = embedding_cache.load_or_compute(cache_dir, model_key, train_x, encoder.width, encoder.encode).astype(np.float64)
-    fte = embedding_cache.load_or_compute(cache_dir, model_key, test_x, encoder.width, encoder.encode).astype(np.float64)
-    d = encoder.dimension
+    train = embedding_cache.load_or_compute(cache_dir, model_key, train_x, encoder.dimension, encoder.encode)
+    test = embedding_cache.load_or_compute(cache_dir, model_key, test_x, encoder.dimension, encoder.encode)
+    sentences_train, sentences_test = train.sentences.astype(np.float64), test.sentences.astype(np.float64)
 
     config = ClassificationConfig(quantization=quantization, max_tokens=max_tokens, general_category=None)
     started = time.perf_counter()
-    head, _ = train_classifier(ftr, ytr, taxonomy, config, d)
+    head, _ = train_classifier(train, ytr, taxonomy, config)
     train_seconds = time.perf_counter() - started
+    whole = train_head(train.text_features(), ytr, k, HeadSettings(l2_penalty=config.l2_penalty, folds=2))
 
     rows = []
 
@@ -102,10 +110,11 @@ def evaluate(quantization: str, data: Path, max_tokens: int, threads: int) -> li
         predicted = scores.argmax(axis=1)
         rows.append((name, float((predicted == yte).mean()), macro_f1(yte, predicted, k), seconds))
 
-    record("default: LR[sent|mid] + T", head.probabilities(fte), train_seconds)
-    record("kNN k=20 sim-weighted", knn_scores(fte[:, :d], ftr[:, :d], ytr, k))
-    record("nearest centroid", centroid_scores(fte[:, :d], ftr[:, :d], ytr, k))
-    record("LR on sentence emb only", logits(fit(ftr[:, :d], ytr, k, 1e-3), fte[:, :d]))
+    record("default: LR on segments + T", head.probabilities(test.text_features()), train_seconds)
+    record("same head, whole texts", whole.logits(test.text_features()))
+    record("kNN k=20 sim-weighted", knn_scores(sentences_test, sentences_train, ytr, k))
+    record("nearest centroid", centroid_scores(sentences_test, sentences_train, ytr, k))
+    record("LR on sentence emb only", logits(fit(sentences_train, ytr, k, 1e-3), sentences_test))
     return rows
 
 

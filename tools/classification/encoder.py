@@ -1,4 +1,4 @@
-"""Text → unit-length sentence embeddings: the `tokenizers` tokenizer plus an onnxruntime session.
+"""Text → sentence embeddings and segment rows: the `tokenizers` tokenizer plus an onnxruntime session.
 
 Imports numpy, onnxruntime and tokenizers at module level, so import this module only from code
 that runs after start-up (the stdio server's cold start must not pay for them).
@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 from tokenizers import Tokenizer
+
+from .segments import EncodedTexts, pool_text
 
 MAX_POSITIONS = 512  # BERT's learned position table
 
@@ -39,13 +41,12 @@ def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
 
 
 class SentenceEncoder:
-    """Encodes texts into feature rows [sentence_embedding | mid_layer_embedding], each half unit-length.
+    """Encodes texts into an `EncodedTexts`: sentence embeddings plus the classifier's segment rows.
 
-    The first `dimension` columns are the model's sentence embedding (used for similarity); the whole
-    row feeds the classifier head. Not thread-safe by design: one worker thread owns it (batcher.py).
+    Not thread-safe by design: one worker thread owns it (batcher.py).
     """
 
-    OUTPUTS = ("sentence_embedding", "mid_layer_embedding")
+    OUTPUTS = ("sentence_embedding", "last_layer_tokens", "mid_layer_tokens")
 
     def __init__(self, model: Path | bytes, tokenizer_path: Path, max_tokens: int, threads: int) -> None:
         self.tokenizer = load_tokenizer(tokenizer_path, max_tokens)
@@ -54,7 +55,6 @@ class SentenceEncoder:
             source, quiet_session_options(threads), providers=["CPUExecutionProvider"]
         )
         self.dimension = int(self.session.get_outputs()[0].shape[1])
-        self.width = self.dimension * len(self.OUTPUTS)
 
     def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
         encodings = self.tokenizer.encode_batch(texts)
@@ -63,16 +63,26 @@ class SentenceEncoder:
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
         }
 
-    def forward(self, feed: dict[str, np.ndarray]) -> np.ndarray:
-        return np.hstack(self.session.run(self.OUTPUTS, feed))
+    def forward(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The bare onnxruntime pass: [sentence embeddings, last-layer tokens, mid-layer tokens]."""
+        return self.session.run(self.OUTPUTS, feed)
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """float32 [len(texts), width]. Long lists go in length-sorted batches so padding stays small."""
-        if not texts:
-            return np.zeros((0, self.width), dtype=np.float32)
+    def encode_batch(self, texts: list[str]) -> EncodedTexts:
+        feed = self.tokenize(texts)
+        sentences, last, mid = self.forward(feed)
+        lengths = feed["attention_mask"].sum(axis=1)
+        rows = [pool_text(last[i], mid[i], int(lengths[i])) for i in range(len(texts))]
+        return EncodedTexts.from_texts(sentences, rows)
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> EncodedTexts:
+        """Long lists go in length-sorted batches so padding stays small; results keep the input order."""
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.empty((len(texts), self.width), dtype=np.float32)
+        sentences = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        rows: list[np.ndarray] = [np.empty(0)] * len(texts)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            out[chunk] = self.forward(self.tokenize([texts[i] for i in chunk]))
-        return out
+            encoded = self.encode_batch([texts[i] for i in chunk])
+            for position, index in enumerate(chunk):
+                sentences[index] = encoded.sentences[position]
+                rows[index] = encoded.segments[encoded.offsets[position] : encoded.offsets[position + 1]]
+        return EncodedTexts.from_texts(sentences, rows)

@@ -21,6 +21,7 @@ from .head import HeadSettings, SoftmaxHead, entropy_nats, train_head
 from .model_files import MODEL_ID, file_sha256, locate_model_files
 from .onnx_export import CONVERTER_VERSION
 from .routing import Router, RoutingSettings, load_exemplars
+from .segments import EncodedTexts
 from .taxonomy import Taxonomy
 
 log = structlog.get_logger(__name__)
@@ -55,24 +56,24 @@ class ClassifierEngine:
     router: Router
     stats: BuildStats
 
-    def features(self, texts: list[str]) -> np.ndarray:
-        return self.encoder.forward(self.encoder.tokenize(texts)).astype(np.float64)
+    def encode(self, texts: list[str]) -> EncodedTexts:
+        return self.encoder.encode_batch(texts)
 
-    def probabilities(self, features: np.ndarray) -> np.ndarray:
-        probabilities = self.head.probabilities(features)
+    def probabilities(self, encoded: EncodedTexts) -> np.ndarray:
+        probabilities = self.head.probabilities(encoded.text_features())
         if self.gate is not None:
-            probabilities = self.gate.apply(probabilities, features[:, : self.encoder.dimension])
+            probabilities = self.gate.apply(probabilities, encoded.sentences.astype(np.float64))
         return probabilities / probabilities.sum(axis=1, keepdims=True)
 
     def classify(self, texts: list[str]) -> list[Prediction]:
-        features = self.features(texts)
-        probabilities = self.probabilities(features)
+        encoded = self.encode(texts)
+        probabilities = self.probabilities(encoded)
         entropies = entropy_nats(probabilities)
         predictions = []
-        for text, row, probs, entropy in zip(texts, features, probabilities, entropies):
+        for text, sentence, probs, entropy in zip(texts, encoded.sentences, probabilities, entropies):
             index = int(np.argmax(probs))
             confidence = float(probs[index])
-            route = self.router.decide(index, confidence, text, row[: self.encoder.dimension])
+            route = self.router.decide(index, confidence, text, sentence.astype(np.float64))
             predictions.append(
                 Prediction(
                     class_index=index,
@@ -99,17 +100,17 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     model_key = f"{MODEL_ID}@{digest[:16]}-c{CONVERTER_VERSION}-{config.quantization}-t{config.max_tokens}"
     loaded = time.perf_counter()
 
-    def embed(texts: list[str]) -> np.ndarray:
-        return embedding_cache.load_or_compute(cache_dir, model_key, texts, encoder.width, encoder.encode)
+    def embed(texts: list[str]) -> EncodedTexts:
+        return embedding_cache.load_or_compute(cache_dir, model_key, texts, encoder.dimension, encoder.encode)
 
     texts, labels = taxonomy.examples_with_labels()
-    features = embed(texts).astype(np.float64)
+    examples = embed(texts)
     exemplars = load_exemplars()
-    reasoning = embed(exemplars["reasoning"])[:, : encoder.dimension].astype(np.float64)
-    simple = embed(exemplars["simple"])[:, : encoder.dimension].astype(np.float64)
+    reasoning = embed(exemplars["reasoning"]).sentences.astype(np.float64)
+    simple = embed(exemplars["simple"]).sentences.astype(np.float64)
     embedded = time.perf_counter()
 
-    head, gate = train_classifier(features, np.asarray(labels), taxonomy, config, encoder.dimension)
+    head, gate = train_classifier(examples, np.asarray(labels), taxonomy, config)
     trained = time.perf_counter()
 
     router = Router(
@@ -135,12 +136,19 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
 
 
 def train_classifier(
-    features: np.ndarray, labels: np.ndarray, taxonomy: Taxonomy, config: ClassificationConfig, dimension: int
+    examples: EncodedTexts, labels: np.ndarray, taxonomy: Taxonomy, config: ClassificationConfig
 ) -> tuple[SoftmaxHead, GeneralGate | None]:
     settings = HeadSettings(l2_penalty=config.l2_penalty, folds=config.calibration_folds, seed=config.seed)
-    head = train_head(features, labels, len(taxonomy.categories), settings)
+    head = train_head(
+        examples.text_features(),
+        labels,
+        len(taxonomy.categories),
+        settings,
+        rows=(examples.segments, examples.owners()),
+    )
     general_index = taxonomy.index_of(config.general_category) if config.general_category else None
     gate = None
     if general_index is not None:
-        gate = build_gate(features[:, :dimension], labels, general_index, config.general_similarity_quantile)
+        sentences = examples.sentences.astype(np.float64)
+        gate = build_gate(sentences, labels, general_index, config.general_similarity_quantile)
     return head, gate

@@ -1,10 +1,12 @@
-"""The classifier head: calibrated softmax regression on [sentence | mid-layer] embeddings.
+"""The classifier head: calibrated softmax regression on [last | mid-layer] segment features.
 
 Training (docs/adr/0102):
-1. z-score each feature column (statistics from the training examples only);
-2. fit L2-penalised multinomial logistic regression;
-3. fit one temperature on out-of-fold logits from stratified k-fold cross-validation on the same
-   examples, so probabilities are calibrated without ever looking at evaluation data.
+1. z-score each feature column (statistics from the training rows only);
+2. fit L2-penalised multinomial logistic regression on the training rows: one per example, or one
+   per segment of each example with the example's rows weighted to sum to one (segments.py);
+3. fit one temperature on out-of-fold logits of the examples' own features from stratified k-fold
+   cross-validation (folds split examples, never an example's segments), so probabilities are
+   calibrated without ever looking at evaluation data.
 Deterministic: fixed fold assignment from `seed`, deterministic solver.
 """
 
@@ -52,25 +54,54 @@ def standardiser(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, scale
 
 
-def train_head(features: np.ndarray, labels: np.ndarray, n_classes: int, settings: HeadSettings) -> SoftmaxHead:
+def train_head(
+    features: np.ndarray,
+    labels: np.ndarray,
+    n_classes: int,
+    settings: HeadSettings,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+) -> SoftmaxHead:
+    """`features`: one row per example, what the head will read at query time. `rows`: optional
+    (training rows, index of the example each row belongs to); by default the features themselves."""
     features = np.asarray(features, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
-    head = _fit(features, labels, n_classes, settings.l2_penalty)
+    if rows is None:
+        train_rows, owners = features, np.arange(len(labels))
+    else:
+        train_rows, owners = np.asarray(rows[0], dtype=np.float64), np.asarray(rows[1], dtype=np.int64)
+    # Each example weighs the same however many rows it has.
+    row_weights = 1.0 / np.bincount(owners, minlength=len(labels))[owners]
+    row_labels = labels[owners]
+
+    def fit_on(selected: np.ndarray, initial: np.ndarray | None = None) -> SoftmaxHead:
+        return _fit(
+            train_rows[selected], row_labels[selected], n_classes, settings.l2_penalty, row_weights[selected], initial
+        )
+
+    head = fit_on(np.ones(len(owners), dtype=bool))
     out_of_fold = np.zeros((len(labels), n_classes))
     folds = stratified_folds(labels, settings.folds, settings.seed)
     for fold in range(settings.folds):
         held_out = folds == fold
         if held_out.all() or not held_out.any():
             continue
-        fold_head = _fit(features[~held_out], labels[~held_out], n_classes, settings.l2_penalty)
+        # Warm start: a fold's solution lies near the full one (a fifth to a third fewer solver steps).
+        fold_head = fit_on(~held_out[owners], head.weights)
         out_of_fold[held_out] = fold_head.logits(features[held_out])
     return attrs.evolve(head, temperature=fit_temperature(out_of_fold, labels))
 
 
-def _fit(features: np.ndarray, labels: np.ndarray, n_classes: int, l2: float) -> SoftmaxHead:
-    mean, scale = standardiser(features)
-    weights = softmax_regression.fit((features - mean) / scale, labels, n_classes, l2)
-    return SoftmaxHead(mean=mean, scale=scale, weights=weights, temperature=1.0)
+def _fit(
+    rows: np.ndarray,
+    labels: np.ndarray,
+    n_classes: int,
+    l2: float,
+    weights: np.ndarray,
+    initial: np.ndarray | None = None,
+) -> SoftmaxHead:
+    mean, scale = standardiser(rows)
+    coefficients = softmax_regression.fit((rows - mean) / scale, labels, n_classes, l2, weights, initial)
+    return SoftmaxHead(mean=mean, scale=scale, weights=coefficients, temperature=1.0)
 
 
 def stratified_folds(labels: np.ndarray, folds: int, seed: int) -> np.ndarray:

@@ -1,12 +1,12 @@
 """Builds an ONNX graph of the MiniLM sentence encoder from its safetensors weights.
 
 numpy + the `onnx` package only (no torch). The graph takes `input_ids` and `attention_mask`
-(int64, [batch, seq]) and returns two float32 [batch, hidden] outputs, each masked-mean-pooled and
-L2-normalised so callers need no numpy post-processing:
-- `sentence_embedding`: the last layer, i.e. the all-MiniLM-L6-v2 sentence embedding;
-- `mid_layer_embedding`: the output of layer MID_LAYER. Middle layers keep more lexical, topical
-  detail than the similarity-tuned last layer; a linear classifier on both gains ~5 points of
-  cross-validated accuracy on MMLU-Pro (see docs/adr/0102).
+(int64, [batch, seq]) and returns:
+- `sentence_embedding` (float32 [batch, hidden]): the last layer masked-mean-pooled and
+  L2-normalised, i.e. the all-MiniLM-L6-v2 sentence embedding, used for similarity;
+- `last_layer_tokens` and `mid_layer_tokens` (float32 [batch, seq, hidden]): the token states of the
+  last layer and of layer MID_LAYER, which the classifier pools per segment (segments.py). Middle
+  layers keep more lexical, topical detail than the similarity-tuned last layer (docs/adr/0102).
 
 Constant folding done here rather than at runtime, each exact in float32 up to rounding:
 - token type ids are always 0 for single sentences, so that embedding row is added to the position
@@ -23,8 +23,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-CONVERTER_VERSION = "1"
-MID_LAYER = 3  # 1-based transformer layer exposed as `mid_layer_embedding`
+CONVERTER_VERSION = "2"
+MID_LAYER = 3  # 1-based transformer layer exposed as `mid_layer_tokens`
 OPSET = 17  # first opset with LayerNormalization
 MASK_FILL = -1.0e9  # added to attention scores of padding tokens; exp() of it is exactly 0
 
@@ -66,6 +66,9 @@ class _GraphBuilder:
         # ReduceL2 still takes axes as an attribute at opset 17 (ReduceSum moved them to an input at 13).
         norm = self.op("Max", [self.op("ReduceL2", [pooled], axes=[1], keepdims=1), "tiny"])
         self.nodes.append(helper.make_node("Div", [pooled, norm], [output], name=output))
+
+    def name_output(self, x: str, output: str) -> None:
+        self.nodes.append(helper.make_node("Identity", [x], [output], name=output))
 
     def gelu(self, x: str) -> str:
         # Exact (erf) GELU, as BERT uses; onnxruntime fuses this pattern into one kernel.
@@ -138,9 +141,10 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
         output = g.dense(intermediate, w, f"{p}.output.dense")
         x = g.layer_norm(g.op("Add", [output, x]), w, f"{p}.output.LayerNorm", eps)
         if layer + 1 == MID_LAYER:
-            g.pooled_unit(x, mask_3d, "mid_layer_embedding")
+            g.name_output(x, "mid_layer_tokens")
 
     g.pooled_unit(x, mask_3d, "sentence_embedding")
+    g.name_output(x, "last_layer_tokens")
 
     graph = helper.make_graph(
         g.nodes,
@@ -150,8 +154,9 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
         ],
         outputs=[
-            helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", hidden])
-            for name in ("sentence_embedding", "mid_layer_embedding")
+            helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden]),
+            helper.make_tensor_value_info("last_layer_tokens", TensorProto.FLOAT, ["batch", "seq", hidden]),
+            helper.make_tensor_value_info("mid_layer_tokens", TensorProto.FLOAT, ["batch", "seq", hidden]),
         ],
         initializer=g.initializers,
     )

@@ -119,7 +119,7 @@ class ClassificationService:
             "taxonomy_source": engine.taxonomy.source,
             "max_tokens": self.config.max_tokens,
             "threads": self.config.threads,
-            "method": "softmax-regression[sentence|mid-layer]+temperature",
+            "method": "softmax-regression[last|mid-layer segments]+temperature",
             "temperature": round(stats.temperature, 4),
             "general_gate": engine.gate is not None,
             "startup_seconds": {

@@ -26,21 +26,42 @@ def files():
 def test_fp32_graph_matches_numpy_reference_even_when_padded(service, files, model_cache_dir):
     path = model_cache.load_or_build(files, model_cache_dir, "fp32")
     encoder = SentenceEncoder(path, files.tokenizer, 256, 1)
-    batch = encoder.forward(encoder.tokenize(SENTENCES))  # "hi" is padded to the longer sentence
+    feed = encoder.tokenize(SENTENCES)  # "hi" is padded to the longer sentence
+    sentences, last_tokens, mid_tokens = encoder.forward(feed)
     weights, config = load_file(str(files.weights)), files.bert_config()
-    for row, sentence in zip(batch, SENTENCES):
+    for row, sentence in enumerate(SENTENCES):
         ids = [i for i in encoder.tokenizer.encode(sentence).ids if i != 0]
         expected = encode_tokens(weights, config, ids)
-        got = row[: encoder.dimension]
+        got = sentences[row]
         assert float(got @ expected) / float(np.linalg.norm(got)) >= 0.9999
+        # The token outputs are the states the sentence embedding was pooled from...
+        pooled = last_tokens[row, : len(ids)].mean(axis=0)
+        np.testing.assert_allclose(pooled / np.linalg.norm(pooled), got, atol=1e-5)
+        # ...and padding does not leak into real tokens' states, in either layer.
+        alone = encoder.forward(encoder.tokenize([sentence]))
+        np.testing.assert_allclose(alone[1][0], last_tokens[row, : len(ids)], atol=1e-4)
+        np.testing.assert_allclose(alone[2][0], mid_tokens[row, : len(ids)], atol=1e-4)
 
 
 def test_int8_stays_close_to_fp32(service, files, model_cache_dir):
     fp32 = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "fp32"), files.tokenizer, 256, 1)
     int8 = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "int8"), files.tokenizer, 256, 1)
-    a = fp32.encode(SENTENCES)[:, : fp32.dimension]
-    b = int8.encode(SENTENCES)[:, : int8.dimension]
-    assert np.all(np.sum(a * b, axis=1) > 0.97)  # per-tensor int8 falls to ~0.95
+    a, b = fp32.encode(SENTENCES), int8.encode(SENTENCES)
+    assert np.all(np.sum(a.sentences * b.sentences, axis=1) > 0.97)  # per-tensor int8 falls to ~0.95
+    assert np.all(np.sum(a.text_features() * b.text_features(), axis=1) / 2 > 0.95)
+
+
+def test_encode_keeps_input_order_across_length_sorted_batches(service, files, model_cache_dir):
+    # fp32: int8's dynamic quantisation scales activations per batch, so batch-mates shift the last digits.
+    encoder = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "fp32"), files.tokenizer, 256, 1)
+    texts = ["a much longer text " * 30, "short", "medium length text here", "x"]
+    together = encoder.encode(texts, batch_size=2)
+    for index, text in enumerate(texts):
+        alone = encoder.encode_batch([text])
+        np.testing.assert_allclose(together.sentences[index], alone.sentences[0], atol=1e-4)
+        rows = together.segments[together.offsets[index] : together.offsets[index + 1]]
+        np.testing.assert_allclose(rows, alone.segments, atol=1e-4)
+    assert together.counts.tolist() == [8, 1, 1, 1]  # 120 word pieces between [CLS] and [SEP], 16 a segment
 
 
 def test_corrupt_cache_file_is_rebuilt(service, files, model_cache_dir, tmp_path):
