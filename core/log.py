@@ -1,7 +1,9 @@
 """structlog set-up: everything to stderr, JSON when stderr is not a terminal.
 
 stdout belongs to the protocol in stdio mode, so no log line may ever go there. sessionId, traceId
-and eventId are bound with contextvars by whoever knows them (adapters and the core).
+and eventId are bound with contextvars by whoever knows them (adapters and the core). Records from
+the standard `logging` module (uvicorn, onnxruntime's quantiser) go through the same renderer, so an
+operator's log parser sees one format.
 """
 
 from __future__ import annotations
@@ -16,8 +18,24 @@ def configure_logging(level: str = "info", json_output: bool | None = None) -> N
     if json_output is None:
         json_output = not sys.stderr.isatty()
     numeric = logging.getLevelName(level.upper())
-    logging.basicConfig(stream=sys.stderr, level=numeric, format="%(message)s", force=True)
     renderer = structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer(colors=False)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.contextvars.merge_contextvars,
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+        )
+    )
+    logging.basicConfig(handlers=[handler], level=numeric, force=True)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

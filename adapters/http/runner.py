@@ -52,7 +52,8 @@ class _Server(uvicorn.Server):
 def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
                                    access_log=False, server_header=False, timeout_graceful_shutdown=10,
-                                   proxy_headers=False, http=CoalescingHttpToolsProtocol)
+                                   proxy_headers=False, http=CoalescingHttpToolsProtocol,
+                                   log_config=None)  # uvicorn's records go through core/log.py's formatter
     options.update(overrides)
     return uvicorn.Config(app, **options)
 

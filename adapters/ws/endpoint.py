@@ -21,6 +21,7 @@ from .config import WsConfig
 from .connection import WsConnection
 from .dialect import choose_dialect
 from .handshake import HandshakeGuard, Refusal, refuse
+from .server_log import install_invalid_utf8_filter
 
 log = structlog.get_logger("hexmcp.adapters.ws")
 
@@ -36,6 +37,7 @@ class WsEndpoint:
         self.closes: collections.Counter[int | None] = collections.Counter()
         """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
         self.stopping = False
+        install_invalid_utf8_filter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":

@@ -31,7 +31,8 @@ def make_server(app: Any, endpoint: WsEndpoint, *, host: str = "127.0.0.1", port
                 ws_config: WsConfig | None = None, log_level: str = "warning", **overrides: Any) -> WsUvicornServer:
     """An unstarted uvicorn server for `app`, with `ws_config`'s frame size and keepalive settings."""
     options: dict[str, Any] = dict(host=host, port=port, log_level=log_level, lifespan="on", access_log=False,
-                                   server_header=False, timeout_graceful_shutdown=10)
+                                   server_header=False, timeout_graceful_shutdown=10,
+                                   log_config=None)  # uvicorn's records go through core/log.py's formatter
     options.update((ws_config or endpoint.config).uvicorn_options())
     options.update(overrides)
     return WsUvicornServer(uvicorn.Config(app, **options), [endpoint])

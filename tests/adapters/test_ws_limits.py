@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import struct
 import time
@@ -92,10 +93,16 @@ async def test_default_config_allows_4_mib_and_closes_above() -> None:
             assert await closed_with(client.ws) == CloseCode.MESSAGE_TOO_BIG
 
 
-async def test_invalid_utf8_in_a_text_frame_is_closed_by_uvicorn_with_1007(tight) -> None:
+async def test_invalid_utf8_in_a_text_frame_is_closed_by_uvicorn_with_1007(tight, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="uvicorn.error")
     async with ChatGptClient.connect(tight.url, additional_headers=AUTH) as client:
         await client.ws.send(b'{"id":1,"method":"\xff"}', text=True)
         assert await closed_with(client.ws) == 1007  # RFC 6455 "invalid frame payload data"; not ours to map
+    # uvicorn's ERROR + UnicodeDecodeError traceback becomes one warning (adapters/ws/server_log.py).
+    records = [r for r in caplog.records if r.name == "uvicorn.error"]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in records] == [
+        ("WARNING", "invalid UTF-8 in a WebSocket text frame; closed with 1007", None)
+    ]
 
 
 # --- a client that does not read ---------------------------------------------------------------
