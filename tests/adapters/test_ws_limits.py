@@ -94,15 +94,21 @@ async def test_default_config_allows_4_mib_and_closes_above() -> None:
 
 
 async def test_invalid_utf8_in_a_text_frame_is_closed_by_uvicorn_with_1007(tight, caplog) -> None:
-    caplog.set_level(logging.WARNING, logger="uvicorn.error")
-    async with ChatGptClient.connect(tight.url, additional_headers=AUTH) as client:
-        await client.ws.send(b'{"id":1,"method":"\xff"}', text=True)
-        assert await closed_with(client.ws) == 1007  # RFC 6455 "invalid frame payload data"; not ours to map
+    caplog.set_level(logging.WARNING)
+    # Listen on uvicorn's logger itself: a server started elsewhere in the run with uvicorn's default
+    # log config stops its records from propagating to the root logger caplog listens on.
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(caplog.handler)
+    try:
+        async with ChatGptClient.connect(tight.url, additional_headers=AUTH) as client:
+            await client.ws.send(b'{"id":1,"method":"\xff"}', text=True)
+            assert await closed_with(client.ws) == 1007  # RFC 6455 "invalid frame payload data"; not ours to map
+    finally:
+        uvicorn_log.removeHandler(caplog.handler)
     # uvicorn's ERROR + UnicodeDecodeError traceback becomes one warning (adapters/ws/server_log.py).
-    records = [r for r in caplog.records if r.name == "uvicorn.error"]
-    assert [(r.levelname, r.getMessage(), r.exc_info) for r in records] == [
-        ("WARNING", "invalid UTF-8 in a WebSocket text frame; closed with 1007", None)
-    ]
+    # (A set: when the record also propagates, caplog sees it twice.)
+    records = {(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records if r.name == "uvicorn.error"}
+    assert records == {("WARNING", "invalid UTF-8 in a WebSocket text frame; closed with 1007", None)}
 
 
 # --- a client that does not read ---------------------------------------------------------------

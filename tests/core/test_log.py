@@ -27,7 +27,7 @@ def restore_logging():
 def test_stdlib_records_are_json_with_bound_ids(capsys, restore_logging) -> None:
     configure_logging("info", json_output=True)
     structlog.contextvars.bind_contextvars(sessionId="s-1")
-    logging.getLogger("uvicorn.error").warning("port %d busy", 8090)
+    logging.getLogger("third.party").warning("port %d busy", 8090)
     try:
         raise ZeroDivisionError("boom")
     except ZeroDivisionError:
@@ -39,7 +39,7 @@ def test_stdlib_records_are_json_with_bound_ids(capsys, restore_logging) -> None
     assert len(lines) == 3
     first, second, third = lines
     assert {k: first[k] for k in ("event", "level", "logger", "sessionId")} == {
-        "event": "port 8090 busy", "level": "warning", "logger": "uvicorn.error", "sessionId": "s-1"
+        "event": "port 8090 busy", "level": "warning", "logger": "third.party", "sessionId": "s-1"
     }
     assert "timestamp" in first
     assert second["level"] == "error" and "ZeroDivisionError: boom" in second["exception"]
