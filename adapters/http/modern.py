@@ -101,11 +101,15 @@ class ModernTransport:
             self._annotations[id(schema)] = cached
         return headers.check_param_headers(scope, cached[1], params.get("arguments")) if cached[1] else None
 
-    async def _serve(self, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+    def _open(self, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
+        """A one-request core session whose answer (and any stream) goes out through `send`."""
         reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
-        core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+
+    async def _serve(self, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+        reply, core = self._open(send, request)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         if not await until_done_or_gone(work, receive):  # the client closed the stream: that is how 2026 cancels
             work.cancel()
@@ -131,10 +135,7 @@ class ModernTransport:
                          headers=[(b"retry-after", b"5")])
             return
         release_slot(scope)
-        reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
-        peer = HttpPeer(pending=None)
-        peer.replies[request.id] = reply
-        core = self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        reply, core = self._open(send, request)
         self.open_streams += 1
         try:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time
