@@ -25,14 +25,24 @@ def build_server(args: argparse.Namespace) -> McpServer:
 
 
 def build_server_and_service(args: argparse.Namespace, options: ServerOptions | None = None) -> tuple[McpServer, Any]:
-    """The server, and the classification service behind its tools (None with --no-classifier)."""
+    """The server, and the classification service behind its tools (None with --no-classifier).
+
+    A --taxonomy file is read here, so a bad one stops start-up with its file, line and reason
+    (raised as TaxonomyError) instead of failing every later tool call. The model loads later."""
     server = McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS, options=options)
     service = None
     if not getattr(args, "no_classifier", False):
         from hexmcp.tools.classification.mcp_tools import register_classification_tools
 
         service = register_classification_tools(server, _classification_config(args))
+        if args.taxonomy:
+            service.load_taxonomy_now()
     return server, service
+
+
+def _startup_failure(command: str, error: Exception) -> int:
+    print(f"hexmcp {command}: {error}", file=sys.stderr)
+    return 2
 
 
 def _classification_config(args: argparse.Namespace) -> Any:
@@ -60,12 +70,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command", required=True)
     stdio = commands.add_parser("stdio", help="serve one client over stdin/stdout (VS Code, desktop hosts)")
     _add_common(stdio)
-    stdio.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024,
+    stdio.add_argument("--max-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="BYTES",
                        help="largest accepted message line (default 4 MiB)")
     serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
     _add_common(serve)
     _add_http(serve)
     return parser.parse_args(argv)
+
+
+def _positive_int(text: str) -> int:
+    """argparse type for limits: an integer above zero (0 or -1 would refuse every message)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
 
 
 def _add_http(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +106,8 @@ def _add_http(parser: argparse.ArgumentParser) -> None:
                         help="origins that get CORS headers (default: none, CORS off)")
     parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024)
     parser.add_argument("--request-timeout", type=float, default=120.0, metavar="SECONDS")
+    parser.add_argument("--body-timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="deadline for receiving a request body (408 beyond it; default 30)")
     parser.add_argument("--max-concurrent-requests", type=int, default=256)
     parser.add_argument("--max-sessions", type=int, default=10_000)
     parser.add_argument("--session-idle-timeout", type=float, default=1800.0, metavar="SECONDS")
@@ -105,20 +128,34 @@ def _serve_http(args: argparse.Namespace) -> int:
         config = HttpConfig(host=args.host, port=args.port, stateless=args.stateless, auth_token=args.auth_token or None,
                             allowed_origins=args.allowed_origins, allowed_hosts=args.allowed_hosts,
                             cors_origins=args.cors_origins, max_body_bytes=args.max_body_bytes,
-                            request_timeout_s=args.request_timeout,
+                            request_timeout_s=args.request_timeout, body_timeout_s=args.body_timeout,
                             max_concurrent_requests=args.max_concurrent_requests, max_sessions=args.max_sessions,
                             session_idle_timeout_s=args.session_idle_timeout)
     except ValueError as error:
         print(f"hexmcp serve: {error}", file=sys.stderr)
         return 2
-    server, service = build_server_and_service(args, options)
+    from hexmcp.tools.classification import TaxonomyError
+
+    try:
+        server, service = build_server_and_service(args, options)
+    except TaxonomyError as error:
+        return _startup_failure("serve", error)
     hooks: dict[str, Any] = {}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service), "on_startup": [service.start]}
     websocket = WsEndpoint(server, WsConfig.from_http(config))
-    return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                    extra_routes={"/ws": websocket}, **hooks)
+    try:
+        return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
+                        extra_routes={"/ws": websocket}, **hooks)
+    finally:
+        _stop(service)
+
+
+def _stop(service: Any) -> None:
+    # Every answer is out by now; stop the inference workers before the interpreter finalises.
+    if service is not None:
+        service.shutdown()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,11 +167,19 @@ def main(argv: list[str] | None = None) -> int:
 
         wire_fd = claim_stdout()  # before anything else can print
         configure_logging(args.log_level)
-        server, service = build_server_and_service(args)
+        from hexmcp.tools.classification import TaxonomyError
+
+        try:
+            server, service = build_server_and_service(args)
+        except TaxonomyError as error:
+            return _startup_failure("stdio", error)
         # The model loads in the background once the session is up, so the handshake never waits for
         # it and the first classify_text rarely does.
         background = [service.start] if service is not None else []
-        return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
+        try:
+            return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
+        finally:
+            _stop(service)
     if args.command == "serve":
         configure_logging(args.log_level)
         return _serve_http(args)

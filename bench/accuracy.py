@@ -21,7 +21,7 @@ from hexmcp.tools.classification import (
     embedding_cache,
     model_cache,
 )
-from hexmcp.tools.classification.encoder import SentenceEncoder
+from hexmcp.tools.classification.encoder import SentenceEncoder, features_key
 from hexmcp.tools.classification.engine import train_classifier
 from hexmcp.tools.classification.head import HeadSettings, train_head
 from hexmcp.tools.classification.model_files import (
@@ -93,7 +93,7 @@ def evaluate(quantization: str, data: Path, max_tokens: int, threads: int) -> li
     encoder = SentenceEncoder(
         model_cache.load_or_build(files, cache_dir, quantization, digest), files.tokenizer, max_tokens, threads
     )
-    model_key = f"{MODEL_ID}@{digest[:16]}-c{CONVERTER_VERSION}-{quantization}-t{max_tokens}"
+    model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, quantization, max_tokens)
     train = embedding_cache.load_or_compute(cache_dir, model_key, train_x, encoder.dimension, encoder.encode)
     test = embedding_cache.load_or_compute(cache_dir, model_key, test_x, encoder.dimension, encoder.encode)
     sentences_train, sentences_test = train.sentences.astype(np.float64), test.sentences.astype(np.float64)

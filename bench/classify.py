@@ -67,12 +67,12 @@ async def measure(quantization: str, threads: int, rounds: int) -> dict:
             await service.classify(QUERY)
             concurrent.append(time.perf_counter() - t0)
 
-    batches_before, items_before = service._batcher.batches, service._batcher.items
+    completed_before = service._pool.completed
     t_conc = time.perf_counter()
     await asyncio.gather(*(caller() for _ in range(CONCURRENCY)))
     t_conc = time.perf_counter() - t_conc
-    batches = service._batcher.batches - batches_before
-    items = service._batcher.items - items_before
+    completed = service._pool.completed - completed_before
+    workers = service._pool.workers
     await service.close()
 
     return {
@@ -86,7 +86,8 @@ async def measure(quantization: str, threads: int, rounds: int) -> dict:
         "conc_p50_ms": 1000 * percentile(concurrent, 50),
         "conc_p99_ms": 1000 * percentile(concurrent, 99),
         "conc_qps": len(concurrent) / t_conc,
-        "mean_batch": items / max(1, batches),
+        "workers": workers,
+        "completed": completed,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -115,7 +116,7 @@ def main() -> int:
     print(f"query: {QUERY!r} ({len(QUERY.split())} words); {args.rounds} rounds; median of {args.repeats} runs")
     header = (
         f"{'quant':<5} {'thr':>3} | {'floor p50':>9} | {'single p50':>10} {'p99':>6} {'qps':>6} | "
-        f"{'16x p50':>7} {'p99':>6} {'qps':>6} {'batch':>5} | {'p50/floor':>9} {'16x/single':>10} | {'RSS MB':>6}"
+        f"{'16x p50':>7} {'p99':>6} {'qps':>6} {'wkr':>3} | {'p50/floor':>9} {'16x/single':>10} | {'RSS MB':>6}"
     )
     print(header)
     print("-" * len(header))
@@ -126,10 +127,10 @@ def main() -> int:
             print(
                 f"{quantization:<5} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "
                 f"{m['single_p99_ms']:>6.2f} {m['single_qps']:>6.0f} | {m['conc_p50_ms']:>7.2f} {m['conc_p99_ms']:>6.2f} "
-                f"{m['conc_qps']:>6.0f} {m['mean_batch']:>5.1f} | {m['single_p50_ms'] / m['floor_p50_ms']:>9.2f} "
+                f"{m['conc_qps']:>6.0f} {m['workers']:>3.0f} | {m['single_p50_ms'] / m['floor_p50_ms']:>9.2f} "
                 f"{m['conc_qps'] / m['single_qps']:>10.2f} | {m['peak_rss_mb']:>6.0f}"
             )
-    print("times in ms; qps = classify calls per second; batch = mean micro-batch size under 16x load")
+    print("times in ms; qps = classify calls per second; wkr = inference pool worker threads (one text each)")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import attrs
@@ -37,7 +38,13 @@ class ClassificationConfig:
     l2_penalty: float = attrs.field(default=1e-4, validator=v.gt(0.0))
     calibration_folds: int = attrs.field(default=5, validator=[v.instance_of(int), v.ge(2)])
     seed: int = 0
-    # Micro-batching (docs/adr/0104).
-    max_batch_size: int = attrs.field(default=32, validator=[v.instance_of(int), v.ge(1)])
+    # Inference pool (docs/adr/0104). None: one worker per `threads` cores, so both cores of the
+    # target machine each run a text.
+    workers: int | None = attrs.field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     max_queue: int = attrs.field(default=256, validator=[v.instance_of(int), v.ge(1)])
     request_timeout_s: float = attrs.field(default=10.0, validator=v.gt(0.0))
+
+    def pool_workers(self) -> int:
+        if self.workers is not None:
+            return self.workers
+        return max(1, (os.cpu_count() or 1) // self.threads)

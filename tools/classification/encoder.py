@@ -6,6 +6,7 @@ that runs after start-up (the stdio server's cold start must not pay for them).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +41,23 @@ def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
     return tokenizer
 
 
+# Part of the embedding cache's key: bump when the way texts become features changes.
+# "single": every text runs in its own forward pass (see SentenceEncoder).
+ENCODING = "single"
+
+
+def features_key(model_id: str, weights_digest: str, converter: str, quantization: str, max_tokens: int) -> str:
+    return f"{model_id}@{weights_digest[:16]}-c{converter}-{quantization}-t{max_tokens}-{ENCODING}"
+
+
 class SentenceEncoder:
     """Encodes texts into an `EncodedTexts`: sentence embeddings plus the classifier's segment rows.
 
-    Not thread-safe by design: one worker thread owns it (batcher.py).
+    Every text runs in its own forward pass, never padded into a batch with others: int8 dynamic
+    quantisation scales activations over the whole input tensor, so a batch-mate changed a text's
+    features enough to flip its class (and padding made long batch-mates costly). A text's features
+    therefore depend on that text alone. Thread-safe: onnxruntime sessions and `tokenizers` allow
+    concurrent calls, and the inference pool runs one pass per worker thread.
     """
 
     OUTPUTS = ("sentence_embedding", "last_layer_tokens", "mid_layer_tokens")
@@ -67,22 +81,18 @@ class SentenceEncoder:
         """The bare onnxruntime pass: [sentence embeddings, last-layer tokens, mid-layer tokens]."""
         return self.session.run(self.OUTPUTS, feed)
 
-    def encode_batch(self, texts: list[str]) -> EncodedTexts:
-        feed = self.tokenize(texts)
+    def encode_one(self, text: str) -> EncodedTexts:
+        feed = self.tokenize([text])
         sentences, last, mid = self.forward(feed)
-        lengths = feed["attention_mask"].sum(axis=1)
-        rows = [pool_text(last[i], mid[i], int(lengths[i])) for i in range(len(texts))]
-        return EncodedTexts.from_texts(sentences, rows)
+        return EncodedTexts.from_texts(sentences, [pool_text(last[0], mid[0], feed["input_ids"].shape[1])])
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> EncodedTexts:
-        """Long lists go in length-sorted batches so padding stays small; results keep the input order."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        sentences = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        rows: list[np.ndarray] = [np.empty(0)] * len(texts)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            encoded = self.encode_batch([texts[i] for i in chunk])
-            for position, index in enumerate(chunk):
-                sentences[index] = encoded.sentences[position]
-                rows[index] = encoded.segments[encoded.offsets[position] : encoded.offsets[position + 1]]
-        return EncodedTexts.from_texts(sentences, rows)
+    def encode(self, texts: list[str], workers: int = 1) -> EncodedTexts:
+        """Each text alone (see the class docstring); `workers` threads share the list at start-up.
+        The result does not depend on `workers`."""
+        if workers > 1 and len(texts) > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="hexmcp-embed") as pool:
+                encoded = list(pool.map(self.encode_one, texts))
+        else:
+            encoded = [self.encode_one(text) for text in texts]
+        sentences = np.concatenate([e.sentences for e in encoded]) if encoded else np.zeros((0, self.dimension))
+        return EncodedTexts.from_texts(sentences.astype(np.float32), [e.segments for e in encoded])

@@ -1,6 +1,7 @@
 """The synchronous classifier: encoder + calibrated head + general gate + router.
 
-Built once by the service (in a worker thread) and then driven only by the batcher's worker thread.
+Built once by the service (in a worker thread), then called by the inference pool's worker threads
+(read-only after the build, so they can share it).
 Heavy imports live here, never in modules the server imports at start-up.
 """
 
@@ -15,7 +16,7 @@ import structlog
 
 from . import embedding_cache, model_cache
 from .config import ClassificationConfig
-from .encoder import SentenceEncoder
+from .encoder import SentenceEncoder, features_key
 from .general_gate import GeneralGate, build_gate
 from .head import HeadSettings, SoftmaxHead, entropy_nats, train_head
 from .model_files import MODEL_ID, file_sha256, locate_model_files
@@ -56,35 +57,26 @@ class ClassifierEngine:
     router: Router
     stats: BuildStats
 
-    def encode(self, texts: list[str]) -> EncodedTexts:
-        return self.encoder.encode_batch(texts)
-
     def probabilities(self, encoded: EncodedTexts) -> np.ndarray:
         probabilities = self.head.probabilities(encoded.text_features())
         if self.gate is not None:
             probabilities = self.gate.apply(probabilities, encoded.sentences.astype(np.float64))
         return probabilities / probabilities.sum(axis=1, keepdims=True)
 
-    def classify(self, texts: list[str]) -> list[Prediction]:
-        encoded = self.encode(texts)
-        probabilities = self.probabilities(encoded)
-        entropies = entropy_nats(probabilities)
-        predictions = []
-        for text, sentence, probs, entropy in zip(texts, encoded.sentences, probabilities, entropies):
-            index = int(np.argmax(probs))
-            confidence = float(probs[index])
-            route = self.router.decide(index, confidence, text, sentence.astype(np.float64))
-            predictions.append(
-                Prediction(
-                    class_index=index,
-                    confidence=confidence,
-                    probabilities=tuple(float(p) for p in probs),
-                    entropy=float(entropy),
-                    model=route.model,
-                    use_reasoning=route.use_reasoning,
-                )
-            )
-        return predictions
+    def classify(self, text: str) -> Prediction:
+        encoded = self.encoder.encode_one(text)
+        probs = self.probabilities(encoded)[0]
+        index = int(np.argmax(probs))
+        confidence = float(probs[index])
+        route = self.router.decide(index, confidence, text, encoded.sentences[0].astype(np.float64))
+        return Prediction(
+            class_index=index,
+            confidence=confidence,
+            probabilities=tuple(float(p) for p in probs),
+            entropy=float(entropy_nats(probs[None])[0]),
+            model=route.model,
+            use_reasoning=route.use_reasoning,
+        )
 
 
 def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> ClassifierEngine:
@@ -97,11 +89,14 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
         encoder = SentenceEncoder(model_path, files.tokenizer, config.max_tokens, config.threads)
     except Exception as exc:  # verified bytes that onnxruntime still rejects: say so plainly
         raise model_cache.ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
-    model_key = f"{MODEL_ID}@{digest[:16]}-c{CONVERTER_VERSION}-{config.quantization}-t{config.max_tokens}"
+    model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, config.quantization, config.max_tokens)
     loaded = time.perf_counter()
+    workers = config.pool_workers()
 
     def embed(texts: list[str]) -> EncodedTexts:
-        return embedding_cache.load_or_compute(cache_dir, model_key, texts, encoder.dimension, encoder.encode)
+        return embedding_cache.load_or_compute(
+            cache_dir, model_key, texts, encoder.dimension, lambda batch: encoder.encode(batch, workers)
+        )
 
     texts, labels = taxonomy.examples_with_labels()
     examples = embed(texts)

@@ -15,8 +15,8 @@ from .errors import ServiceNotReadyError
 from .validation import validate_flag, validate_text
 
 if TYPE_CHECKING:
-    from .batcher import MicroBatcher
     from .engine import ClassifierEngine
+    from .inference_pool import InferencePool
     from .taxonomy import Taxonomy
 
 
@@ -24,7 +24,7 @@ class ClassificationService:
     def __init__(self, config: ClassificationConfig) -> None:
         self.config = config
         self._engine: ClassifierEngine | None = None
-        self._batcher: MicroBatcher | None = None
+        self._pool: InferencePool | None = None
         self._taxonomy: Taxonomy | None = None
         self._start_lock = asyncio.Lock()
         self._taxonomy_lock = asyncio.Lock()
@@ -35,7 +35,7 @@ class ClassificationService:
 
     @property
     def ready(self) -> bool:
-        return self._batcher is not None
+        return self._pool is not None
 
     async def start(self) -> None:
         """Loads (or converts) the model, embeds the taxonomy and trains the head. Idempotent;
@@ -46,12 +46,12 @@ class ClassificationService:
             if self.ready:
                 return
             engine = await asyncio.to_thread(self._build)
-            from .batcher import MicroBatcher
+            from .inference_pool import InferencePool
 
             self._engine = engine
-            self._batcher = MicroBatcher(
+            self._pool = InferencePool(
                 engine.classify,
-                max_batch=self.config.max_batch_size,
+                workers=self.config.pool_workers(),
                 max_queue=self.config.max_queue,
                 timeout=self.config.request_timeout_s,
             )
@@ -84,9 +84,22 @@ class ClassificationService:
         return build_engine(self.config, self._taxonomy)
 
     async def close(self) -> None:
-        if self._batcher is not None:
-            batcher, self._batcher = self._batcher, None
-            await asyncio.to_thread(batcher.close)
+        await asyncio.to_thread(self.shutdown)
+
+    def shutdown(self) -> None:
+        """Stops the inference workers (blocking; for the end of the process, off any event loop)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.close()
+
+    def load_taxonomy_now(self) -> Taxonomy:
+        """Loads the taxonomy synchronously, so a bad file fails start-up (TaxonomyError) rather than
+        the first tool call; the model still loads later."""
+        if self._taxonomy is None:
+            from .taxonomy import load_taxonomy
+
+            self._taxonomy = load_taxonomy(self.config.taxonomy_path)
+        return self._taxonomy
 
     def _require_engine(self) -> ClassifierEngine:
         if self._engine is None:
@@ -119,6 +132,7 @@ class ClassificationService:
             "taxonomy_source": engine.taxonomy.source,
             "max_tokens": self.config.max_tokens,
             "threads": self.config.threads,
+            "workers": self.config.pool_workers(),
             "method": "softmax-regression[last|mid-layer segments]+temperature",
             "temperature": round(stats.temperature, 4),
             "general_gate": engine.gate is not None,
@@ -142,8 +156,8 @@ class ClassificationService:
         with_probabilities = validate_flag(with_probabilities, "with_probabilities")
         if not self.ready:
             await self.start()
-        assert self._batcher is not None
-        prediction = await self._batcher.submit(text)
+        assert self._pool is not None
+        prediction = await self._pool.submit(text)
         result: dict[str, Any] = {
             "class": prediction.class_index,
             "confidence": prediction.confidence,

@@ -22,6 +22,11 @@ BUILTIN_NAME = "builtin_taxonomy.yaml"
 REASONING_MODES = ("auto", True, False)
 REASONING_EFFORTS = ("low", "medium", "high")
 MAX_EXAMPLE_CHARS = 20_000
+# Keys a YAML taxonomy may use. Anything else is refused: a misplaced key (say `model:` beside
+# `name:` instead of under `routing:`) would otherwise be ignored without a word.
+TOP_LEVEL_KEYS = ("version", "categories")
+CATEGORY_KEYS = ("name", "description", "system_prompt", "routing", "examples")
+ROUTING_KEYS = ("model", "use_reasoning", "reasoning_effort")
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +109,9 @@ def parse_csv(text: str, source: str) -> Taxonomy:
     missing = [name for name in ("category", "text") if name not in columns]
     if missing:
         raise TaxonomyError(source, f"header lacks column(s) {', '.join(missing)}; found {header}", 1)
+    repeated = [name for name in ("category", "text") if columns.count(name) > 1]
+    if repeated:  # which one holds the data would be a guess
+        raise TaxonomyError(source, f"header repeats column(s) {', '.join(repeated)}; found {header}", 1)
     category_at, text_at = columns.index("category"), columns.index("text")
 
     examples: dict[str, list[str]] = {}
@@ -181,6 +189,7 @@ def parse_yaml(text: str, source: str) -> Taxonomy:
         raise TaxonomyError(source, f"invalid YAML: {exc}") from exc
     if not isinstance(document, dict) or not isinstance(document.get("categories"), list):
         raise TaxonomyError(source, "expected a mapping with a 'categories' list at the top level", 1)
+    _refuse_unknown_keys(document, TOP_LEVEL_KEYS, "at the top level", source, 1)
     entries = document["categories"]
     seen: set[str] = set()
     categories = []
@@ -200,6 +209,8 @@ def _category_from_yaml(entry: object, source: str, line: int) -> Category:
     if not isinstance(name, str) or not name.strip():
         raise TaxonomyError(source, "category needs a non-empty string 'name'", line)
     name = name.strip()
+    hint = " (routing settings go under 'routing:')" if any(key in ROUTING_KEYS for key in entry) else ""
+    _refuse_unknown_keys(entry, CATEGORY_KEYS, f"in category {name!r}", source, line, hint)
     description = _optional_string(entry, "description", source, line) or name
     system_prompt = _optional_string(entry, "system_prompt", source, line) or default_system_prompt(name)
     examples = entry.get("examples")
@@ -222,6 +233,7 @@ def _routing_from_yaml(raw: object, name: str, source: str, line: int) -> Routin
     if not isinstance(raw, dict):
         raise TaxonomyError(source, f"'routing' of {name!r} must be a mapping", getattr(raw, "line", line))
     line = getattr(raw, "line", line)
+    _refuse_unknown_keys(raw, ROUTING_KEYS, f"in the routing of {name!r}", source, line)
     model = raw.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise TaxonomyError(source, f"routing.model of {name!r} must be a non-empty string", line)
@@ -232,6 +244,16 @@ def _routing_from_yaml(raw: object, name: str, source: str, line: int) -> Routin
     if effort not in REASONING_EFFORTS:
         raise TaxonomyError(source, f"routing.reasoning_effort of {name!r} must be one of {REASONING_EFFORTS}", line)
     return RoutingPolicy(model=model.strip() if model else None, use_reasoning=use_reasoning, reasoning_effort=effort)
+
+
+def _refuse_unknown_keys(
+    mapping: dict, allowed: tuple[str, ...], where: str, source: str, line: int, hint: str = ""
+) -> None:
+    unknown = [str(key) for key in mapping if key not in allowed]
+    if unknown:
+        raise TaxonomyError(
+            source, f"unknown key(s) {', '.join(unknown)} {where}; allowed: {', '.join(allowed)}{hint}", line
+        )
 
 
 def _optional_string(entry: dict, key: str, source: str, line: int) -> str | None:

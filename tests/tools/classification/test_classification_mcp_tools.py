@@ -1,4 +1,4 @@
-"""The MCP tool handlers: list_categories answers from the taxonomy alone, batcher errors map to core codes.
+"""The MCP tool handlers: list_categories answers from the taxonomy alone, inference pool errors map to core codes.
 
 Fast: no model is loaded. `classify` and `start` are replaced where a test needs them to fail or hang.
 """
@@ -11,7 +11,7 @@ import pytest
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError
 from hexmcp.tools.classification import ClassificationConfig
-from hexmcp.tools.classification.batcher import RequestTimeoutError, ServiceOverloadedError
+from hexmcp.tools.classification.inference_pool import RequestTimeoutError, ServiceOverloadedError
 from hexmcp.tools.classification.mcp_tools import register_classification_tools
 
 
@@ -42,7 +42,7 @@ def test_list_categories_does_not_wait_for_the_model():
         (RequestTimeoutError("classification took longer than 10s"), ErrorCode.REQUEST_TIMEOUT),
     ],
 )
-def test_batcher_errors_map_to_core_codes(error, code):
+def test_pool_errors_map_to_core_codes(error, code):
     server, service = registered()
 
     async def started() -> None:

@@ -41,17 +41,20 @@ def test_result_shape_and_invariants(service, event_loop_runner):
     assert set(classify(service, event_loop_runner, "hello")) == {"class", "confidence", "model", "use_reasoning"}
 
 
-def test_same_text_same_answer_alone_or_in_a_batch(service, event_loop_runner):
-    text = "Who was the first emperor of China?"
-    alone = classify(service, event_loop_runner, text, True)
+def test_same_text_same_answer_whatever_runs_beside_it(service, event_loop_runner):
+    # int8 scales activations per input tensor: when texts shared a batch, long batch-mates flipped
+    # the class of "best programming language for math". Now every bit must match.
+    texts = ["Who was the first emperor of China?", "best programming language for math", "tell me about Alan Turing"]
+    alone = [classify(service, event_loop_runner, text, True) for text in texts]
+    filler = "The committee reviewed the quarterly figures, the audit trail and the staffing plan in detail. " * 12
 
     async def crowd():
-        others = [service.classify(f"filler question number {i} about cooking") for i in range(10)]
-        return (await asyncio.gather(service.classify(text, True), *others))[0]
+        others = [service.classify(f"{filler} Item {i}.") for i in range(12)]
+        return (await asyncio.gather(*(service.classify(t, True) for t in texts), *others))[: len(texts)]
 
-    batched = event_loop_runner.run(crowd())
-    assert alone["class"] == batched["class"] == service.list_categories()["categories"].index("history")
-    assert alone["probabilities"] == pytest.approx(batched["probabilities"], abs=1e-4)
+    for _ in range(3):
+        assert event_loop_runner.run(crowd()) == alone
+    assert alone[0]["class"] == service.list_categories()["categories"].index("history")
 
 
 @pytest.mark.parametrize(

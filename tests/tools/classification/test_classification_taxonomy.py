@@ -84,6 +84,13 @@ def test_yaml_taxonomy_with_policy(tmp_path):
         ("badex.yaml", "categories:\n  - name: a\n    examples:\n      - ok\n      - {x: 1}\n  - name: b\n    examples: [y]\n", 5, "must be a string"),
         ("policy.yaml", "categories:\n  - name: a\n    routing: {use_reasoning: maybe}\n    examples: [x]\n  - name: b\n    examples: [y]\n", 3, "use_reasoning"),
         ("bad.txt", "category,text\n", None, "unsupported file type"),
+        ("twice.csv", "category,text,text\na,x,y\nb,z,w\n", 1, "repeats column(s) text"),
+        ("flat_model.yaml", "categories:\n  - name: a\n    model: m\n    examples: [x]\n  - name: b\n    examples: [y]\n",
+         2, "unknown key(s) model in category 'a'"),
+        ("routing_key.yaml", "categories:\n  - name: a\n    routing:\n      modle: m\n    examples: [x]\n"
+         "  - name: b\n    examples: [y]\n", 4, "unknown key(s) modle in the routing of 'a'"),
+        ("top_key.yaml", "catgories: []\ncategories:\n  - name: a\n    examples: [x]\n  - name: b\n    examples: [y]\n",
+         1, "unknown key(s) catgories at the top level"),
     ],
 )
 def test_bad_files_name_file_line_and_reason(tmp_path, name, content, line, reason):
@@ -115,3 +122,11 @@ def test_content_hash_tracks_examples_and_order(tmp_path):
     c = write(tmp_path, "c.csv", "category,text\nx,one\ny,two\n")
     assert load_taxonomy(a).content_hash() == load_taxonomy(c).content_hash()
     assert load_taxonomy(a).content_hash() != load_taxonomy(b).content_hash()
+
+
+def test_misplaced_routing_key_points_to_routing(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("categories:\n  - name: a\n    use_reasoning: false\n    examples: [x]\n"
+                    "  - name: b\n    examples: [y]\n", encoding="utf-8")
+    with pytest.raises(TaxonomyError, match="routing settings go under 'routing:'"):
+        load_taxonomy(path)

@@ -1,0 +1,128 @@
+"""The inference pool on a fake model: parallel workers, bounds, abandoned work, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from hexmcp.tools.classification import ServiceNotReadyError
+from hexmcp.tools.classification.inference_pool import InferencePool, RequestTimeoutError, ServiceOverloadedError
+
+
+class Gate:
+    """A fake model whose passes block until released, recording what ran on which thread."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.ran: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, item: str) -> str:
+        self.release.wait(timeout=10)
+        with self.lock:
+            self.ran.append((item, threading.current_thread().name))
+        return item.upper()
+
+
+@contextlib.contextmanager
+def gated_pool(**settings):
+    gate = Gate()
+    pool = InferencePool(gate, **settings)
+    try:
+        yield gate, pool
+    finally:
+        gate.release.set()
+        pool.close()
+
+
+def test_workers_run_in_parallel_and_answer_each_caller():
+    with gated_pool(workers=2, max_queue=16, timeout=5) as (gate, pool):
+
+        async def main():
+            calls = [asyncio.ensure_future(pool.submit(f"t{i}")) for i in range(6)]
+            await asyncio.sleep(0.05)
+            gate.release.set()
+            return await asyncio.gather(*calls)
+
+        assert asyncio.run(main()) == [f"T{i}" for i in range(6)]
+        assert len({thread for _, thread in gate.ran}) == 2 and pool.completed == 6
+
+
+def test_full_queue_is_refused_at_once():
+    with gated_pool(workers=1, max_queue=2, timeout=5) as (gate, pool):
+
+        async def main():
+            held = [asyncio.ensure_future(pool.submit("a")), asyncio.ensure_future(pool.submit("b"))]
+            await asyncio.sleep(0)
+            with pytest.raises(ServiceOverloadedError):
+                await pool.submit("c")
+            gate.release.set()
+            return await asyncio.gather(*held)
+
+        assert asyncio.run(main()) == ["A", "B"]
+
+
+def test_work_nobody_waits_for_is_dropped():
+    # Timed-out and cancelled callers (a client that disconnected) must not keep the workers busy.
+    with gated_pool(workers=1, max_queue=64, timeout=0.2) as (gate, pool):
+        _check_abandoned_work_is_dropped(gate, pool)
+
+
+def _check_abandoned_work_is_dropped(gate: Gate, pool: InferencePool) -> None:
+
+    async def main():
+        first = asyncio.ensure_future(pool.submit("running"))
+        await asyncio.sleep(0.01)
+        waiting = [asyncio.ensure_future(pool.submit(f"gone{i}")) for i in range(20)]
+        await asyncio.sleep(0.01)
+        for task in waiting[:10]:
+            task.cancel()
+        outcomes = await asyncio.gather(first, *waiting, return_exceptions=True)
+        gate.release.set()
+        await asyncio.sleep(0.2)  # let the worker reach the abandoned entries
+        return outcomes
+
+    outcomes = asyncio.run(main())
+    assert isinstance(outcomes[0], RequestTimeoutError)
+    assert all(isinstance(o, asyncio.CancelledError) for o in outcomes[1:11])
+    assert all(isinstance(o, RequestTimeoutError) for o in outcomes[11:])
+    assert [item for item, _ in gate.ran] == ["running"]  # nothing else ran
+    assert pool.dropped == 20
+
+
+def test_close_stops_workers_and_refuses_new_work():
+    gate = Gate()
+    gate.release.set()
+    pool = InferencePool(gate, workers=2, max_queue=4, timeout=5)
+    pool.close()
+    assert not any(thread.is_alive() for thread in pool._threads)
+
+    async def late():
+        with pytest.raises(ServiceNotReadyError, match="shutting down"):
+            await pool.submit("x")
+
+    asyncio.run(late())
+    pool.close()  # idempotent
+
+
+def test_process_exit_with_a_backlog_is_clean():
+    # The interpreter used to finalise while a daemon worker sat inside the model: SIGABRT, exit 134.
+    code = """
+import asyncio, time
+from hexmcp.tools.classification.inference_pool import InferencePool
+def slow(item):
+    time.sleep(0.02)
+    return item
+pool = InferencePool(slow, workers=2, max_queue=1000, timeout=0.05)
+async def main():
+    await asyncio.gather(*(pool.submit(i) for i in range(200)), return_exceptions=True)
+asyncio.run(main())
+print("done", flush=True)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout.strip()) == (0, "done"), out.stderr

@@ -1,0 +1,145 @@
+"""Runs classifications on a few worker threads off the event loop, one text at a time.
+
+Why not batches: the int8 model quantises activations per input tensor, so a text's answer changed
+with its batch-mates (docs/adr/0104). One text per pass keeps answers deterministic, and with one
+onnxruntime thread per worker, `workers` passes in parallel keep every core busy instead.
+
+Bounded everywhere: at most `max_queue` requests are outstanding (one more is rejected at once with
+ServiceOverloadedError) and every caller waits at most `timeout` seconds. Work nobody waits for any
+more (the caller timed out, was cancelled, or disconnected) is dropped when a worker reaches it, so
+an abandoned backlog does not delay other clients. The hand-off is a C-level `SimpleQueue` and a
+timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
+only cost besides the model, so it is kept to a few microseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from hexmcp.core import new_event_id
+
+from .errors import ClassificationError, ServiceNotReadyError
+
+log = structlog.get_logger(__name__)
+
+_STOP = object()
+_JOIN_SECONDS = 30.0  # one pass takes milliseconds; this only guards against a wedged native call
+
+
+class ServiceOverloadedError(ClassificationError):
+    """The request queue is full; the caller should retry later."""
+
+
+class RequestTimeoutError(ClassificationError):
+    """A request waited longer than the configured timeout."""
+
+
+class InferencePool:
+    def __init__(
+        self,
+        process: Callable[[Any], Any],
+        *,
+        workers: int,
+        max_queue: int,
+        timeout: float,
+        name: str = "hexmcp-classifier",
+    ) -> None:
+        self._process = process
+        self._timeout = timeout
+        self._max_queue = max_queue
+        self._outstanding = 0  # submitted and not yet answered; only touched on the event loop's thread
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._closing = False
+        self.completed = 0  # observability for benches and tests
+        self.dropped = 0
+        self._threads = [
+            threading.Thread(target=self._run, name=f"{name}-{index}", daemon=True) for index in range(max(1, workers))
+        ]
+        for thread in self._threads:
+            thread.start()
+        # The interpreter must not finalise while a worker is inside onnxruntime: that aborted the
+        # process (SIGABRT), cutting its last stdout line. atexit runs while daemon threads still
+        # live, so an unclosed pool is stopped there; daemon threads keep a forgotten pool from
+        # hanging the exit instead.
+        atexit.register(self.close)
+
+    @property
+    def workers(self) -> int:
+        return len(self._threads)
+
+    async def submit(self, item: Any) -> Any:
+        if self._closing:
+            raise ServiceNotReadyError("the classification service is shutting down")
+        if self._outstanding >= self._max_queue:
+            raise ServiceOverloadedError("classification queue is full; retry later")
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        expiry = loop.call_later(self._timeout, _expire, future, self._timeout)
+        self._outstanding += 1
+        self._queue.put((item, future, loop))
+        try:
+            return await future
+        finally:
+            self._outstanding -= 1
+            expiry.cancel()
+
+    def close(self) -> None:
+        """Stops the workers: queued work is dropped (its callers get an error), running passes finish."""
+        atexit.unregister(self.close)
+        if self._closing:
+            return
+        self._closing = True
+        for _ in self._threads:
+            self._queue.put(_STOP)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=_JOIN_SECONDS)
+
+    def _run(self) -> None:
+        while True:
+            entry = self._queue.get()
+            if entry is _STOP:
+                return
+            item, future, loop = entry
+            if self._closing:
+                self._deliver(future, loop, False, ServiceNotReadyError("the classification service is shutting down"))
+                continue
+            # Reading done() from this thread races only with the caller giving up, which _settle
+            # handles anyway; the check just avoids a pass whose answer nobody would read.
+            if future.done():
+                self.dropped += 1
+                continue
+            try:
+                outcome = (True, self._process(item))
+            except Exception as exc:  # delivered to the caller, never lost in the thread
+                log.exception("classification failed", eventId=new_event_id())
+                outcome = (False, exc)
+            self.completed += 1
+            self._deliver(future, loop, *outcome)
+
+    @staticmethod
+    def _deliver(future: asyncio.Future, loop: asyncio.AbstractEventLoop, ok: bool, value: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(_settle, future, ok, value)
+        except RuntimeError:  # the caller's event loop is closed: nobody is waiting
+            pass
+
+
+def _expire(future: asyncio.Future, timeout: float) -> None:
+    if not future.done():
+        future.set_exception(RequestTimeoutError(f"classification took longer than {timeout}s"))
+
+
+def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
+    if future.done():  # timed out or cancelled meanwhile
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
