@@ -2,8 +2,9 @@
 
 Routes: `{path}` (MCP Streamable HTTP, every version), `{path}/{method}` (REST dialect), `/health`, plus
 whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). Middleware, outermost first:
-Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → concurrency cap (not
-/health) → router. The router is a dict lookup: the MCP endpoint is the hot path and gets no framework
+Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → body reading (POSTs to
+the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot) → concurrency cap
+(not /health) → router. The router is a dict lookup: the MCP endpoint is the hot path and gets no framework
 layer between uvicorn and the protocol.
 
 Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
@@ -22,6 +23,7 @@ import structlog
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from .asgi import ASGIApp, Receive, Scope, Send
+from .body import BodyBuffer
 from .config import HttpConfig
 from .endpoint import McpEndpoint
 from .guard import BearerAuth, HostOriginGuard
@@ -60,7 +62,9 @@ class HttpApp:
 
         app: ASGIApp = self._route
         self.limit = ConcurrencyLimit(app, limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH])
-        app = BearerAuth(self.limit, token=config.auth_token, open_paths=[HEALTH_PATH])
+        self.bodies = BodyBuffer(self.limit, mcp_path=config.path, limit=config.max_body_bytes,
+                                 timeout_s=config.body_timeout_s)
+        app = BearerAuth(self.bodies, token=config.auth_token, open_paths=[HEALTH_PATH])
         if config.cors_origins:
             from starlette.middleware.cors import CORSMiddleware
 
@@ -104,6 +108,7 @@ class HttpApp:
         if self.stopping:
             return
         self.stopping = True
+        self.bodies.stop()  # uploads still arriving end now (503), not when uvicorn's grace period runs out
         await self.mcp.modern.end_streams()
         for route in self._extra_routes:
             # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely

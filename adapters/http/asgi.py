@@ -20,6 +20,8 @@ RawHeaders = list[tuple[bytes, bytes]]
 JSON = b"application/json"
 SSE = b"text/event-stream"
 _JSON_HEADERS: RawHeaders = [(b"content-type", JSON)]
+BODY = "hexmcp.body"
+"""Scope key of a POST body already read in full (by `body.BodyBuffer`, before the concurrency cap)."""
 
 
 class BodyTooLarge(Exception):
@@ -68,6 +70,11 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def body_of(scope: Scope) -> bytes:
+    """The request body `body.BodyBuffer` read for this request."""
+    return scope[BODY]
 
 
 async def respond(send: Send, status: int, body: bytes = b"", *, content_type: bytes | None = JSON,

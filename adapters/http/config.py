@@ -32,6 +32,9 @@ class HttpConfig:
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Origins that get CORS headers (browser clients). Empty: CORS off."""
     max_body_bytes: int = attrs.field(default=4 * MIB, validator=positive)
+    body_timeout_s: float = attrs.field(default=30.0, validator=[attrs.validators.instance_of((int, float)), positive])
+    """Deadline for receiving a POST's whole body (408 beyond it). Bodies are read before a request
+    takes a concurrency slot, so a client that stalls mid-upload holds nothing but its own connection."""
     request_timeout_s: float | None = attrs.field(default=120.0, validator=positive)
     """Deadline for one request (not for GET streams or subscriptions/listen, which are long-lived)."""
     max_concurrent_requests: int = attrs.field(default=256, validator=positive)

@@ -54,6 +54,16 @@ class Deadlines:
             self._due.pop(task, None)
             self._expired.discard(task)
 
+    def expire_all(self) -> None:
+        """Put every request still running past its deadline now (shutdown: nothing may wait it out)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for task in self._due:
+            self._expired.add(task)
+            task.cancel()
+        self._due.clear()
+
     def _arm(self) -> None:
         assert self._loop is not None
         self._timer = self._loop.call_at(next(iter(self._due.values())), self._expire)

@@ -9,7 +9,7 @@ from hexmcp.core import ErrorCode, Ok, Outcome, Session
 
 from .. import jsonrpc
 from .deadlines import Deadlines
-from .status import rejection
+from .status import refusal
 
 _traces = itertools.count(1)
 
@@ -23,8 +23,8 @@ async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | No
     try:
         return await deadlines.run(work)
     except TimeoutError:
-        return rejection(ErrorCode.REQUEST_TIMEOUT,
-                         f"Request timed out after {deadlines.timeout_s:g} s: {request.method}")
+        return refusal(ErrorCode.REQUEST_TIMEOUT,
+                       f"Request timed out after {deadlines.timeout_s:g} s: {request.method}")
 
 
 def encode(request_id: jsonrpc.RequestId, outcome: Outcome) -> dict[str, Any] | None:

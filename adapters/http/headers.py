@@ -1,9 +1,10 @@
 """2026-07-28 routing headers: `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` must agree with the body.
 
 Pure functions over (headers, decoded body): they return None when the request may go on, or the
-semantic error that stops it. The order is the spec's (and the conformance harness's): first the
-`_meta` envelope must be complete (-32602), then the headers must match the body (-32020); whether the
-version is one we serve is the core's question (-32022), asked after these.
+semantic error that stops it. First the `MCP-Protocol-Version` header must name a version the 2026
+path serves (-32022); then, as the conformance harness expects, the `_meta` envelope must be complete
+(-32602) and the headers must match the body (-32020). Whether the `_meta` version is one we serve is
+the core's question (-32022), asked after these.
 
 Header names are case-insensitive (ASGI lower-cases them); values are case-sensitive, compared after
 the optional whitespace HTTP allows around them is stripped. `Mcp-Name` may carry a non-ASCII value as
@@ -17,7 +18,7 @@ import binascii
 import re
 from typing import Any
 
-from hexmcp.core import ErrorCode
+from hexmcp.core import ErrorCode, versions
 from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .asgi import Scope, header_values
@@ -51,6 +52,16 @@ def _single(scope: Scope, name: bytes) -> tuple[str | None, bool]:
     if not values:
         return None, False
     return values[0].decode("latin-1").strip(" \t"), len(values) > 1
+
+
+def check_version(scope: Scope) -> Problem | None:
+    """The `MCP-Protocol-Version` header names a version served without a handshake (or is absent)."""
+    value, _ = _single(scope, b"mcp-protocol-version")
+    if value is None or value in versions.STATELESS_VERSIONS:
+        return None
+    # The same answer, data included, as the core's for an unsupported `_meta` protocolVersion.
+    return (ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {value!r}",
+            {"requested": value, "supported": list(versions.SUPPORTED_VERSIONS)})
 
 
 def check_envelope(params: Any) -> Problem | None:

@@ -28,7 +28,7 @@ from .limits import release_slot
 from .peer import HttpPeer, PendingRequests
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, receive_json, refuse
+from .status import NOT_JSON, json_body, refuse
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -69,7 +69,7 @@ class LegacyTransport:
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          "Not Acceptable: the client must accept application/json or text/event-stream", status=406)
             return
-        value = await receive_json(scope, receive, send, self.config.max_body_bytes)
+        value = await json_body(scope, send)
         if value is NOT_JSON:
             return
         batch = isinstance(value, list)

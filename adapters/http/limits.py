@@ -3,7 +3,8 @@
 Beyond the cap a request is refused at once with 503 + Retry-After (and a JSON-RPC -32005 body), so
 load beyond capacity costs almost nothing instead of queueing into timeouts. Long-lived streams (the
 GET stream, `subscriptions/listen`) give their slot back when they settle into waiting, by calling
-`scope[RELEASE]()`; they are bounded separately (`max_streams`).
+`scope[RELEASE]()`; they are bounded separately (`max_streams`). Request bodies are read before a
+request gets here (`body.py`), so a slow or stalled upload never holds a slot.
 """
 
 from __future__ import annotations

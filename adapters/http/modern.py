@@ -1,9 +1,11 @@
 """Streamable HTTP for 2026-07-28: one POST, one request, no sessions, headers that must match the body.
 
-The order of checks is the spec's: method (405) → Accept (406) → body (413/-32700) → notification (202)
-→ one request (-32600) → `_meta` envelope (-32602) → routing headers vs body (-32020) → the core
-(which answers -32022 for a version it does not serve, -32601 for a method 2026 does not have, ...).
-Errors go out with the status from `status.STATUS` (400/404, else 200).
+The order of checks: method (405) → Accept (406) → body (-32700; 408/413 came earlier, see `body.py`)
+→ the `MCP-Protocol-Version` header names a version this path serves (-32022: nothing else about the
+request can be judged against an unknown version, and the 2025-06-18+ transport says an unsupported
+header is a 400) → notification (202) → one request (-32600) → `_meta` envelope (-32602) → routing
+headers vs body (-32020) → the core (-32022 for a `_meta` version it does not serve, -32601 for a
+method 2026 does not have, ...). Errors go out with the status from `status.STATUS` (400/404, else 200).
 
 A request's notifications (progress, logs it opted into) stream on its own response as SSE; a JSON-RPC
 request never does (the core asks the client through `InputRequiredResult`). `subscriptions/listen`
@@ -27,7 +29,7 @@ from .deadlines import Deadlines
 from .limits import release_slot
 from .peer import HttpPeer
 from .sse import EventStream, Reply
-from .status import NOT_JSON, receive_json, refuse, rejection, rpc_status
+from .status import NOT_JSON, json_body, refusal, refuse, rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
@@ -61,10 +63,16 @@ class ModernTransport:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
                          status=406)
             return
-        value = await receive_json(scope, receive, send, self.config.max_body_bytes)
+        value = await json_body(scope, send)
         if value is NOT_JSON:
             return
         message = jsonrpc.classify(value)
+        unsupported = headers.check_version(scope)
+        if unsupported is not None:
+            code, text, data = unsupported
+            request_id = message.id if isinstance(message, (jsonrpc.Request, jsonrpc.Invalid)) else None
+            await refuse(send, code, text, data=data, request_id=request_id, status=rpc_status(code))
+            return
         if isinstance(message, jsonrpc.Notification):
             # Nothing to do with one: cancellation is closing the stream, and there is no handshake.
             await send({"type": "http.response.start", "status": 202, "headers": []})
@@ -82,7 +90,7 @@ class ModernTransport:
             problem = self._check_params(scope, message.params)
         if problem is not None:
             code, text, data = problem
-            body = jsonrpc.dumps(jsonrpc.encode_rejection(message.id, rejection(code, text, data)))
+            body = jsonrpc.dumps(jsonrpc.encode_rejection(message.id, refusal(code, text, data)))
             await respond_json(send, rpc_status(code), body)
             return
         if message.method == LISTEN:

@@ -12,19 +12,20 @@ JSON body naming the code, the message and the eventId to quote.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-import json
 from typing import Any
 
-from hexmcp.core import ErrorCode, McpServer, NullPeer, Ok, Rejection, versions
+from hexmcp.core import ErrorCode, McpServer, NullPeer, Ok, versions
 from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .. import jsonrpc
 from . import dispatch
-from .asgi import BodyTooLarge, ClientGone, Receive, Scope, Send, header, read_body, respond_json
+from .asgi import Receive, Scope, Send, body_of, header, respond_json, until_done_or_gone
 from .config import HttpConfig
 from .deadlines import Deadlines
-from .status import http_status, rejection, rest_error_body
+from .headers import Problem
+from .status import refuse_rest, send_rest_error
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 
@@ -39,23 +40,18 @@ class RestEndpoint:
         self._peer = NullPeer()  # a REST call has no way back to the client
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST's body has been read already (`body.BodyBuffer`: 408/413 are answered there)."""
         method = scope["path"][self._prefix_len:]
         if scope["method"] != "POST":
-            await _fail(send, rejection(ErrorCode.INVALID_REQUEST, f"Method not allowed: use POST {scope['path']}"),
-                        405, [(b"allow", b"POST")])
+            await refuse_rest(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: use POST {scope['path']}",
+                              status=405, headers=[(b"allow", b"POST")])
             return
+        body = body_of(scope)
         try:
-            body = await read_body(scope, receive, self.config.max_body_bytes)
-        except BodyTooLarge:
-            await _fail(send, rejection(ErrorCode.PAYLOAD_TOO_LARGE,
-                                        f"Payload too large: the limit is {self.config.max_body_bytes} bytes"))
-            return
-        except ClientGone:
-            return
-        try:
-            params = _params(method, json.loads(body) if body.strip() else None)
+            # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.
+            params = _params(method, jsonrpc.decode(body) if body.strip() else None)
         except ValueError as exc:
-            await _fail(send, rejection(ErrorCode.PARSE_ERROR, f"The body is not JSON: {exc}"))
+            await refuse_rest(send, ErrorCode.PARSE_ERROR, f"The body is not JSON: {exc}")
             return
         if method.startswith("notifications/"):
             await send({"type": "http.response.start", "status": 202, "headers": []})
@@ -63,6 +59,11 @@ class RestEndpoint:
             return
         version = _version(header(scope, b"mcp-protocol-version"))
         if version in versions.STATELESS_VERSIONS:
+            problem = _envelope_problem(params)
+            if problem is not None:
+                code, text, data = problem
+                await refuse_rest(send, code, text, data=data)
+                return
             params = _with_envelope(params, version)
             assume = None
         else:
@@ -70,11 +71,16 @@ class RestEndpoint:
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
                                         assume_version=assume)
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        outcome = await dispatch.run(core, request, self.deadlines)
+        work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
+        if not await until_done_or_gone(work, receive):
+            # Nobody will read the answer: free the worker (a queued classification is dropped).
+            work.cancel()
+            return
+        outcome = work.result()
         if isinstance(outcome, Ok):
             await respond_json(send, 200, jsonrpc.dumps(outcome.result))
         else:
-            await _fail(send, outcome)
+            await send_rest_error(send, outcome)  # the core logged it under its eventId
 
 
 def _params(method: str, body: Any) -> Any:
@@ -93,16 +99,24 @@ def _version(raw: bytes | None) -> str:
     return versions.LATEST_HANDSHAKE_VERSION
 
 
-def _with_envelope(params: Any, version: str) -> Any:
-    """A REST call pinned to 2026-07-28 by header: supply the `_meta` envelope it cannot express."""
-    params = dict(params) if isinstance(params, dict) else {}
+def _envelope_problem(params: Any) -> Problem | None:
+    """What stops `_with_envelope` from completing the params honestly (None: nothing)."""
+    if params is not None and not isinstance(params, dict):
+        return ErrorCode.INVALID_PARAMS, "params must be an object", {"path": "$.params"}
+    meta = params.get("_meta") if params else None
+    if meta is not None and not isinstance(meta, dict):
+        return ErrorCode.INVALID_PARAMS, "params._meta must be an object", {"path": "$.params._meta"}
+    return None
+
+
+def _with_envelope(params: dict[str, Any] | None, version: str) -> dict[str, Any]:
+    """A REST call pinned to 2026-07-28 by header: supply the `_meta` envelope it cannot express.
+
+    `params` passed `_envelope_problem`: an object or nothing, whose `_meta` is an object or nothing.
+    """
+    params = dict(params or {})
     meta = dict(params.get("_meta") or {})
     meta.setdefault(META_PROTOCOL_VERSION, version)
     meta.setdefault(META_CLIENT_CAPABILITIES, {})
     params["_meta"] = meta
     return params
-
-
-async def _fail(send: Send, rej: Rejection, status: int | None = None,
-                headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await respond_json(send, status or http_status(rej.code), jsonrpc.dumps(rest_error_body(rej)), headers)

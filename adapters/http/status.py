@@ -19,7 +19,7 @@ import structlog
 from hexmcp.core import ErrorCode, Rejection, new_event_id
 
 from .. import jsonrpc
-from .asgi import JSON, Receive, Scope, Send, header, read_body
+from .asgi import JSON, RawHeaders, Scope, Send, body_of, header, respond_json
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -73,6 +73,13 @@ def rejection(code: ErrorCode, message: str, data: dict[str, Any] | None = None)
     return Rejection(code=code, message=message, data=data, event_id=new_event_id())
 
 
+def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
+    """A rejection minted by the adapter, logged under its eventId so the id a client quotes can be found."""
+    rej = rejection(code, message, data)
+    log.info("request refused", code=code.value, reason=message, eventId=rej.event_id)
+    return rej
+
+
 def rest_error_body(rej: Rejection) -> dict[str, Any]:
     """The REST endpoint's error body: what went wrong, in a form a human and a program can read."""
     body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.ERROR_CODES[rej.code],
@@ -82,31 +89,39 @@ def rest_error_body(rej: Rejection) -> dict[str, Any]:
     return body
 
 
-async def refuse(send: Any, code: ErrorCode, message: str, *, headers: list[tuple[bytes, bytes]] | None = None,
+async def refuse(send: Any, code: ErrorCode, message: str, *, headers: RawHeaders | None = None,
                  request_id: Any = None, data: dict[str, Any] | None = None, status: int | None = None) -> None:
     """Answer at the HTTP level with the table's status and a JSON-RPC error body naming the eventId."""
-    rej = rejection(code, message, data)
-    log.info("request refused", code=code.value, reason=message, eventId=rej.event_id)
-    body = jsonrpc.dumps(jsonrpc.encode_rejection(request_id, rej))
-    await send({"type": "http.response.start", "status": status or http_status(code),
-                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
-    await send({"type": "http.response.body", "body": body})
+    rej = refusal(code, message, data)
+    await respond_json(send, status or http_status(code), jsonrpc.dumps(jsonrpc.encode_rejection(request_id, rej)),
+                       headers)
+
+
+async def refuse_rest(send: Send, code: ErrorCode, message: str, *, data: dict[str, Any] | None = None,
+                      status: int | None = None, headers: RawHeaders | None = None) -> None:
+    """`refuse` for the REST dialect: the table's status and a REST error body naming the (logged) eventId."""
+    await send_rest_error(send, refusal(code, message, data), status, headers)
+
+
+async def send_rest_error(send: Send, rej: Rejection, status: int | None = None,
+                          headers: RawHeaders | None = None) -> None:
+    await respond_json(send, status or http_status(rej.code), jsonrpc.dumps(rest_error_body(rej)), headers)
 
 
 NOT_JSON = object()
-"""What `receive_json` returns after it has refused the request itself."""
+"""What `json_body` returns after it has refused the request itself."""
 
 
-async def receive_json(scope: Scope, receive: Receive, send: Send, limit: int) -> Any:
-    """The decoded JSON body of a POST, or NOT_JSON once the request was refused (415 or parse error)."""
+async def json_body(scope: Scope, send: Send) -> Any:
+    """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or NOT_JSON once the request
+    was refused (415 or parse error)."""
     content_type = header(scope, b"content-type")
     if content_type is None or not content_type.lower().startswith(JSON):
         await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
                      status=415)
         return NOT_JSON
-    body = await read_body(scope, receive, limit)
     try:
-        return jsonrpc.decode(body)
+        return jsonrpc.decode(body_of(scope))
     except ValueError as exc:
         await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
         return NOT_JSON

@@ -11,7 +11,7 @@ import pytest
 
 from hexmcp.adapters import jsonrpc
 from hexmcp.adapters.http import STATUS
-from hexmcp.core import ErrorCode, ToolContext
+from hexmcp.core import ErrorCode, NullPeer, ToolContext
 from hexmcp.core.session import META_PROTOCOL_VERSION
 from tests.adapters.http_live import live_server
 from tests.adapters.http_wire import MODERN, Wire, modern_params, parse_sse
@@ -160,6 +160,41 @@ def test_unsupported_version_is_32022_with_data(wire) -> None:
     error = _error(response)
     assert response.status_code == 400 and error["code"] == jsonrpc.ERROR_CODES[ErrorCode.UNSUPPORTED_PROTOCOL_VERSION]
     assert error["data"]["requested"] == "v999.0.0" and MODERN in error["data"]["supported"]
+
+
+@pytest.mark.parametrize("params", [{}, None, modern_params(), modern_params(version="banana")])
+@pytest.mark.parametrize("routing", [{}, {"mcp-method": "server/discover"}, {"mcp-method": "tools/list"}])
+def test_an_unsupported_version_header_is_reported_before_other_checks(wire, params, routing) -> None:
+    message = {"jsonrpc": "2.0", "id": 303, "method": "server/discover"}
+    if params is not None:
+        message["params"] = params
+    response = wire.http.post("/mcp", json=message, headers=wire.headers(routing, version="banana"))
+    error = _error(response)
+    assert response.status_code == 400 and response.json()["id"] == 303
+    assert error["code"] == jsonrpc.ERROR_CODES[ErrorCode.UNSUPPORTED_PROTOCOL_VERSION]
+    assert error["data"]["requested"] == "banana" and error["data"]["eventId"]
+
+
+def test_the_version_header_answer_matches_the_cores(wire) -> None:
+    """The adapter's -32022 (for the header) says what the core's (for `_meta`) says."""
+    core = asyncio.run(_core_error(modern_params(version="v999.0.0")))
+    message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": modern_params(version="v999.0.0")}
+    adapter = _error(wire.http.post("/mcp", json=message, headers=wire.headers(version="v999.0.0")))
+    assert adapter["code"] == core["code"] and adapter["message"] == core["message"]
+    assert {**adapter["data"], "eventId": None} == {**core["data"], "eventId": None}
+
+
+async def _core_error(params: dict) -> dict:
+    session = _server().open_session(session_id="core", peer=NullPeer())
+    outcome = await session.handle_request("server/discover", params, request_key=1, trace_id="t")
+    return jsonrpc.encode_rejection(1, outcome)["error"]
+
+
+def test_a_notification_with_an_unsupported_version_header_is_refused(wire) -> None:
+    response = wire.http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                              headers=wire.headers(version="banana"))
+    assert response.status_code == 400
+    assert _error(response)["code"] == jsonrpc.ERROR_CODES[ErrorCode.UNSUPPORTED_PROTOCOL_VERSION]
 
 
 @pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"])

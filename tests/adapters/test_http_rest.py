@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -84,6 +85,34 @@ def test_rest_errors_say_what_went_wrong(http, path, body, status, code) -> None
 def test_rest_malformed_and_wrong_method(http) -> None:
     assert http.post("/mcp/tools/list", content=b"{oops").status_code == 400
     assert http.get("/mcp/tools/list").status_code == 405
+
+
+def test_rest_deep_nesting_is_a_parse_error_like_on_mcp(http) -> None:
+    response = http.post("/mcp/tools/call", content=b"[" * 100_000 + b"]" * 100_000,
+                         headers={"content-type": "application/json"})
+    error = response.json()
+    assert response.status_code == 400 and error["error"] == ErrorCode.PARSE_ERROR.value
+    assert "depth" in error["message"] and error["eventId"]
+
+
+@pytest.mark.parametrize("meta", [1, "abc", [["a", "b"]], True, []])
+def test_rest_meta_must_be_an_object_on_2026(http, meta) -> None:
+    response = http.post("/mcp/tools/call", json={"name": "echo", "arguments": {"text": "x"}, "_meta": meta},
+                         headers={"mcp-protocol-version": versions.V2026_07_28})
+    error = response.json()
+    assert response.status_code == 400 and error["error"] == ErrorCode.INVALID_PARAMS.value
+    assert error["data"]["path"] == "$.params._meta" and "_meta" in error["message"] and error["eventId"]
+
+
+def test_rest_params_must_be_an_object_on_2026(http) -> None:
+    response = http.post("/mcp/tools/call", json=[1, 2], headers={"mcp-protocol-version": versions.V2026_07_28})
+    assert response.status_code == 400 and response.json()["data"]["path"] == "$.params"
+
+
+def test_rest_meta_object_is_kept_and_completed_on_2026(http) -> None:
+    call = {"name": "echo", "arguments": {"text": "x"}, "_meta": {"progressToken": "p"}}
+    response = http.post("/mcp/tools/call", json=call, headers={"mcp-protocol-version": versions.V2026_07_28})
+    assert response.status_code == 200 and response.json()["content"] == [{"type": "text", "text": "x"}]
 
 
 def test_unknown_paths_are_404(http) -> None:
@@ -241,3 +270,35 @@ def test_sigterm_shuts_down_cleanly_with_streams_open() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_a_rest_call_whose_client_leaves_is_cancelled():
+    # A REST answer has no other way back: once the client is gone, its work only delays others
+    # (a queued classification is dropped by the inference pool when its caller is cancelled).
+    server = build_demo_server()
+    started, cancelled = asyncio.Event(), []
+
+    @server.tool()
+    async def wait_forever() -> str:
+        """Blocks until cancelled."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "never"
+
+    with live_server(server) as live:
+        host, port = live.base.removeprefix("http://").split(":")
+        body = b'{"name": "wait_forever", "arguments": {}}'
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(b"POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            deadline = time.monotonic() + 10
+            while not started.is_set() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        deadline = time.monotonic() + 10
+        while not cancelled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started.is_set() and cancelled == [True]  # before shutdown, which would cancel it anyway

@@ -1,0 +1,89 @@
+"""Request bodies are read whole, under a deadline, before a request may take a concurrency slot.
+
+A client that sends its headers and then stalls mid-body (`Content-Length: 100`, one byte sent) would
+otherwise hold a slot for as long as it liked, and a few hundred such sockets would turn every other
+request away with 503. So `BodyBuffer` sits outside `ConcurrencyLimit`: it reads the body of a POST to
+the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes`, leaves it in the
+scope for the endpoint (`asgi.body_of`), and only then lets the request on towards a slot. A stalled
+upload gets 408 and an oversized one 413, each naming a logged eventId in the error shape of the endpoint it
+was sent to (JSON-RPC on `{path}`, REST on `{path}/{method}`). When the server begins to stop, bodies
+still arriving are cut short with 503 at once instead of waiting for uvicorn to cancel them when its
+graceful-shutdown timeout runs out.
+
+The deadlines share one timer (`deadlines.py`): the hot path pays two dict operations, not a timer.
+"""
+
+from __future__ import annotations
+
+from hexmcp.core import ErrorCode
+
+from .asgi import (
+    BODY,
+    ASGIApp,
+    BodyTooLarge,
+    ClientGone,
+    RawHeaders,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+)
+from .deadlines import Deadlines
+from .status import refuse, refuse_rest
+
+CLOSE: RawHeaders = [(b"connection", b"close")]  # the rest of a cut-short body is not worth waiting for
+STOPPING = "The server is shutting down"
+STOPPING_HEADERS: RawHeaders = [(b"retry-after", b"5"), *CLOSE]
+
+
+class BodyBuffer:
+    def __init__(self, app: ASGIApp, *, mcp_path: str, limit: int, timeout_s: float) -> None:
+        self.app = app
+        self.limit = limit
+        self.deadlines = Deadlines(timeout_s)
+        self.stopping = False
+        self._mcp_path = mcp_path
+        self._rest_prefix = mcp_path + "/"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        rest = path != self._mcp_path
+        if rest and not path.startswith(self._rest_prefix):
+            await self.app(scope, receive, send)
+            return
+        if self.stopping:
+            await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
+            return
+        try:
+            scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit))
+        except BodyTooLarge:
+            await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
+                          f"Payload too large: the limit is {self.limit} bytes")
+            return
+        except TimeoutError:
+            if self.stopping:
+                await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
+            else:
+                await _refuse(send, rest, ErrorCode.REQUEST_TIMEOUT,
+                              f"Request Timeout: the body did not arrive within {self.deadlines.timeout_s:g} s",
+                              status=408, headers=CLOSE)
+            return
+        except ClientGone:
+            return
+        await self.app(scope, receive, send)
+
+    def stop(self) -> None:
+        """The server is stopping: end every body still arriving (503) and refuse new ones."""
+        self.stopping = True
+        self.deadlines.expire_all()
+
+
+async def _refuse(send: Send, rest: bool, code: ErrorCode, message: str, *, status: int | None = None,
+                  headers: RawHeaders | None = None) -> None:
+    if rest:
+        await refuse_rest(send, code, message, status=status, headers=headers)
+    else:
+        await refuse(send, code, message, status=status, headers=headers)

@@ -1,0 +1,149 @@
+"""Request bodies: read under a deadline before a concurrency slot is taken, refused in the endpoint's own
+error shape, and cut short when the server stops. Stalled uploads are raw sockets that send the headers
+and one byte of a longer body; every wait here is bounded and polls the server's own state."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from hexmcp.adapters import jsonrpc
+from hexmcp.core import ErrorCode
+
+from tests.adapters.http_live import live_server
+from tests.adapters.http_wire import MODERN
+from tests.fixtures.demo_server import build_demo_server
+from tests.support.net import free_port
+
+pytestmark = pytest.mark.timeout(40)
+TIMEOUT = jsonrpc.ERROR_CODES[ErrorCode.REQUEST_TIMEOUT]
+
+
+def _stall(port: int, path: str, extra: str = "") -> socket.socket:
+    """A POST whose headers promise 100 bytes of body, of which one arrives."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                 f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: 100\r\n\r\n{{".encode())
+    return sock
+
+
+def _answer(sock: socket.socket) -> tuple[int, dict[str, str], dict]:
+    """Read one response to its end (the server closes the connection after it)."""
+    raw = b""
+    while chunk := sock.recv(65536):
+        raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, json.loads(body)
+
+
+def _until(condition: Callable[[], bool], what: str, limit_s: float = 10) -> None:
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def stalls() -> Iterator[list[socket.socket]]:
+    opened: list[socket.socket] = []
+    yield opened
+    for sock in opened:
+        sock.close()
+
+
+def test_stalled_uploads_hold_no_concurrency_slot(stalls) -> None:
+    with live_server(build_demo_server(), max_concurrent_requests=2, body_timeout_s=30) as live:
+        for path in ("/mcp", "/mcp/tools/call", "/mcp", "/mcp/ping"):
+            stalls.append(_stall(live.config.port, path))
+        _until(lambda: len(live.app.bodies.deadlines) == 4, "the four uploads to be waited on")
+        assert live.app.limit.in_flight == 0
+        with httpx.Client(base_url=live.base, timeout=10) as http:
+            assert [http.post("/mcp/ping").status_code for _ in range(3)] == [200, 200, 200]
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/tools/call"])
+def test_a_body_that_stops_arriving_gets_408_and_frees_everything(stalls, path) -> None:
+    with live_server(build_demo_server(), body_timeout_s=0.2) as live:
+        stalls.append(_stall(live.config.port, path))
+        status, headers, body = _answer(stalls[0])  # ends: the server closes the connection
+        assert status == 408 and headers["connection"] == "close"
+        if path == "/mcp":  # JSON-RPC shape
+            assert body["error"]["code"] == TIMEOUT and body["error"]["data"]["eventId"]
+            assert "0.2 s" in body["error"]["message"]
+        else:  # REST shape
+            assert body["error"] == ErrorCode.REQUEST_TIMEOUT.value and body["code"] == TIMEOUT and body["eventId"]
+        assert len(live.app.bodies.deadlines) == 0 and live.app.limit.in_flight == 0
+
+
+def test_uploads_still_arriving_at_shutdown_end_at_once(stalls) -> None:
+    with live_server(build_demo_server(), body_timeout_s=60) as live:
+        stalls.append(_stall(live.config.port, "/mcp/tools/call"))
+        _until(lambda: len(live.app.bodies.deadlines) == 1, "the upload to be waited on")
+        live._uvicorn.should_exit = True  # what SIGTERM does
+        status, _, body = _answer(stalls[0])  # long before the 60 s body deadline
+        assert status == 503 and body["error"] == ErrorCode.SERVER_BUSY.value and "shutting down" in body["message"]
+
+
+# --- the real server: every refusal's eventId is in its log, and SIGTERM with a stalled upload is quiet ---
+
+
+@pytest.mark.timeout(60)
+def test_refusals_are_logged_and_sigterm_with_a_stalled_upload_is_clean() -> None:
+    port = free_port()
+    env = {**os.environ, "HEXMCP_LOG_LEVEL": "info"}
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier",
+                                "--port", str(port), "--max-body-bytes", "4096", "--body-timeout", "60"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stalled = None
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _until(lambda: _healthy(base), "hexmcp serve to come up", 15)
+        with httpx.Client(base_url=base, timeout=10) as http:
+            plain = {"content-type": "application/json"}
+            modern = {**plain, "accept": "application/json, text/event-stream", "mcp-protocol-version": MODERN}
+            rest = [http.post("/mcp/tools/call", content=b"{bad", headers=plain),
+                    http.post("/mcp/tools/call", content=b"[" * 2000 + b"]" * 2000, headers=plain),
+                    http.post("/mcp/tools/call", content=b" " * 5000, headers=plain),
+                    http.get("/mcp/tools/call"),
+                    http.post("/mcp/tools/list", json={"_meta": 1}, headers={"mcp-protocol-version": MODERN})]
+            assert [r.status_code for r in rest] == [400, 400, 413, 405, 400]
+            rpc = [http.post("/mcp", content=b"{bad", headers=modern),
+                   http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                             headers={**modern, "mcp-protocol-version": "banana"}),
+                   http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+                             headers=modern)]
+            assert [r.status_code for r in rpc] == [400, 400, 400]
+            event_ids = [r.json()["eventId"] for r in rest] + [r.json()["error"]["data"]["eventId"] for r in rpc]
+
+            stalled = _stall(port, "/mcp/tools/call")
+            assert http.post("/mcp/ping").status_code == 200  # the stalled request has been picked up by now
+        process.send_signal(signal.SIGTERM)
+        status, _, body = _answer(stalled)
+        assert status == 503 and body["eventId"]
+        assert process.wait(timeout=15) == 0
+        log = process.stderr.read().decode()  # type: ignore[union-attr]
+        assert [event_id for event_id in [*event_ids, body["eventId"]] if event_id not in log] == []
+        assert "Traceback" not in log and "CancelledError" not in log and "graceful shutdown exceeded" not in log
+    finally:
+        if stalled is not None:
+            stalled.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _healthy(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/health").status_code == 200
+    except httpx.TransportError:
+        return False
