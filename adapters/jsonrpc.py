@@ -89,7 +89,28 @@ def valid_id(value: Any) -> bool:
 
 def decode(raw: bytes | str) -> Any:
     """JSON text to a value; raises ValueError (also for invalid UTF-8) so callers answer -32700."""
-    return orjson.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        encoding_problem = _encoding_problem(raw)  # only on failure: valid input pays nothing for it
+        if encoding_problem is not None:
+            raise ValueError(encoding_problem) from None
+        raise
+
+
+def _encoding_problem(raw: bytes | str) -> str | None:
+    """Where the input is not valid UTF-8 (orjson only says "surrogates not allowed"), or None."""
+    if isinstance(raw, str):
+        try:
+            raw.encode()
+        except UnicodeEncodeError as exc:
+            return f"the input is not valid Unicode: a lone surrogate at character {exc.start}"
+        return None
+    try:
+        bytes(raw).decode()
+    except UnicodeDecodeError as exc:
+        return f"the input is not valid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} ({exc.reason})"
+    return None
 
 
 def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
@@ -97,9 +118,12 @@ def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
         return Invalid(None, INVALID_REQUEST, f"a message must be a JSON object, not {_json_type(message)}")
     raw_id = message.get("id")
     msg_id = raw_id if valid_id(raw_id) else None
-    version = message.get("jsonrpc", None if require_jsonrpc else JSONRPC_VERSION)
-    if version != JSONRPC_VERSION:
-        return Invalid(msg_id, INVALID_REQUEST, f"'jsonrpc' must be \"2.0\", got {json.dumps(version)}")
+    if "jsonrpc" in message:
+        version = message["jsonrpc"]
+        if version != JSONRPC_VERSION:
+            return Invalid(msg_id, INVALID_REQUEST, f"'jsonrpc' must be \"2.0\", got {json.dumps(version)}")
+    elif require_jsonrpc:
+        return Invalid(msg_id, INVALID_REQUEST, "the 'jsonrpc' member is missing: it must be \"2.0\"")
     if "method" in message:
         method = message["method"]
         if not isinstance(method, str) or not method:

@@ -3,8 +3,9 @@
 The transport hands in decoded JSON values and gives a `send` coroutine; this class does the rest:
 classifies messages, serves requests concurrently (each in its own task, so a slow tool never blocks
 `ping`), answers each request exactly once with its own id, handles batches where the negotiated
-version has them, and implements the core's `Peer` port (notifications and server-to-client requests
-with their pending answers). stdio and WebSocket use it as is.
+version has them (each item served like a single request, the batch answered once all are), and
+implements the core's `Peer` port (notifications and server-to-client requests with their pending
+answers). stdio and WebSocket use it as is.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class RpcConnection:
         self._require_jsonrpc = require_jsonrpc
         self._max_in_flight = max_in_flight
         self._peer_timeout_s = peer_timeout_s
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
+        self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
         self._pending: dict[RequestKey, asyncio.Future[Any]] = {}
         self._outgoing_ids = itertools.count(1)
         self._trace_ids = itertools.count(1)
@@ -66,23 +68,28 @@ class RpcConnection:
                 # Served inline: what follows on the wire may depend on the negotiated version.
                 await self._send_message(await self._answer(message))
             elif len(self._tasks) >= self._max_in_flight:
-                await self._send_error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
-                                       f"Too many requests in flight on this connection (limit {self._max_in_flight})")
+                await self._send(self._busy(message))
             else:
-                # Admitted now, in arrival order (lifecycle rules), and served concurrently.
-                # Bound in the reader's context and left there: the task spawned next copies it, and the
-                # next request overwrites it (cheaper than binding and resetting around every request).
-                trace_id = self._trace_id()
-                structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
-                work = self.session.begin_request(message.method, message.params, request_key=message.id,
-                                                  trace_id=trace_id)
-                self._spawn(self._serve(message, work))
+                self._spawn(self._serve(message, self._begin(message)))
         else:
             reply = await self._handle_non_request(message)
             if reply is not None:
                 await self._send_message(reply)
 
+    def _begin(self, message: jsonrpc.Request) -> Awaitable[Outcome]:
+        """Admit a request now, in arrival order (lifecycle rules); the caller serves it in a task."""
+        # Bound in the reader's context and left there: the task spawned next copies it, and the next
+        # request overwrites it (cheaper than binding and resetting around every request).
+        trace_id = self._trace_id()
+        structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
+        return self.session.begin_request(message.method, message.params, request_key=message.id, trace_id=trace_id)
+
     async def _receive_batch(self, batch: list[Any]) -> None:
+        """Admit every item now, as if it had come alone, and answer the batch once its items are done.
+
+        Only notifications and responses are handled here, in order (a cancellation must find the
+        request it names); requests run in tasks of their own, each counting against the in-flight limit.
+        """
         if not batch:
             await self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
             return
@@ -91,16 +98,29 @@ class RpcConnection:
             await self._send_error(None, jsonrpc.INVALID_REQUEST,
                                    f"JSON-RPC batches are not allowed in protocol version {version}")
             return
-
-        async def one(item: Any) -> dict[str, Any] | None:
+        parts: list[dict[str, Any] | asyncio.Task[dict[str, Any] | None]] = []
+        for item in batch:
             message = jsonrpc.classify(item, require_jsonrpc=self._require_jsonrpc)
-            if isinstance(message, jsonrpc.Request):
-                return await self._answer(message)
-            return await self._handle_non_request(message)
+            if not isinstance(message, jsonrpc.Request):
+                reply = await self._handle_non_request(message)
+                if reply is not None:
+                    parts.append(reply)
+            elif len(self._tasks) >= self._max_in_flight:
+                parts.append(self._busy(message))
+            else:
+                parts.append(self._spawn(self._reply(message, self._begin(message))))
+        if not all(isinstance(part, dict) for part in parts):
+            batch_task = asyncio.ensure_future(self._answer_batch(parts))
+            self._batches.add(batch_task)
+            batch_task.add_done_callback(self._batches.discard)
+        elif parts:
+            await self._send(parts)
 
-        replies = [r for r in await asyncio.gather(*(one(item) for item in batch)) if r is not None]
-        if replies:
-            await self._send(replies)
+    async def _answer_batch(self, parts: list[dict[str, Any] | asyncio.Task[dict[str, Any] | None]]) -> None:
+        replies = [part if isinstance(part, dict) else await part for part in parts]
+        answered = [reply for reply in replies if reply is not None]
+        if answered:
+            await self._send(answered)
 
     async def _handle_non_request(self, message: jsonrpc.Message) -> dict[str, Any] | None:
         if isinstance(message, jsonrpc.Notification):
@@ -117,9 +137,10 @@ class RpcConnection:
                                     {"eventId": event_id}, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
-        reply = await self._outcome_to_reply(request, await work)
-        if reply is not None:
-            await self._send_message(reply)
+        await self._send_message(await self._reply(request, work))
+
+    async def _reply(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> dict[str, Any] | None:
+        return await self._outcome_to_reply(request, await work)
 
     async def _answer(self, request: jsonrpc.Request) -> dict[str, Any] | None:
         trace_id = self._trace_id()
@@ -165,17 +186,28 @@ class RpcConnection:
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
+    def input_ended(self) -> None:
+        """Nothing more will be read: requests we sent the client can no longer be answered."""
+        self._fail_pending("the client closed its input")
+
     async def drain(self) -> None:
-        """Wait until every request already received has been answered."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        """Wait until every request already received has been answered.
+
+        subscriptions/listen requests only end when told to: they are ended first, with their result.
+        """
+        self.session.end_listens()
+        while self._tasks or self._batches:
+            await asyncio.gather(*self._tasks, *self._batches, return_exceptions=True)
 
     async def close(self) -> None:
         self._closed = True
+        self._fail_pending("the connection closed")
+        await self.session.close()
+
+    def _fail_pending(self, reason: str) -> None:
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(PeerRequestFailed("the connection closed"))
-        await self.session.close()
+                future.set_exception(PeerRequestFailed(reason))
 
     @property
     def in_flight(self) -> int:
@@ -183,10 +215,11 @@ class RpcConnection:
 
     # --- helpers -------------------------------------------------------------------------------------
 
-    def _spawn(self, work: Awaitable[None]) -> None:
+    def _spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _trace_id(self) -> str:
         return f"{self.session_id[:8]}-{next(self._trace_ids)}"
@@ -196,9 +229,15 @@ class RpcConnection:
             await self._send(message)
 
     async def _send_error(self, request_id: Any, code: int, message: str) -> None:
+        await self._send(self._error(request_id, code, message))
+
+    def _error(self, request_id: Any, code: int, message: str) -> dict[str, Any]:
         event_id = new_event_id()
         log.info("error sent", code=code, reason=message, sessionId=self.session_id, eventId=event_id)
-        await self._send(jsonrpc.encode_error(request_id, code, message, {"eventId": event_id},
-                                              with_version=self._with_version))
+        return jsonrpc.encode_error(request_id, code, message, {"eventId": event_id}, with_version=self._with_version)
+
+    def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
+        return self._error(request.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
+                           f"Too many requests in flight on this connection (limit {self._max_in_flight})")
 
 

@@ -3,7 +3,8 @@
 stdout belongs to the protocol. At start the real stdout is duplicated to a private descriptor for
 the wire, and fd 1 is pointed at stderr, so a stray `print` or a native library's logging (onnxruntime
 writes from C++) lands in stderr instead of corrupting the stream. EOF on stdin (or SIGTERM) stops
-reading; requests already received are still answered before the process exits 0. `run_stdio` is the
+reading; requests already received are still answered (an open subscriptions/listen with its result)
+before the process exits 0. `run_stdio` is the
 blocking entry point, on uvloop when it is installed.
 """
 
@@ -44,6 +45,8 @@ class LineSplitter:
     """Bytes in, complete lines out; a line longer than the limit is reported once and skipped."""
 
     def __init__(self, max_line_bytes: int) -> None:
+        if max_line_bytes <= 0:
+            raise ValueError(f"the message size limit must be positive, got {max_line_bytes}")
         self._max = max_line_bytes
         self._buffer = bytearray()
         self._discarding = False
@@ -173,13 +176,13 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     `on_startup` hooks (loading a model, say) run in the background while the session is served;
     one that fails is logged, and the server keeps serving.
     """
+    splitter = LineSplitter(max_message_bytes)  # first: a nonsensical limit fails before anything starts
     if wire_fd is None:
         wire_fd = claim_stdout()
     writer = _WireWriter(wire_fd)
     await writer.open()
     connection = RpcConnection(server, writer.send)
     reader = await _open_reader(stdin_fd)
-    splitter = LineSplitter(max_message_bytes)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
@@ -204,6 +207,9 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     stopping.cancel()
     if not reading.done():
         reading.cancel()
+    # Nothing more will be read: fail what waits for the client's answers, end listens with their result,
+    # answer the rest.
+    connection.input_ended()
     await connection.drain()
     for task in background:
         task.cancel()

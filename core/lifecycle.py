@@ -20,6 +20,7 @@ class State(enum.Enum):
 
 class Event(enum.Enum):
     INITIALIZE = "initialize"
+    INITIALIZE_REJECTED = "initialize_rejected"  # the answer to an accepted `initialize` was an error
     INITIALIZED = "initialized"  # the notification
     PING = "ping"
     REQUEST = "request"  # any other request
@@ -33,24 +34,29 @@ class Verdict(enum.Enum):
 
 
 # (state, event) -> (verdict, next state). Requests after `initialize` but before `initialized` are
-# served: clients pipeline them, and the answer to `initialize` already fixed the version.
+# served: clients pipeline them, and the answer to `initialize` already fixed the version. An
+# `initialize` answered with an error (invalid params, say) negotiated nothing: the client may retry.
 TABLE: dict[tuple[State, Event], tuple[Verdict, State]] = {
     (State.AWAITING_INITIALIZE, Event.INITIALIZE): (Verdict.ACCEPT, State.INITIALIZING),
+    (State.AWAITING_INITIALIZE, Event.INITIALIZE_REJECTED): (Verdict.IGNORE, State.AWAITING_INITIALIZE),
     (State.AWAITING_INITIALIZE, Event.INITIALIZED): (Verdict.IGNORE, State.AWAITING_INITIALIZE),
     (State.AWAITING_INITIALIZE, Event.PING): (Verdict.ACCEPT, State.AWAITING_INITIALIZE),
     (State.AWAITING_INITIALIZE, Event.REQUEST): (Verdict.REJECT, State.AWAITING_INITIALIZE),
     (State.AWAITING_INITIALIZE, Event.NOTIFICATION): (Verdict.IGNORE, State.AWAITING_INITIALIZE),
     (State.INITIALIZING, Event.INITIALIZE): (Verdict.REJECT, State.INITIALIZING),
+    (State.INITIALIZING, Event.INITIALIZE_REJECTED): (Verdict.ACCEPT, State.AWAITING_INITIALIZE),
     (State.INITIALIZING, Event.INITIALIZED): (Verdict.ACCEPT, State.READY),
     (State.INITIALIZING, Event.PING): (Verdict.ACCEPT, State.INITIALIZING),
     (State.INITIALIZING, Event.REQUEST): (Verdict.ACCEPT, State.INITIALIZING),
     (State.INITIALIZING, Event.NOTIFICATION): (Verdict.ACCEPT, State.INITIALIZING),
     (State.READY, Event.INITIALIZE): (Verdict.REJECT, State.READY),
+    (State.READY, Event.INITIALIZE_REJECTED): (Verdict.IGNORE, State.READY),
     (State.READY, Event.INITIALIZED): (Verdict.IGNORE, State.READY),
     (State.READY, Event.PING): (Verdict.ACCEPT, State.READY),
     (State.READY, Event.REQUEST): (Verdict.ACCEPT, State.READY),
     (State.READY, Event.NOTIFICATION): (Verdict.ACCEPT, State.READY),
     (State.CLOSED, Event.INITIALIZE): (Verdict.REJECT, State.CLOSED),
+    (State.CLOSED, Event.INITIALIZE_REJECTED): (Verdict.IGNORE, State.CLOSED),
     (State.CLOSED, Event.INITIALIZED): (Verdict.IGNORE, State.CLOSED),
     (State.CLOSED, Event.PING): (Verdict.REJECT, State.CLOSED),
     (State.CLOSED, Event.REQUEST): (Verdict.REJECT, State.CLOSED),

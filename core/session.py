@@ -59,6 +59,20 @@ class Call:
 Handler = Callable[["Session", Any, Call], Awaitable[Any]]
 
 
+@attrs.define(eq=False)
+class _InFlight:
+    """A request admitted and not yet answered.
+
+    Registered at admission, synchronously, so a `notifications/cancelled` that arrives right behind
+    its request always finds it, even before the request's task has run.
+    """
+
+    task: asyncio.Task[Any] | None = None
+    """The task running the request's cancellable work (`run_cancellable`), while it runs."""
+    cancelled: bool = False
+    """The client cancelled it: work not yet started never starts, work running is stopped."""
+
+
 @attrs.frozen(kw_only=True)
 class Route:
     handler: Handler
@@ -78,10 +92,10 @@ class Session:
         self.client_info: models.Implementation | None = None
         self.log_level: str = "debug"  # until logging/setLevel says otherwise, the client gets everything
         self.subscriptions: set[str] = set()
-        self._in_flight: dict[RequestKey, asyncio.Task[Any]] = {}
-        self._cancelled_by_client: set[RequestKey] = set()
+        self._in_flight: dict[RequestKey, _InFlight] = {}
         self._listening: set[RequestKey] = set()  # subscriptions/listen requests: they end, not get cancelled
-        self.closed = asyncio.Event()  # set on close; long-lived listeners wait on it
+        # Set on close, or by `end_listens` when the transport winds down; subscriptions/listen waits on it.
+        self.closed = asyncio.Event()
 
     # --- the adapter-facing interface ---------------------------------------------------------
 
@@ -95,16 +109,33 @@ class Session:
 
         Admission (era, lifecycle state, route) happens synchronously, in the order requests arrive,
         so an adapter that serves requests concurrently can still not let a request sent before
-        `initialize` slip in after it. The returned awaitable does the work.
+        `initialize` slip in after it. An admitted request is registered as in flight at once, so a
+        cancellation handled before the returned awaitable runs still stops it. The awaitable does the work.
         """
         try:
             call, route = self._admit(method, params, request_key, trace_id)
         except ProtocolError as error:
             return _ready(self._reject(error.code, error.message, error.data, method=method))
-        return self._serve(method, params, call, route)
+        entry = None
+        if request_key is not None:
+            entry = self._in_flight[request_key] = _InFlight()
+        return self._serve(method, params, call, route, entry)
 
-    async def _serve(self, method: str, params: Any, call: Call, route: Route) -> Outcome:
+    async def _serve(self, method: str, params: Any, call: Call, route: Route, entry: _InFlight | None) -> Outcome:
+        outcome: Outcome | None = None
         try:
+            outcome = await self._run(method, params, call, route, entry)
+            return outcome
+        finally:
+            if entry is not None and self._in_flight.get(call.request_key) is entry:
+                del self._in_flight[call.request_key]
+            if method == "initialize" and not isinstance(outcome, Ok):
+                self._initialize_failed()
+
+    async def _run(self, method: str, params: Any, call: Call, route: Route, entry: _InFlight | None) -> Outcome:
+        try:
+            if entry is not None and entry.cancelled:
+                raise _cancelled()
             result = await route.handler(self, parse_params(params, route.params), call)
             # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
             version = result.protocol_version if isinstance(result, models.InitializeResult) else call.version
@@ -116,6 +147,14 @@ class Session:
             log.exception("request failed", method=method, eventId=event_id)
             return Rejection(code=ErrorCode.INTERNAL_ERROR, event_id=event_id,
                              message=f"Internal error while handling {method}; quote eventId {event_id}")
+
+    def _initialize_failed(self) -> None:
+        """An accepted `initialize` was not answered with a result: it negotiated nothing, so forget it."""
+        verdict, self.state = lifecycle.step(self.state, lifecycle.Event.INITIALIZE_REJECTED)
+        if verdict is lifecycle.Verdict.ACCEPT:
+            self.version = None
+            self.client_capabilities = {}
+            self.client_info = None
 
     async def handle_notification(self, method: str, params: Any, *, trace_id: str) -> None:
         if _stateless_version(params) is None:
@@ -129,17 +168,26 @@ class Session:
             except ProtocolError:
                 log.info("malformed cancellation ignored", eventId=new_event_id())
                 return
-            task = self._in_flight.get(cancelled.request_id)
-            if task is not None and task is not asyncio.current_task():
+            entry = self._in_flight.get(cancelled.request_id)
+            if entry is not None and entry.task is not asyncio.current_task():
                 log.info("request cancelled by client", requestKey=cancelled.request_id, reason=cancelled.reason)
-                self._cancelled_by_client.add(cancelled.request_id)
-                task.cancel()
+                entry.cancelled = True
+                if entry.task is not None:
+                    entry.task.cancel()
 
     def cancel_all(self) -> None:
         """Stop every in-flight request except listeners, which end with their result when `closed` is set."""
-        for key, task in list(self._in_flight.items()):
-            if key not in self._listening:
-                task.cancel()
+        for key, entry in list(self._in_flight.items()):
+            if key not in self._listening and entry.task is not None:
+                entry.task.cancel()
+
+    def end_listens(self) -> None:
+        """End every subscriptions/listen with its result; other requests run on.
+
+        For a transport that is winding down (stdin at EOF, server shutdown): the listens would otherwise
+        wait for `close`, which the transport only calls once every request has been answered.
+        """
+        self.closed.set()
 
     async def close(self) -> None:
         self.state = lifecycle.State.CLOSED
@@ -232,24 +280,26 @@ class Session:
 
         The work runs in the adapter's own task for this request (no extra task on the hot path): a
         client's cancellation cancels that task, and is told apart from any other cancellation (shutdown,
-        timeout) by the key recorded in `_cancelled_by_client`.
+        timeout) by the `cancelled` flag of the request's in-flight entry.
         """
         key = call.request_key
         current = asyncio.current_task()
-        if key is None or current is None:
+        entry = self._in_flight.get(key) if key is not None else None
+        if entry is None or current is None:
             return await self._with_timeout(work)
-        self._in_flight[key] = current
+        if entry.cancelled:
+            _discard(work)
+            raise _cancelled()
+        entry.task = current
         try:
             return await self._with_timeout(work)
         except asyncio.CancelledError:
-            if key in self._cancelled_by_client:
+            if entry.cancelled:
                 current.uncancel()
-                raise ProtocolError(ErrorCode.REQUEST_CANCELLED, "the request was cancelled by the client") from None
+                raise _cancelled() from None
             raise
         finally:
-            self._cancelled_by_client.discard(key)
-            if self._in_flight.get(key) is current:
-                del self._in_flight[key]
+            entry.task = None
 
     async def _with_timeout(self, work: Awaitable[Any]) -> Any:
         timeout = self.server.options.tool_timeout_s
@@ -261,6 +311,17 @@ class Session:
 
 async def _ready(outcome: Outcome) -> Outcome:
     return outcome
+
+
+def _cancelled() -> ProtocolError:
+    return ProtocolError(ErrorCode.REQUEST_CANCELLED, "the request was cancelled by the client")
+
+
+def _discard(work: Awaitable[Any]) -> None:
+    """Drop work that will never run (without the 'coroutine was never awaited' warning)."""
+    close = getattr(work, "close", None)
+    if close is not None:
+        close()
 
 
 def _loop_running() -> bool:

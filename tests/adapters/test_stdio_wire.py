@@ -6,6 +6,7 @@ Every line the server writes is parsed and schema-checked by `StdioServer` (test
 from __future__ import annotations
 
 import json
+import signal
 import time
 
 import pytest
@@ -32,10 +33,23 @@ def test_malformed_json_is_a_parse_error_with_a_null_id(stdio_server) -> None:
     assert server.request(2, "ping")["result"] == {}
 
 
-def test_invalid_utf8_is_a_parse_error(stdio_server) -> None:
+def test_invalid_utf8_is_a_parse_error_that_says_where(stdio_server) -> None:
     server = stdio_server()
-    server.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping\xff\xfe"}\n')
-    assert error_code(server.receive()) == jsonrpc.PARSE_ERROR
+    line = b'{"jsonrpc": "2.0", "id": 1, "method": "ping\xff\xfe"}\n'
+    server.write(line)
+    reply = server.receive()
+    assert error_code(reply) == jsonrpc.PARSE_ERROR
+    assert "not valid UTF-8" in reply["error"]["message"]
+    bad_byte = line.index(b"\xff")
+    assert f"offset {bad_byte}" in reply["error"]["message"]
+
+
+def test_a_missing_jsonrpc_member_is_named_as_missing(stdio_server) -> None:
+    server = stdio_server()
+    server.send({"id": 3, "method": "ping"})
+    reply = server.receive()
+    assert error_code(reply) == jsonrpc.INVALID_REQUEST
+    assert "'jsonrpc' member is missing" in reply["error"]["message"]
 
 
 def test_a_wrong_jsonrpc_version_is_an_invalid_request(stdio_server) -> None:
@@ -72,6 +86,14 @@ def test_unknown_method_and_invalid_params(stdio_server) -> None:
     assert error_code(reply) == jsonrpc.INVALID_PARAMS
     assert reply["error"]["data"]["path"] == "$.arguments.text"
     assert reply["error"]["data"]["eventId"]
+
+
+def test_a_rejected_initialize_may_be_retried(stdio_server) -> None:
+    server = stdio_server()
+    assert error_code(server.request(1, "initialize", {"capabilities": {}})) == jsonrpc.INVALID_PARAMS
+    assert error_code(server.request(2, "tools/list")) == jsonrpc.INVALID_REQUEST
+    assert server.initialize(versions.V2024_11_05)["protocolVersion"] == versions.V2024_11_05
+    assert server.request(3, "tools/list")["result"]["tools"]
 
 
 def test_requests_before_initialize_are_invalid_requests(stdio_server) -> None:
@@ -192,6 +214,41 @@ def test_eof_with_a_slow_call_in_flight_still_answers_and_exits_zero(stdio_serve
     server.close_stdin()
     assert [m["id"] for m in server.rest_of_stdout()] == ["late"]
     assert server.finish() == 0
+
+
+def open_listen(server, request_id: int) -> None:
+    from ..support.peer import stateless_meta
+
+    server.transcript.version = versions.LATEST_VERSION  # notifications are checked against the 2026 schema
+    server.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+                 "params": {"_meta": stateless_meta(), "notifications": {"toolsListChanged": True}}})
+    assert server.receive()["method"] == "notifications/subscriptions/acknowledged"
+
+
+def test_eof_ends_an_open_listen_with_its_result_and_exits_zero(stdio_server) -> None:
+    server = stdio_server()
+    open_listen(server, 9)
+    server.close_stdin()
+    [result] = server.rest_of_stdout()
+    assert result["id"] == 9 and result["result"]["resultType"] == "complete"
+    assert server.finish() == 0
+
+
+def test_sigterm_ends_an_open_listen_and_exits_zero(stdio_server) -> None:
+    server = stdio_server()
+    open_listen(server, 10)
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(10) == 0
+    assert [m["id"] for m in server.rest_of_stdout()] == [10]
+
+
+def test_a_ping_behind_a_batch_does_not_wait_for_it(stdio_server) -> None:
+    server = stdio_server()
+    server.initialize(versions.V2025_03_26)
+    slow = [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+             "params": {"name": "slow", "arguments": {"seconds": 5, "steps": 1}}} for n in range(3)]
+    server.send(slow)
+    assert server.request("ping", "ping", timeout=3)["result"] == {}  # bounded: a blocked reader would hang here
 
 
 def test_only_protocol_lines_on_stdout_even_when_a_tool_prints(stdio_server) -> None:

@@ -69,6 +69,31 @@ async def test_initialize_with_malformed_params_is_invalid_params(client: CoreCl
     assert rejection.code is ErrorCode.INVALID_PARAMS
 
 
+@pytest.mark.parametrize("bad_params", [None, {"capabilities": {}}, {"protocolVersion": 20241105, "capabilities": {}}])
+async def test_a_rejected_initialize_negotiates_nothing_and_may_be_retried(client: CoreClient, bad_params) -> None:
+    assert (await client.rejected("initialize", bad_params)).code is ErrorCode.INVALID_PARAMS
+    assert client.session.state is lifecycle.State.AWAITING_INITIALIZE
+    assert client.session.version is None
+    rejection = await client.rejected("tools/list")  # not served at a version nobody agreed on
+    assert rejection.data == {"state": lifecycle.State.AWAITING_INITIALIZE.value}
+    result = await client.initialize(versions.V2024_11_05)
+    assert result["protocolVersion"] == client.session.version == versions.V2024_11_05
+    assert client.session.state is lifecycle.State.READY
+
+
+def test_only_an_initializing_session_goes_back_when_initialize_is_rejected() -> None:
+    for state in lifecycle.State:
+        verdict, after = lifecycle.step(state, lifecycle.Event.INITIALIZE_REJECTED)
+        if state is lifecycle.State.INITIALIZING:
+            assert (verdict, after) == (lifecycle.Verdict.ACCEPT, lifecycle.State.AWAITING_INITIALIZE)
+        else:
+            assert (verdict, after) == (lifecycle.Verdict.IGNORE, state)
+
+
+def test_the_lifecycle_table_covers_every_state_and_event() -> None:
+    assert set(lifecycle.TABLE) == {(state, event) for state in lifecycle.State for event in lifecycle.Event}
+
+
 async def test_unknown_method_is_method_not_found(client: CoreClient) -> None:
     await client.initialize()
     rejection = await client.rejected("tools/frobnicate")

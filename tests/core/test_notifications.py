@@ -89,3 +89,17 @@ async def test_cancelling_another_request_id_changes_nothing() -> None:
     assert not call.done()
     await client.notify("notifications/cancelled", {"requestId": "a"})
     assert (await asyncio.wait_for(call, 5)).code is ErrorCode.REQUEST_CANCELLED
+
+
+async def test_a_cancellation_handled_before_the_request_runs_still_stops_it() -> None:
+    """An adapter admits a request and schedules it; the cancel right behind it is handled first."""
+    server, trace = build_cancellable_server()
+    client = CoreClient(server)
+    await client.initialize()
+    work = client.session.begin_request("tools/call", {"name": "long_job", "arguments": {}}, request_key="c1",
+                                        trace_id="t-c1")
+    await client.notify("notifications/cancelled", {"requestId": "c1"})
+    outcome = await asyncio.wait_for(work, 5)
+    assert isinstance(outcome, Rejection) and outcome.code is ErrorCode.REQUEST_CANCELLED
+    assert trace["started"] is False
+    assert await client.ok("ping", key="c1") == {}  # the key is free again: answered, not cancelled
