@@ -30,6 +30,8 @@ log = structlog.get_logger("hexmcp.adapters.stdio")
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _CHUNK = 1 << 16
 _HIGH_WATER = 1 << 20
+# How long the last answers may wait at exit for a client that has stopped reading stdout.
+_FLUSH_TIMEOUT_S = 60.0
 
 
 def claim_stdout() -> int:
@@ -139,15 +141,24 @@ class _WireWriter:
         self._window_open = False
 
     async def close(self) -> None:
-        if self._writer is not None:
-            if self._pending and not self._writer.transport.is_closing():
-                self._writer.write(b"".join(self._pending))
-                self._pending.clear()
-            try:
-                await self._writer.drain()
-            except (ConnectionError, BrokenPipeError):
-                pass
-            self._writer.close()
+        """Flushes every answer before returning: the process exits right after, and bytes still in the
+        transport's buffer would be lost (a client that reads late used to miss its last answers)."""
+        if self._writer is None:
+            return
+        transport = self._writer.transport
+        if self._pending and not transport.is_closing():
+            self._writer.write(b"".join(self._pending))
+            self._pending.clear()
+        # With a zero high-water mark, drain() returns only once the buffer is empty.
+        transport.set_write_buffer_limits(high=0)
+        try:
+            await asyncio.wait_for(self._writer.drain(), _FLUSH_TIMEOUT_S)
+        except (ConnectionError, BrokenPipeError):
+            pass  # the client closed its end: nobody to answer
+        except TimeoutError:
+            log.warning("client did not read its last answers; dropped them at exit",
+                        unsent_bytes=transport.get_write_buffer_size(), waited_s=_FLUSH_TIMEOUT_S)
+        self._writer.close()
 
 
 async def _open_reader(fd: int) -> asyncio.StreamReader:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
@@ -214,6 +217,36 @@ def test_eof_with_a_slow_call_in_flight_still_answers_and_exits_zero(stdio_serve
     server.close_stdin()
     assert [m["id"] for m in server.rest_of_stdout()] == ["late"]
     assert server.finish() == 0
+
+
+def test_a_client_that_reads_late_still_gets_every_answer() -> None:
+    # Under uvloop (the real command's loop) the last answers sat in the pipe transport's buffer when
+    # the process exited, and were lost.
+    from ..support.peer import initialize_params
+    from ..support.wire import REPO_ROOT
+
+    # ~105 KB of answers: a full 64 KB pipe plus a buffer under the transport's high-water mark, which
+    # drain() does not wait for.
+    ids = [f"ping-{n:05d}-" + "x" * 100 for n in range(700)]
+    lines = [{"jsonrpc": "2.0", "id": "init", "method": "initialize",
+              "params": initialize_params(versions.LATEST_HANDSHAKE_VERSION)},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": request_id, "method": "ping"} for request_id in ids]
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
+                               cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def write_all_then_eof() -> None:
+        process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        process.stdin.close()
+
+    writer = threading.Thread(target=write_all_then_eof)
+    writer.start()
+    time.sleep(2.0)  # nobody reads stdout yet: the answers pile up behind a full pipe
+    output = process.stdout.read()
+    writer.join()
+    assert process.wait(timeout=20) == 0
+    answered = [json.loads(line)["id"] for line in output.splitlines()]
+    assert answered[0] == "init" and sorted(answered[1:]) == ids  # answers may come in any order
 
 
 def open_listen(server, request_id: int) -> None:
