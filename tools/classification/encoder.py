@@ -81,10 +81,15 @@ class SentenceEncoder:
         """The bare onnxruntime pass: [sentence embeddings, last-layer tokens, mid-layer tokens]."""
         return self.session.run(self.OUTPUTS, feed)
 
-    def encode_one(self, text: str) -> EncodedTexts:
+    def embed_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """One text's sentence embedding (float32 [hidden]) and segment rows (float32 [segments, 2 * hidden])."""
         feed = self.tokenize([text])
         sentences, last, mid = self.forward(feed)
-        return EncodedTexts.from_texts(sentences, [pool_text(last[0], mid[0], feed["input_ids"].shape[1])])
+        return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
+
+    def encode_one(self, text: str) -> EncodedTexts:
+        sentence, rows = self.embed_one(text)
+        return EncodedTexts.from_texts(sentence[None], [rows])
 
     def encode(self, texts: list[str], workers: int = 1) -> EncodedTexts:
         """Each text alone (see the class docstring); `workers` threads share the list at start-up.

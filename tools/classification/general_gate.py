@@ -10,6 +10,8 @@ p' = (1 - g) * p + g * onehot(general). It only ever adds mass to `general`, and
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
@@ -25,6 +27,14 @@ class GeneralGate:
     def weight(self, sentence_embeddings: np.ndarray) -> np.ndarray:
         best = (sentence_embeddings @ self.domain_embeddings.T).max(axis=1)
         return 1.0 / (1.0 + np.exp(-(self.threshold - best) / WIDTH))
+
+    def apply_one(self, probabilities: np.ndarray, sentence_embedding: np.ndarray) -> np.ndarray:
+        """`apply` for one text (1-D arrays), renormalised like the engine does after `apply`."""
+        best = float((self.domain_embeddings @ sentence_embedding).max())
+        gate = 1.0 / (1.0 + math.exp(-(self.threshold - best) / WIDTH))
+        shifted = (1.0 - gate) * probabilities
+        shifted[self.general_index] += gate
+        return shifted / shifted.sum()
 
     def apply(self, probabilities: np.ndarray, sentence_embeddings: np.ndarray) -> np.ndarray:
         gate = self.weight(sentence_embeddings)[:, None]

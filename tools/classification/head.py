@@ -29,7 +29,7 @@ class HeadSettings:
     seed: int = 0
 
 
-@attrs.frozen(kw_only=True, eq=False)
+@attrs.frozen(kw_only=True, eq=False, slots=False)
 class SoftmaxHead:
     mean: np.ndarray
     scale: np.ndarray
@@ -45,6 +45,18 @@ class SoftmaxHead:
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return softmax_regression.softmax(self.logits(features) / self.temperature)
+
+    @property
+    def folded(self) -> tuple[np.ndarray, np.ndarray]:
+        """(matrix, offset) with softmax(features @ matrix + offset) == probabilities(features):
+        standardisation and temperature folded in once, so a query costs one product."""
+        cached = self.__dict__.get("_folded")
+        if cached is None:
+            matrix = self.weights[:-1] / self.scale[:, None] / self.temperature
+            offset = (self.weights[-1] - (self.mean / self.scale) @ self.weights[:-1]) / self.temperature
+            cached = (np.ascontiguousarray(matrix), offset)
+            object.__setattr__(self, "_folded", cached)  # a cache on a frozen class: derived, never compared
+        return cached
 
 
 def standardiser(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,6 +154,11 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
             b = low + ratio * (high - low)
             fb = nll(b)
     return math.exp((low + high) / 2)
+
+
+def entropy_of(probabilities: np.ndarray) -> float:
+    """entropy_nats of one distribution, as a float (plain Python: faster for a handful of classes)."""
+    return -sum(p * math.log(p) for p in probabilities.tolist() if p > 0.0)
 
 
 def entropy_nats(probabilities: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexmcp.tools.classification.general_gate import build_gate
-from hexmcp.tools.classification.head import HeadSettings, entropy_nats, fit_temperature, train_head
+from hexmcp.tools.classification.head import HeadSettings, entropy_nats, entropy_of, fit_temperature, train_head
 
 
 def synthetic(n_classes: int, per_class: int, dim: int, seed: int, spread: float = 0.6):
@@ -38,6 +38,22 @@ def test_probabilities_are_a_distribution(trained, rows):
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-9)
     entropy = entropy_nats(probabilities)
     assert np.all(entropy >= -1e-12) and np.all(entropy <= math.log(4) + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=16, max_size=16), min_size=1, max_size=8))
+def test_the_folded_head_and_scalar_entropy_agree_with_the_reference(trained, rows):
+    # The per-request path (engine.classify) uses these; the batch forms are the reference.
+    head, _, _ = trained
+    features = np.array(rows)
+    matrix, offset = head.folded
+    logits = features @ matrix + offset
+    folded = np.exp(logits - logits.max(axis=1, keepdims=True))
+    folded /= folded.sum(axis=1, keepdims=True)
+    reference = head.probabilities(features)
+    np.testing.assert_allclose(folded, reference, rtol=1e-9, atol=1e-12)
+    for row in reference:
+        assert entropy_of(row) == pytest.approx(entropy_nats(row[None])[0], rel=1e-12, abs=1e-15)
 
 
 @given(st.integers(2, 12))

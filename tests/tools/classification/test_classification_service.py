@@ -7,11 +7,13 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexmcp.tools.classification import ClassificationConfig, ClassificationInputError, ClassificationService
+from hexmcp.tools.classification.head import entropy_nats
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +57,18 @@ def test_same_text_same_answer_whatever_runs_beside_it(service, event_loop_runne
     for _ in range(3):
         assert event_loop_runner.run(crowd()) == alone
     assert alone[0]["class"] == service.list_categories()["categories"].index("history")
+
+
+def test_the_per_request_path_matches_the_batch_reference(service):
+    # engine.classify is a lean single-text form of engine.probabilities + entropy_nats: same numbers.
+    engine = service._engine
+    texts = SIMPLE + MULTI_STEP + ["What should I make for dinner tonight?", "word " * 400]
+    for text in texts:
+        prediction = engine.classify(text)
+        reference = engine.probabilities(engine.encoder.encode([text]))[0]
+        np.testing.assert_allclose(prediction.probabilities, reference, rtol=1e-9, atol=1e-12)
+        assert prediction.class_index == int(np.argmax(reference))
+        assert prediction.entropy == pytest.approx(float(entropy_nats(reference[None])[0]), rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize(
