@@ -176,6 +176,9 @@ class LegacyTransport:
             for request in requests:
                 peer.replies.pop(request.id, None)
         answers = [a for a in (dispatch.encode(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
+        succeeded = all(isinstance(o, Ok) for o in outcomes)
+        if announce and not succeeded and not reply.streaming:
+            headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
         if not batch:
             if answers:
                 await reply.finish(answers[0])
@@ -186,7 +189,7 @@ class LegacyTransport:
                 await send({"type": "http.response.body", "body": b""})
         else:
             await reply.finish_many([*errors, *answers])
-        return all(isinstance(o, Ok) for o in outcomes)
+        return succeeded
 
     # --- GET: the standalone stream, or resumption ------------------------------------------------
 

@@ -249,3 +249,11 @@ def test_accept_header_mentioning_both_types_prefers_json(wire) -> None:
     wire.initialize()
     response, _ = wire.request("ping", extra={"accept": ACCEPT_BOTH})
     assert response.headers["content-type"] == "application/json"
+
+
+def test_a_rejected_initialize_names_no_session_and_may_be_retried(wire) -> None:
+    # The failed initialize's session is thrown away, so its id must not be handed out.
+    response, [error] = wire.request("initialize", {"capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}})
+    assert error["error"]["code"] == jsonrpc.INVALID_PARAMS
+    assert "mcp-session-id" not in response.headers
+    assert wire.initialize()["protocolVersion"] == versions.LATEST_HANDSHAKE_VERSION
