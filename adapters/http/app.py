@@ -30,7 +30,7 @@ from .guard import BearerAuth, HostOriginGuard
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .limits import ConcurrencyLimit
 from .rest import RestEndpoint
-from .status import refuse
+from .status import refuse, refuse_upgrade
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -86,7 +86,7 @@ class HttpApp:
             app = self.rest
         if app is None:
             if scope["type"] == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
+                await refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
                 return
             await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
             return

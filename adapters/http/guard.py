@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from hexmcp.core import ErrorCode
 
 from .asgi import ASGIApp, Receive, Scope, Send, header
-from .status import refuse
+from .status import refuse, refuse_upgrade
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
@@ -127,7 +127,6 @@ class BearerAuth:
 async def _deny(scope: Scope, send: Send, code: ErrorCode, message: str,
                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
     if scope["type"] == "websocket":
-        # Closing before accepting makes the server answer the handshake with 403.
-        await send({"type": "websocket.close", "code": 1008, "reason": message})
+        await refuse_upgrade(scope, send, code, message, headers=headers)
         return
     await refuse(send, code, message, headers=headers)

@@ -97,6 +97,23 @@ async def refuse(send: Any, code: ErrorCode, message: str, *, headers: RawHeader
                        headers)
 
 
+WEBSOCKET_HTTP_RESPONSE = "websocket.http.response"  # the ASGI extension uvicorn offers
+
+
+async def refuse_upgrade(scope: Scope, send: Send, code: ErrorCode, message: str, *,
+                         headers: RawHeaders | None = None) -> None:
+    """`refuse` for a WebSocket upgrade: the table's status and a JSON-RPC body, sent as the HTTP answer
+    to the handshake. Without the ASGI extension, close before accepting (the server answers 403)."""
+    rej = refusal(code, message)
+    if WEBSOCKET_HTTP_RESPONSE not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008, "reason": message})
+        return
+    body = jsonrpc.dumps(jsonrpc.encode_rejection(None, rej))
+    await send({"type": "websocket.http.response.start", "status": http_status(code),
+                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
+    await send({"type": "websocket.http.response.body", "body": body})
+
+
 async def refuse_rest(send: Send, code: ErrorCode, message: str, *, data: dict[str, Any] | None = None,
                       status: int | None = None, headers: RawHeaders | None = None) -> None:
     """`refuse` for the REST dialect: the table's status and a REST error body naming the (logged) eventId."""

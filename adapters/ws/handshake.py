@@ -15,19 +15,13 @@ from __future__ import annotations
 import hmac
 
 import attrs
-import structlog
 
 from hexmcp.core import ErrorCode
 
-from .. import jsonrpc
 from ..http.asgi import Receive, Scope, Send, header
 from ..http.guard import HostOriginGuard
-from ..http.status import http_status, rejection
+from ..http.status import refuse_upgrade
 from .config import WsConfig
-
-log = structlog.get_logger("hexmcp.adapters.ws")
-
-HTTP_RESPONSE_EXTENSION = "websocket.http.response"
 
 
 @attrs.frozen(kw_only=True)
@@ -68,12 +62,4 @@ class HandshakeGuard:
 
 async def refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
     """Answer the upgrade request with the HTTP status from the HTTP adapter's table and a JSON-RPC body."""
-    rej = rejection(refusal.code, refusal.message)
-    log.info("websocket handshake refused", code=refusal.code.value, reason=refusal.message, eventId=rej.event_id)
-    if HTTP_RESPONSE_EXTENSION not in scope.get("extensions", {}):
-        await send({"type": "websocket.close", "code": 1008, "reason": refusal.message})
-        return
-    body = jsonrpc.dumps(jsonrpc.encode_rejection(None, rej))
-    await send({"type": "websocket.http.response.start", "status": http_status(refusal.code),
-                "headers": [(b"content-type", b"application/json"), *refusal.headers]})
-    await send({"type": "websocket.http.response.body", "body": body})
+    await refuse_upgrade(scope, send, refusal.code, refusal.message, headers=list(refusal.headers))

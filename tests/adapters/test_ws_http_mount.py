@@ -7,6 +7,7 @@ serve the same McpServer side by side.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -62,9 +63,22 @@ async def test_socket_and_http_serve_the_same_server(mounted) -> None:
 
 async def test_the_http_apps_guards_refuse_the_handshake(mounted) -> None:
     url = f"ws://127.0.0.1:{mounted.port}/ws"
-    for headers in ({}, {"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}):
+    cases = [({}, 401, -32010), ({"Authorization": f"Bearer {TOKEN}", "Origin": "http://evil.example"}, 403, -32011)]
+    for headers, status, code in cases:
         with pytest.raises(InvalidStatus) as refused:
             async with connect(url, additional_headers=headers):
                 pass
-        # The HTTP app's middlewares close before accept, which uvicorn answers with 403 (401 standalone).
-        assert refused.value.response.status_code == 403
+        # The HTTP app's middlewares answer the handshake like the socket's own checks: status and JSON-RPC body.
+        response = refused.value.response
+        assert response.status_code == status
+        error = json.loads(response.body)["error"]
+        assert error["code"] == code and error["data"]["eventId"]
+        if status == 401:
+            assert response.headers["WWW-Authenticate"] == 'Bearer realm="hexmcp"'
+
+
+async def test_a_socket_on_an_unknown_path_gets_404(mounted) -> None:
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(f"ws://127.0.0.1:{mounted.port}/nowhere", additional_headers={"Authorization": f"Bearer {TOKEN}"}):
+            pass
+    assert refused.value.response.status_code == 404
