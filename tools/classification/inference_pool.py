@@ -48,12 +48,16 @@ class InferencePool:
         workers: int,
         max_queue: int,
         timeout: float,
+        max_per_owner: int | None = None,
         name: str = "hexmcp-classifier",
     ) -> None:
         self._process = process
         self._timeout = timeout
         self._max_queue = max_queue
+        # One client (a WebSocket firing hundreds of requests) must not fill the queue for everyone.
+        self._max_per_owner = max_per_owner or max(1, max_queue // 4)
         self._outstanding = 0  # submitted and not yet answered; only touched on the event loop's thread
+        self._by_owner: dict[str, int] = {}
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closing = False
         self.completed = 0  # observability for benches and tests
@@ -73,20 +77,34 @@ class InferencePool:
     def workers(self) -> int:
         return len(self._threads)
 
-    async def submit(self, item: Any) -> Any:
+    async def submit(self, item: Any, owner: str | None = None) -> Any:
+        """`owner` (a session id) gets at most `max_per_owner` of the queue's places."""
         if self._closing:
             raise ServiceNotReadyError("the classification service is shutting down")
         if self._outstanding >= self._max_queue:
             raise ServiceOverloadedError("classification queue is full; retry later")
+        owned = self._by_owner.get(owner, 0) if owner is not None else 0
+        if owned >= self._max_per_owner:
+            raise ServiceOverloadedError(
+                f"this client already has {owned} classifications waiting (the limit per client); retry later"
+            )
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         expiry = loop.call_later(self._timeout, _expire, future, self._timeout)
         self._outstanding += 1
+        if owner is not None:
+            self._by_owner[owner] = owned + 1
         self._queue.put((item, future, loop))
         try:
             return await future
         finally:
             self._outstanding -= 1
+            if owner is not None:
+                left = self._by_owner[owner] - 1
+                if left:
+                    self._by_owner[owner] = left
+                else:
+                    del self._by_owner[owner]
             expiry.cancel()
 
     def close(self) -> None:

@@ -54,6 +54,7 @@ class ClassificationService:
                 workers=self.config.pool_workers(),
                 max_queue=self.config.max_queue,
                 timeout=self.config.request_timeout_s,
+                max_per_owner=self.config.max_queue_per_client,
             )
 
     async def ensure_taxonomy(self) -> Taxonomy:
@@ -151,13 +152,14 @@ class ClassificationService:
             "category_descriptions": {c.name: c.description for c in taxonomy.categories},
         }
 
-    async def classify(self, text: str, with_probabilities: bool = False) -> dict[str, Any]:
+    async def classify(self, text: str, with_probabilities: bool = False, client: str | None = None) -> dict[str, Any]:
+        """`client` (the MCP session id) bounds how much of the shared queue one client may hold."""
         text = validate_text(text, self.config.max_text_chars)
         with_probabilities = validate_flag(with_probabilities, "with_probabilities")
         if not self.ready:
             await self.start()
         assert self._pool is not None
-        prediction = await self._pool.submit(text)
+        prediction = await self._pool.submit(text, client)
         result: dict[str, Any] = {
             "class": prediction.class_index,
             "confidence": prediction.confidence,

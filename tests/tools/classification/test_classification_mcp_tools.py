@@ -6,6 +6,7 @@ Fast: no model is loaded. `classify` and `start` are replaced where a test needs
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
@@ -48,12 +49,13 @@ def test_pool_errors_map_to_core_codes(error, code):
     async def started() -> None:
         return None
 
-    async def failing(text: str, with_probabilities: bool = False):
+    async def failing(text: str, with_probabilities: bool = False, client: str | None = None):
+        assert client == "session-1"  # the per-client share of the queue is keyed by session
         raise error
 
     service.start, service.classify = started, failing
     handler = server.tools.get("classify_text").handler
     with pytest.raises(ProtocolError) as caught:
-        asyncio.run(handler({"text": "What is 5 + 3?"}, None))
+        asyncio.run(handler({"text": "What is 5 + 3?"}, SimpleNamespace(session_id="session-1")))
     assert caught.value.code is code
     assert caught.value.message == str(error)

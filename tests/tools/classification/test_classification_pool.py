@@ -67,6 +67,23 @@ def test_full_queue_is_refused_at_once():
         assert asyncio.run(main()) == ["A", "B"]
 
 
+def test_one_client_cannot_take_the_whole_queue():
+    with gated_pool(workers=1, max_queue=8, timeout=5) as (gate, pool):  # 2 places per client
+
+        async def main():
+            held = [asyncio.ensure_future(pool.submit(f"a{i}", owner="greedy")) for i in range(2)]
+            await asyncio.sleep(0)
+            with pytest.raises(ServiceOverloadedError, match="limit per client"):
+                await pool.submit("a2", owner="greedy")
+            others = [asyncio.ensure_future(pool.submit(f"b{i}", owner="polite")) for i in range(2)]
+            anonymous = asyncio.ensure_future(pool.submit("c"))
+            gate.release.set()
+            return await asyncio.gather(*held, *others, anonymous)
+
+        assert asyncio.run(main()) == ["A0", "A1", "B0", "B1", "C"]
+        assert pool._by_owner == {}  # released as answers arrive
+
+
 def test_work_nobody_waits_for_is_dropped():
     # Timed-out and cancelled callers (a client that disconnected) must not keep the workers busy.
     with gated_pool(workers=1, max_queue=64, timeout=0.2) as (gate, pool):
