@@ -20,10 +20,6 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(args: argparse.Namespace) -> McpServer:
-    return build_server_and_service(args)[0]
-
-
 def build_server_and_service(args: argparse.Namespace, options: ServerOptions | None = None) -> tuple[McpServer, Any]:
     """The server, and the classification service behind its tools (None with --no-classifier).
 
@@ -38,11 +34,6 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
         if args.taxonomy:
             service.load_taxonomy_now()
     return server, service
-
-
-def _startup_failure(command: str, error: Exception) -> int:
-    print(f"hexmcp {command}: {error}", file=sys.stderr)
-    return 2
 
 
 def _classification_config(args: argparse.Namespace) -> Any:
@@ -134,12 +125,7 @@ def _serve_http(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"hexmcp serve: {error}", file=sys.stderr)
         return 2
-    from hexmcp.tools.classification import TaxonomyError
-
-    try:
-        server, service = build_server_and_service(args, options)
-    except TaxonomyError as error:
-        return _startup_failure("serve", error)
+    server, service = build_server_and_service(args, options)
     hooks: dict[str, Any] = {}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -161,29 +147,33 @@ def _stop(service: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hexmcp.core.log import configure_logging
+    from hexmcp.tools.classification import TaxonomyError
 
-    if args.command == "stdio":
-        from .stdio import claim_stdout, run_stdio
+    try:
+        if args.command == "stdio":
+            from .stdio import claim_stdout
 
-        wire_fd = claim_stdout()  # before anything else can print
-        configure_logging(args.log_level)
-        from hexmcp.tools.classification import TaxonomyError
-
-        try:
-            server, service = build_server_and_service(args)
-        except TaxonomyError as error:
-            return _startup_failure("stdio", error)
-        # The model loads in the background once the session is up, so the handshake never waits for
-        # it and the first classify_text rarely does.
-        background = [service.start] if service is not None else []
-        try:
-            return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
-        finally:
-            _stop(service)
-    if args.command == "serve":
+            wire_fd = claim_stdout()  # before anything else can print
+            configure_logging(args.log_level)
+            return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
         return _serve_http(args)
-    return 2
+    except TaxonomyError as error:  # a bad --taxonomy file, read before anything is served
+        print(f"hexmcp {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
+    from .stdio import run_stdio
+
+    server, service = build_server_and_service(args)
+    # The model loads in the background once the session is up, so the handshake never waits for
+    # it and the first classify_text rarely does.
+    background = [service.start] if service is not None else []
+    try:
+        return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
+    finally:
+        _stop(service)
 
 
 if __name__ == "__main__":

@@ -131,10 +131,7 @@ class RpcConnection:
             self._resolve(message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
-        event_id = new_event_id()
-        log.info("invalid message", reason=message.message, sessionId=self.session_id, eventId=event_id)
-        return jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}",
-                                    {"eventId": event_id}, with_version=self._with_version)
+        return self._error(message.id, message.code, f"Invalid request: {message.message}")
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
         await self._send_message(await self._reply(request, work))

@@ -124,7 +124,8 @@ class ToolRegistry:
         def register(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             if not inspect.iscoroutinefunction(function):
                 raise TypeError(f"tool {function.__name__} must be an async function")
-            parameters = inspect.signature(function).parameters
+            signature = inspect.signature(function)
+            parameters = signature.parameters
             wants_context = "ctx" in parameters
             takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
             # The derived schema allows extra arguments (clients and models add them); they are not the
@@ -132,7 +133,7 @@ class ToolRegistry:
             known = frozenset(name for name in parameters if name != "ctx")
             declared_output = output_schema
             if declared_output is None:
-                returns = inspect.signature(function).return_annotation
+                returns = signature.return_annotation
                 if isinstance(returns, type) and (attrs.has(returns) or _is_typeddict(returns)):
                     declared_output = schema_for(returns)
 

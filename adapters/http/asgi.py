@@ -6,8 +6,8 @@ costs more than the protocol work for a trivial tool.
 
 from __future__ import annotations
 
-import functools
 import asyncio
+import functools
 from typing import Any, Awaitable, Callable, Iterable, MutableMapping
 
 Scope = MutableMapping[str, Any]

@@ -23,13 +23,13 @@ from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
 from .. import jsonrpc
 from . import dispatch, headers
-from .asgi import Receive, Scope, Send, accepts, respond_json, until_done_or_gone
+from .asgi import Receive, Scope, Send, accepts, until_done_or_gone
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .limits import release_slot
 from .peer import HttpPeer
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, refusal, refuse, rpc_status
+from .status import NOT_JSON, json_body, refuse, rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
@@ -90,8 +90,7 @@ class ModernTransport:
             problem = self._check_params(scope, message.params)
         if problem is not None:
             code, text, data = problem
-            body = jsonrpc.dumps(jsonrpc.encode_rejection(message.id, refusal(code, text, data)))
-            await respond_json(send, rpc_status(code), body)
+            await refuse(send, code, text, data=data, request_id=message.id, status=rpc_status(code))
             return
         if message.method == LISTEN:
             await self._listen(scope, receive, send, message, sse_ok)

@@ -87,17 +87,13 @@ class SentenceEncoder:
         sentences, last, mid = self.forward(feed)
         return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
 
-    def encode_one(self, text: str) -> EncodedTexts:
-        sentence, rows = self.embed_one(text)
-        return EncodedTexts.from_texts(sentence[None], [rows])
-
     def encode(self, texts: list[str], workers: int = 1) -> EncodedTexts:
         """Each text alone (see the class docstring); `workers` threads share the list at start-up.
         The result does not depend on `workers`."""
         if workers > 1 and len(texts) > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="hexmcp-embed") as pool:
-                encoded = list(pool.map(self.encode_one, texts))
+                embedded = list(pool.map(self.embed_one, texts))
         else:
-            encoded = [self.encode_one(text) for text in texts]
-        sentences = np.concatenate([e.sentences for e in encoded]) if encoded else np.zeros((0, self.dimension))
-        return EncodedTexts.from_texts(sentences.astype(np.float32), [e.segments for e in encoded])
+            embedded = [self.embed_one(text) for text in texts]
+        sentences = np.stack([s for s, _ in embedded]) if embedded else np.zeros((0, self.dimension))
+        return EncodedTexts.from_texts(sentences, [rows for _, rows in embedded])

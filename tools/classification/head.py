@@ -12,6 +12,7 @@ Deterministic: fixed fold assignment from `seed`, deterministic solver.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import attrs
@@ -46,17 +47,13 @@ class SoftmaxHead:
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         return softmax_regression.softmax(self.logits(features) / self.temperature)
 
-    @property
+    @functools.cached_property  # writes the instance __dict__ directly, so it works on a frozen class
     def folded(self) -> tuple[np.ndarray, np.ndarray]:
         """(matrix, offset) with softmax(features @ matrix + offset) == probabilities(features):
         standardisation and temperature folded in once, so a query costs one product."""
-        cached = self.__dict__.get("_folded")
-        if cached is None:
-            matrix = self.weights[:-1] / self.scale[:, None] / self.temperature
-            offset = (self.weights[-1] - (self.mean / self.scale) @ self.weights[:-1]) / self.temperature
-            cached = (np.ascontiguousarray(matrix), offset)
-            object.__setattr__(self, "_folded", cached)  # a cache on a frozen class: derived, never compared
-        return cached
+        matrix = self.weights[:-1] / self.scale[:, None] / self.temperature
+        offset = (self.weights[-1] - (self.mean / self.scale) @ self.weights[:-1]) / self.temperature
+        return np.ascontiguousarray(matrix), offset
 
 
 def standardiser(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

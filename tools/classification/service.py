@@ -77,12 +77,9 @@ class ClassificationService:
         # setdefault keeps an operator's explicit choice.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         from .engine import build_engine
-        from .taxonomy import load_taxonomy
 
-        # Reuse the taxonomy list_categories may already have loaded, so both always agree.
-        if self._taxonomy is None:
-            self._taxonomy = load_taxonomy(self.config.taxonomy_path)
-        return build_engine(self.config, self._taxonomy)
+        # Reuse the taxonomy list_categories (or the CLI) may already have loaded, so both always agree.
+        return build_engine(self.config, self.load_taxonomy_now())
 
     async def close(self) -> None:
         await asyncio.to_thread(self.shutdown)

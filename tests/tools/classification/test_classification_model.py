@@ -57,10 +57,10 @@ def test_a_texts_features_depend_on_that_text_alone(service, files, model_cache_
     texts = ["a much longer text " * 30, "short", "medium length text here", "x"]
     together = encoder.encode(texts, workers=2)
     for index, text in enumerate(texts):
-        alone = encoder.encode_one(text)
-        np.testing.assert_array_equal(together.sentences[index], alone.sentences[0])
+        sentence, rows = encoder.embed_one(text)
+        np.testing.assert_array_equal(together.sentences[index], sentence)
         np.testing.assert_array_equal(together.segments[together.offsets[index] : together.offsets[index + 1]],
-                                      alone.segments)
+                                      rows)
     assert together.counts.tolist() == [8, 1, 1, 1]  # 120 word pieces between [CLS] and [SEP], 16 a segment
 
 
