@@ -1,6 +1,6 @@
 """Accuracy and macro-F1 on the MMLU-Pro fixed split: default method vs baselines, int8 and fp32.
 
-    /work/venv/bin/python bench/accuracy.py [--data /work/shared/data/mmlu-pro/questions.csv]
+    python bench/accuracy.py [--data PATH]   (default: bench/data/mmlu-pro/questions.csv)
 
 Train = even rows, test = odd rows (see the data README). Everything is fitted on train only; the
 test split is touched once, for the numbers printed here. Embeddings go through the same on-disk
@@ -33,7 +33,7 @@ from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
 from hexmcp.tools.classification.softmax_regression import fit, logits
 from hexmcp.tools.classification.taxonomy import Category, RoutingPolicy, Taxonomy
 
-DEFAULT_DATA = Path("/work/shared/data/mmlu-pro/questions.csv")
+DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "mmlu-pro" / "questions.csv"
 
 
 def read_split(path: Path) -> tuple[list[str], list[str], list[str], list[str]]:

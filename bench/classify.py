@@ -1,6 +1,6 @@
 """Latency, throughput and memory of ClassificationService.classify, against the bare forward pass.
 
-    /work/venv/bin/python bench/classify.py [--rounds 300]
+    python bench/classify.py [--rounds 300]
 
 Each (quantization, threads) configuration runs in its own subprocess so its peak RSS is its own.
 Per configuration:

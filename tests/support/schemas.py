@@ -1,7 +1,7 @@
 """Validate what the server emits against the official MCP JSON schema of the negotiated version.
 
-The schemas live outside the repository (`../shared/mcp-schema/<version>/schema.json`, or wherever
-HEXMCP_SCHEMA_DIR points). Each version's schema is loaded and checked once, into one `referencing`
+The schemas ship with the tests (`tests/data/mcp-schema/<version>/schema.json`, with their source and
+license), or come from wherever HEXMCP_SCHEMA_DIR points. Each version's schema is loaded and checked once, into one `referencing`
 registry; a validator per definition is compiled on first use and cached, so validating every
 message of every test stays cheap.
 
@@ -55,7 +55,7 @@ class SchemaViolation(AssertionError):
 
 def schema_dir() -> Path:
     configured = os.environ.get(SCHEMA_DIR_ENV)
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "mcp-schema"
+    return Path(configured) if configured else REPO_ROOT / "tests" / "data" / "mcp-schema"
 
 
 class VersionSchema:

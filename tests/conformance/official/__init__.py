@@ -1,0 +1,1 @@
+"""hexmcp's runner for the official MCP conformance harness: install it, run legs, read the results."""
