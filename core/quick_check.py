@@ -130,7 +130,41 @@ def _enum(value: Any) -> Check | None:
     return lambda instance: type(instance) is str and instance in members
 
 
+_NUMBERS = frozenset({int, float})  # exact classes: a boolean is not a number in JSON Schema
+
+
+def _bound(holds: Callable[[Any, Any], bool]) -> Callable[[Any], Check | None]:
+    """minimum/maximum and their exclusive forms: they constrain numbers and ignore everything else.
+    Only a numeric bound compiles (draft-04's boolean exclusiveMinimum goes to jsonschema)."""
+
+    def make(limit: Any) -> Check | None:
+        if type(limit) not in _NUMBERS:
+            return None
+        return lambda instance: type(instance) not in _NUMBERS or holds(instance, limit)
+
+    return make
+
+
+def _size(of: type, holds: Callable[[int, int], bool]) -> Callable[[Any], Check | None]:
+    """minLength/maxLength (code points, as Python counts them) and minItems/maxItems."""
+
+    def make(limit: Any) -> Check | None:
+        if type(limit) is not int or limit < 0:
+            return None
+        return lambda instance: type(instance) is not of or holds(len(instance), limit)
+
+    return make
+
+
 _KEYWORDS: dict[str, Callable[[Any], Check | None]] = {
+    "minimum": _bound(lambda value, limit: value >= limit),
+    "maximum": _bound(lambda value, limit: value <= limit),
+    "exclusiveMinimum": _bound(lambda value, limit: value > limit),
+    "exclusiveMaximum": _bound(lambda value, limit: value < limit),
+    "minLength": _size(str, lambda size, limit: size >= limit),
+    "maxLength": _size(str, lambda size, limit: size <= limit),
+    "minItems": _size(list, lambda size, limit: size >= limit),
+    "maxItems": _size(list, lambda size, limit: size <= limit),
     "type": _type,
     "properties": _properties,
     "required": _required,

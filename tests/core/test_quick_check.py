@@ -21,7 +21,12 @@ TYPES = TYPE_NAMES | st.lists(TYPE_NAMES, min_size=1, max_size=3, unique=True)
 LEAF_SCHEMAS = st.one_of(
     st.builds(lambda t, a: {"type": t, **a}, TYPES, ANNOTATIONS),
     st.builds(lambda e: {"enum": e}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
-    st.just({}), st.just(True))
+    st.just({}), st.just(True),
+    st.builds(lambda t, k, n: {"type": t, k: n}, st.sampled_from(["number", "integer"]),
+              st.sampled_from(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]),
+              st.integers(-3, 3) | st.floats(-3, 3)),
+    st.builds(lambda k, n: {k: n}, st.sampled_from(["minimum", "maximum", "minLength", "maxLength", "minItems",
+                                                    "maxItems"]), st.integers(0, 3)))
 
 
 def _compound(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -67,7 +72,8 @@ def _has_integral_float(value: Any) -> bool:
     {"type": "string", "format": "email"},
     {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"},
     {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
-    {"type": "string", "minLength": 1},
+    {"type": "string", "pattern": "^a"},
+    {"type": "number", "exclusiveMinimum": True},
     {"enum": [1, True]},
     {"type": "array", "items": [{"type": "string"}]},
     {"$ref": "#/$defs/x", "$defs": {"x": {}}},

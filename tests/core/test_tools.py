@@ -116,6 +116,26 @@ async def test_a_result_breaking_its_output_schema_is_a_tool_error() -> None:
     assert result["isError"] is True
 
 
+@pytest.mark.parametrize("value", [{"p": 1.5}, {"p": -0.1}, {"p": True}, {"p": 0.5, "tags": ["a", "b", "c"]},
+                                   {"p": 0.5, "tags": [""]}])
+async def test_a_result_breaking_bounds_is_caught_on_the_fast_path_too(value: dict) -> None:
+    """The output schema's quick check (ADR 0005) may only say "valid" where the schema agrees."""
+    server = McpServer("t", "1")
+    schema = {"type": "object", "required": ["p"], "properties": {
+        "p": {"type": "number", "minimum": 0, "maximum": 1},
+        "tags": {"type": "array", "maxItems": 2, "items": {"type": "string", "minLength": 1}}}}
+
+    @server.tool(output_schema=schema)
+    async def bounded() -> dict:
+        return value
+
+    assert server.tools.get("bounded").output_quick_check is not None
+    client = CoreClient(server)
+    await client.initialize()
+    result = await client.ok("tools/call", {"name": "bounded", "arguments": {}})
+    assert result["isError"] is True
+
+
 async def test_a_timed_out_tool_is_a_tool_error() -> None:
     client = CoreClient(build_demo_server(ServerOptions(tool_timeout_s=0.01)))
     await client.initialize()
