@@ -14,6 +14,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Iterator
 
 import attrs
@@ -54,19 +55,30 @@ def _plan() -> Plan:
     return Plan(server_soft=server_soft, connections=connections)
 
 
+@attrs.frozen(kw_only=True)
+class Served:
+    port: int
+    plan: Plan
+    process: subprocess.Popen[bytes]
+    log: Path
+    """The server's stderr (a file, so a chatty server can never block on a full pipe)."""
+
+
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[int, Plan, subprocess.Popen[bytes]]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     plan = _plan()
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port", str(port),
-         "--head-timeout", str(HEAD_TIMEOUT_S), "--log-level", "info"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (plan.server_soft, hard)))
+    log = tmp_path_factory.mktemp("slowloris") / "server.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port", str(port),
+             "--head-timeout", str(HEAD_TIMEOUT_S), "--log-level", "info"],
+            stdout=subprocess.DEVNULL, stderr=stderr,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (plan.server_soft, hard)))
     try:
         _wait_for_health(port)
-        yield port, plan, process
+        yield Served(port=port, plan=plan, process=process, log=log)
     finally:
         process.terminate()
         process.wait(timeout=20)
@@ -84,10 +96,8 @@ def _wait_for_health(port: int) -> None:
     raise RuntimeError("the server did not answer /health")
 
 
-def _log_records(process: subprocess.Popen[bytes]) -> list[dict]:
-    process.terminate()
-    _, stderr = process.communicate(timeout=20)
-    return [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+def _log_records(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
 async def _health_from(address: str, port: int) -> tuple[int, float]:
@@ -98,8 +108,8 @@ async def _health_from(address: str, port: int) -> tuple[int, float]:
         return response.status_code, time.perf_counter() - started
 
 
-def test_slow_heads_from_one_address_leave_health_answering_and_are_closed_by_the_deadline(served) -> None:
-    port, plan, process = served
+def test_slow_heads_from_one_address_leave_health_answering_and_are_closed_by_the_deadline(served: Served) -> None:
+    port, plan = served.port, served.plan
 
     async def attack() -> tuple[list[SlowHead], int, float]:
         async with open_slow_heads("127.0.0.1", port, plan.connections) as heads:
@@ -123,7 +133,7 @@ def test_slow_heads_from_one_address_leave_health_answering_and_are_closed_by_th
     assert all(head.lifetime_s >= HEAD_TIMEOUT_S * 0.9 for head in held)  # the deadline, not an accident
 
     # The server raised its soft open-files limit from where it started to the hard limit, and said so.
-    records = [r for r in _log_records(process) if r.get("event") == "open-files limit"]
+    records = [r for r in _log_records(served.log) if r.get("event") == "open-files limit"]
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     assert records and records[0]["soft_before"] == plan.server_soft and records[0]["soft"] == records[0]["hard"]
     assert records[0]["hard"] == hard
