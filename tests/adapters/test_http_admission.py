@@ -95,9 +95,10 @@ def test_a_head_not_complete_in_time_is_closed_on_a_new_and_on_a_kept_alive_conn
         assert config.head_timeout_s * 0.9 <= time.monotonic() - started < config.head_timeout_s + SLACK_S
 
         kept = _connect(config.port)
-        kept.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
-        time.sleep(config.head_timeout_s * 2)  # idle between requests is keep-alive's business, not ours
+        for _ in range(2):  # idle between requests is keep-alive's business (5 s), not the head deadline's
+            kept.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
+            time.sleep(config.head_timeout_s * 2)
         kept.sendall(b"GET /health HTTP/1.1\r\n")
         started = time.monotonic()
         assert _read_all(kept) == b""

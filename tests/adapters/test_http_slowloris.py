@@ -128,7 +128,7 @@ def test_slow_heads_from_one_address_leave_health_answering_and_are_closed_by_th
     assert len(held) >= HttpConfig().max_connections_per_address  # the cap admits, then refuses
     assert all(b"retry-after: " in head.answer.lower() and b"connection: close" in head.answer.lower()
                for head in refused)
-    late = [head.lifetime_s for head in held if head.lifetime_s > HEAD_TIMEOUT_S + SLACK_S]
+    late = [head.lifetime_s for head in heads if head.lifetime_s > HEAD_TIMEOUT_S + SLACK_S]
     assert not late, f"{len(late)} slow connections outlived the head deadline: {sorted(late)[-3:]}"
     assert all(head.lifetime_s >= HEAD_TIMEOUT_S * 0.9 for head in held)  # the deadline, not an accident
 
