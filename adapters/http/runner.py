@@ -58,6 +58,8 @@ class _Server(uvicorn.Server):
 def connection_ledger(config: HttpConfig) -> ConnectionLedger:
     """The caps for one server; the total one derived from the open-files limit unless configured."""
     total = config.max_connections or connection_cap(current_soft_limit())
+    log.info("connection caps", per_address=config.max_connections_per_address, total=total,
+             head_timeout_s=config.head_timeout_s)
     return ConnectionLedger(per_address=config.max_connections_per_address, total=total)
 
 

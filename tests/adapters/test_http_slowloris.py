@@ -23,6 +23,7 @@ import pytest
 
 from hexmcp.adapters.http import HttpConfig
 from hexmcp.adapters.http.admission import REFUSAL_STATUS
+from hexmcp.adapters.http.descriptors import connection_cap
 
 from ..support.net import free_port
 from ..support.slow_clients import SlowHead, open_slow_heads
@@ -132,8 +133,12 @@ def test_slow_heads_from_one_address_leave_health_answering_and_are_closed_by_th
     assert not late, f"{len(late)} slow connections outlived the head deadline: {sorted(late)[-3:]}"
     assert all(head.lifetime_s >= HEAD_TIMEOUT_S * 0.9 for head in held)  # the deadline, not an accident
 
-    # The server raised its soft open-files limit from where it started to the hard limit, and said so.
-    records = [r for r in _log_records(served.log) if r.get("event") == "open-files limit"]
+    # The server raised its soft open-files limit from where it started to the hard limit, said so, and
+    # derived its total connection cap from the raised limit.
+    records = _log_records(served.log)
+    raised = [r for r in records if r.get("event") == "open-files limit"]
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    assert records and records[0]["soft_before"] == plan.server_soft and records[0]["soft"] == records[0]["hard"]
-    assert records[0]["hard"] == hard
+    raised_to = hard if hard != resource.RLIM_INFINITY else 1 << 20  # Linux refuses an infinite soft limit
+    assert raised and (raised[0]["soft_before"], raised[0]["soft"], raised[0]["hard"]) == (plan.server_soft, raised_to, hard)
+    caps = [r for r in records if r.get("event") == "connection caps"]
+    assert caps and caps[0]["total"] == connection_cap(hard) and caps[0]["head_timeout_s"] == HEAD_TIMEOUT_S
