@@ -80,6 +80,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    """argparse type for deadlines: a number of seconds above zero (0 would cut every connection)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def _add_http(parser: argparse.ArgumentParser) -> None:
     env = os.environ.get
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: local only)")
@@ -102,6 +113,13 @@ def _add_http(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-concurrent-requests", type=int, default=256)
     parser.add_argument("--max-sessions", type=int, default=10_000)
     parser.add_argument("--session-idle-timeout", type=float, default=1800.0, metavar="SECONDS")
+    parser.add_argument("--head-timeout", type=_positive_seconds, default=5.0, metavar="SECONDS",
+                        help="close a connection whose request head is not complete within this (default 5)")
+    parser.add_argument("--max-connections-per-address", type=_positive_int, default=256, metavar="N",
+                        help="open connections from one client IP; beyond it 503 + Retry-After (default 256)")
+    parser.add_argument("--max-connections", type=_positive_int, default=None, metavar="N",
+                        help="open connections in total; beyond it 503 + Retry-After (default: the open-files "
+                             "limit, raised to the hard limit at start-up, minus 256)")
 
 
 def _is_ready(service: Any) -> bool:
@@ -121,7 +139,9 @@ def _serve_http(args: argparse.Namespace) -> int:
                             cors_origins=args.cors_origins, max_body_bytes=args.max_body_bytes,
                             request_timeout_s=args.request_timeout, body_timeout_s=args.body_timeout,
                             max_concurrent_requests=args.max_concurrent_requests, max_sessions=args.max_sessions,
-                            session_idle_timeout_s=args.session_idle_timeout)
+                            session_idle_timeout_s=args.session_idle_timeout, head_timeout_s=args.head_timeout,
+                            max_connections_per_address=args.max_connections_per_address,
+                            max_connections=args.max_connections)
     except ValueError as error:
         print(f"hexmcp serve: {error}", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""One system call per response: uvicorn's httptools protocol with writes joined per event-loop pass.
+"""One system call per response: a transport wrapper that joins writes per event-loop pass.
 
 uvicorn writes a response's head when the app sends `http.response.start` and its body on
 `http.response.body`: two `send()` calls on the socket for every JSON answer. On loopback each costs
@@ -7,14 +7,13 @@ during one pass of the event loop and hands it to the socket as one write at the
 head and body leave together (SSE events written in one pass are joined the same way). Anything that
 ends the connection flushes first, so no byte is lost or reordered, and more than `FLUSH_AT` bytes held
 are written at once, so a large or fast producer still meets the transport's flow control.
+uvicorn's protocol is put on it in `uvicorn_protocol.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
-
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 FLUSH_AT = 64 * 1024
 
@@ -67,10 +66,3 @@ class CoalescingTransport:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
-
-
-class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol on a `CoalescingTransport` (pass as `uvicorn.Config(http=...)`)."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]

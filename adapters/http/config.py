@@ -48,6 +48,14 @@ class HttpConfig:
     sse_retry_ms: int = attrs.field(default=1000, validator=positive)
     keepalive_s: float = attrs.field(default=15.0, validator=positive)
     """Comment lines on idle long-lived streams, so proxies do not cut them."""
+    head_timeout_s: float | None = attrs.field(default=5.0, validator=positive)
+    """Deadline for a request head (request line and headers), from the connection opening or the first
+    byte of a later request; the connection is closed beyond it (slowloris). None: no deadline."""
+    max_connections_per_address: int = attrs.field(default=256, validator=positive)
+    """Open connections (WebSockets included) from one client IP; beyond it 503 + Retry-After, then close."""
+    max_connections: int | None = attrs.field(default=None, validator=positive)
+    """Open connections in total; None: the open-files limit (raised to the hard limit at start-up) minus
+    `descriptors.HEADROOM`. Beyond it 503 + Retry-After, then close."""
     client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
     """How long a server-to-client request (sampling, elicitation) waits for the client's answer."""
 

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import threading
 from typing import Any, Iterator
 
+import structlog
 import uvicorn
 
 from hexmcp.core import McpServer
 
+from .admission import ConnectionLedger
 from .app import HttpApp, create_app
-from .coalesce import CoalescingHttpToolsProtocol
 from .config import HttpConfig
+from .descriptors import connection_cap, current_soft_limit, raise_open_files_limit
+from .uvicorn_protocol import GuardedHttpToolsProtocol
+
+log = structlog.get_logger("hexmcp.adapters.http")
 
 
 class _Server(uvicorn.Server):
@@ -49,10 +55,20 @@ class _Server(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
+def connection_ledger(config: HttpConfig) -> ConnectionLedger:
+    """The caps for one server; the total one derived from the open-files limit unless configured."""
+    total = config.max_connections or connection_cap(current_soft_limit())
+    log.info("connection caps", per_address=config.max_connections_per_address, total=total,
+             head_timeout_s=config.head_timeout_s)
+    return ConnectionLedger(per_address=config.max_connections_per_address, total=total)
+
+
 def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
+    protocol = functools.partial(GuardedHttpToolsProtocol, ledger=connection_ledger(config),
+                                 head_timeout_s=config.head_timeout_s)
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
                                    access_log=False, server_header=False, timeout_graceful_shutdown=10,
-                                   proxy_headers=False, http=CoalescingHttpToolsProtocol,
+                                   proxy_headers=False, http=protocol,
                                    log_config=None)  # uvicorn's records go through core/log.py's formatter
     options.update(overrides)
     return uvicorn.Config(app, **options)
@@ -71,12 +87,22 @@ def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning
 
     Runs on the loop uvicorn would pick for itself (uvloop when installed): a plain `asyncio.run`
     would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
+    The soft open-files limit is raised to the hard one first, so the connection cap can use it.
     """
+    _raise_open_files_limit()
     http_app = create_app(server, config, **app_options)
     uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app)
     with asyncio.Runner(loop_factory=uvicorn_server.config.get_loop_factory()) as runner:
         runner.run(uvicorn_server.serve())
     return 0
+
+
+def _raise_open_files_limit() -> None:
+    limit = raise_open_files_limit()
+    if limit.error is not None:
+        log.warning("open-files limit not raised", soft=limit.soft, hard=limit.hard, error=limit.error)
+    else:
+        log.info("open-files limit", soft_before=limit.soft_before, soft=limit.soft, hard=limit.hard)
 
 
 def make_server(server: McpServer, config: HttpConfig, *, log_level: str = "warning",

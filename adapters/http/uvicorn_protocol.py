@@ -1,0 +1,128 @@
+"""The one module that touches uvicorn's internals: its httptools protocol, subclassed.
+
+What we rely on (tests/adapters/test_uvicorn_contract.py fails loudly when a release moves any of it):
+- `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
+- the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
+  `on_message_begin` (first byte of a request) and `on_headers_complete` (its head is complete), which
+  uvicorn defines as methods of the protocol;
+- `handle_websocket_upgrade`, after which the transport belongs to a new WebSocket protocol
+  (`transport.get_protocol()`), so that protocol's `connection_lost` is the end of the connection.
+
+On top of uvicorn's protocol:
+- writes are coalesced per event-loop pass (`coalesce.py`);
+- connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
+  gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
+- a request head must be complete within `head_timeout_s` of the connection opening (or of the first
+  byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
+  such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
+  line every few seconds would hold its descriptor for ever. A WebSocket upgrade's head is complete
+  when it is handed over, so the deadline never cuts an open WebSocket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .admission import Admitted, ConnectionLedger, refusal_bytes
+from .coalesce import CoalescingTransport
+
+log = structlog.get_logger("hexmcp.adapters.http")
+
+REFUSED_LINGER_S = 1.0
+"""How long a refused connection stays open after its 503, reading and dropping what the client sends:
+closing with unread request bytes would answer them with a reset, which can destroy the 503 before the
+client reads it. The caps bound everything else; refusals are bounded by this linger."""
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with coalesced writes, connection caps and a request-head deadline.
+
+    Pass `functools.partial(GuardedHttpToolsProtocol, ledger=..., head_timeout_s=...)` as
+    `uvicorn.Config(http=...)`; uvicorn adds its own keyword arguments when a connection arrives.
+    """
+
+    def __init__(self, *args: Any, ledger: ConnectionLedger, head_timeout_s: float | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ledger = ledger
+        self._head_timeout_s = head_timeout_s
+        self._ticket: Admitted | None = None
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        verdict = self._ledger.admit(address)
+        if isinstance(verdict, Admitted):
+            self._ticket = verdict
+            self._start_head_deadline()
+            return
+        self._refused = True
+        log.debug("connection refused", client=address, reason=verdict.reason.value, cap=verdict.cap)
+        self.transport.write(refusal_bytes(verdict))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:
+            super().data_received(data)
+
+    def eof_received(self) -> bool | None:
+        if self._refused:  # the client has read our 503 and hung up: no need to linger
+            self.transport.close()
+        return super().eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_deadline()
+        self._release()
+        super().connection_lost(exc)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._head_timer is None:  # a later request on a kept-alive connection
+            self._start_head_deadline()
+
+    def on_headers_complete(self) -> None:
+        self._stop_head_deadline()
+        super().on_headers_complete()
+
+    def handle_websocket_upgrade(self) -> None:
+        super().handle_websocket_upgrade()
+        # The WebSocket protocol now receives this connection's end; release our place then.
+        websocket = self.transport.get_protocol()
+        end_websocket = websocket.connection_lost
+
+        def connection_lost(exc: Exception | None) -> None:
+            try:
+                end_websocket(exc)
+            finally:
+                self._release()
+
+        websocket.connection_lost = connection_lost
+
+    def _release(self) -> None:
+        if self._ticket is not None:
+            self._ledger.release(self._ticket)
+            self._ticket = None
+
+    def _start_head_deadline(self) -> None:
+        if self._head_timeout_s is not None:
+            self._head_timer = self.loop.call_later(self._head_timeout_s, self._head_deadline_passed)
+
+    def _stop_head_deadline(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_deadline_passed(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            log.debug("request head not complete in time, connection closed", client=self.client,
+                     head_timeout_s=self._head_timeout_s)
+            self.transport.close()
