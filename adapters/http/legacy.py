@@ -29,7 +29,7 @@ from .limits import release_slot
 from .peer import HttpPeer, PendingRequests
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, refuse
+from .status import NOT_JSON, json_body, readable_id, refuse
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -71,7 +71,8 @@ class LegacyTransport:
         json_ok, sse_ok = accepts(scope)
         if not (json_ok or sse_ok):
             await refuse(send, ErrorCode.INVALID_REQUEST,
-                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406)
+                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
+                         request_id=readable_id(scope))
             return
         value = await json_body(scope, send)
         if value is NOT_JSON:
@@ -99,7 +100,7 @@ class LegacyTransport:
             session = await self.sessions.create()
             if session is None:
                 await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")])
+                             headers=[(b"retry-after", b"5")], request_id=first_id)
                 return
             created = True
         else:

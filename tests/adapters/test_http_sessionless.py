@@ -6,6 +6,8 @@ naming an unknown session still gets 404, and every refusal carries the id it co
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -77,3 +79,30 @@ def test_every_sessionless_error_carries_the_request_id(wire, request_id, tool) 
     body = response.json()
     assert body["id"] == request_id
     assert body["error"]["code"] == jsonrpc.INVALID_PARAMS
+
+
+@pytest.mark.parametrize("version", [None, versions.LATEST_HANDSHAKE_VERSION, versions.V2026_07_28])
+def test_a_refusal_before_parsing_still_names_the_request(wire, version) -> None:
+    # A wrong Accept is refused before the body is parsed; the id is read from the body for the answer.
+    response = wire.post({"jsonrpc": "2.0", "id": "accept-9", "method": "tools/list"}, {"accept": "text/html"},
+                         version=version)
+    assert response.status_code == 406
+    assert response.json()["id"] == "accept-9"
+
+
+def test_a_busy_server_names_the_request_it_refuses() -> None:
+    with live_server(build_demo_server(), max_concurrent_requests=1) as live:
+        wire, other = Wire(live.base), Wire(live.base)
+        slow = threading.Thread(target=wire.request, args=("tools/call", {"name": "slow", "arguments": {"seconds": 1.5}}))
+        slow.start()
+        try:
+            for _ in range(200):  # until the slow call holds the only slot
+                response = other.post({"jsonrpc": "2.0", "id": 42, "method": "ping"})
+                if response.status_code == 503:
+                    break
+            assert response.status_code == 503
+            assert response.json()["id"] == 42
+        finally:
+            slow.join()
+            wire.close()
+            other.close()
