@@ -95,7 +95,7 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     started = time.perf_counter()
     files = locate_model_files()
     digest = file_sha256(files.weights)
-    encoder = _open_encoder(files, cache_dir, digest, config)
+    encoder = open_encoder(files, cache_dir, digest, config)
     model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, config.quantization, config.max_tokens)
     loaded = time.perf_counter()
     workers = config.pool_workers()
@@ -137,7 +137,7 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     return ClassifierEngine(taxonomy=taxonomy, encoder=encoder, head=head, gate=gate, router=router, stats=stats)
 
 
-def _open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: ClassificationConfig) -> SentenceEncoder:
+def open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: ClassificationConfig) -> SentenceEncoder:
     """The encoder over the cached model. Cached bytes that match their checksum but that onnxruntime
     rejects (a sidecar rewritten over a damaged file, a file from an incompatible build) are discarded
     and rebuilt once; a second refusal is an error worth stopping for."""
@@ -149,7 +149,7 @@ def _open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: Class
             if attempt == 2:
                 raise model_cache.ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
             log.warning("cached model does not load; rebuilding it", path=str(model_path), error=str(exc))
-            model_cache.discard(cache_dir, digest)
+            model_cache.discard(cache_dir, digest, config.quantization)
     raise AssertionError("unreachable")
 
 

@@ -77,12 +77,12 @@ def store(path: Path, data: bytes) -> None:
     atomic_write_bytes(_sidecar(path), hashlib.sha256(data).hexdigest().encode("ascii"))
 
 
-def discard(cache_dir: Path, weights_digest: str) -> None:
-    """Remove every cached model built from these weights (each precision, with its sidecar)."""
-    for quantization in QUANTIZATIONS:
-        path = model_path(cache_dir, weights_digest, quantization)
-        for stale in (path, _sidecar(path)):
-            stale.unlink(missing_ok=True)
+def discard(cache_dir: Path, weights_digest: str, quantization: str) -> None:
+    """Remove one cached model and its sidecar, so the next load_or_build rebuilds it (int8 from the
+    cached fp32, which was checked against the numpy reference when it was converted)."""
+    path = model_path(cache_dir, weights_digest, quantization)
+    for stale in (path, _sidecar(path)):
+        stale.unlink(missing_ok=True)
 
 
 def convert_fp32(files: ModelFiles) -> bytes:
