@@ -72,7 +72,7 @@ def _pip() -> str:
 def _cache_dir_fix(unusable: str | None) -> str:
     home_default = Path.home() / ".cache" / "hexmcp"
     if unusable is not None and Path(unusable) != home_default:
-        return f'export HEXMCP_CACHE_DIR="$HOME/.cache/hexmcp"'
+        return 'export HEXMCP_CACHE_DIR="$HOME/.cache/hexmcp"'
     return 'export HEXMCP_CACHE_DIR="${TMPDIR:-/tmp}/hexmcp"'
 
 

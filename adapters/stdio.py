@@ -4,7 +4,7 @@ stdout belongs to the protocol. At start the real stdout is duplicated to a priv
 the wire, and fd 1 is pointed at stderr, so a stray `print` or a native library's logging (onnxruntime
 writes from C++) lands in stderr instead of corrupting the stream. EOF on stdin (or SIGTERM) stops
 reading; requests already received are still answered (an open subscriptions/listen with its result)
-before the process exits 0. `run_stdio` is the
+before the process exits 0 (1 if a start-up hook failed). `run_stdio` is the
 blocking entry point, on uvloop when it is installed.
 """
 
@@ -23,8 +23,8 @@ import structlog
 from hexmcp.core import McpServer, new_event_id
 
 from . import jsonrpc
-from .startup import ExitCode
 from .rpc_connection import RpcConnection
+from .startup import ExitCode
 
 log = structlog.get_logger("hexmcp.adapters.stdio")
 

@@ -8,8 +8,9 @@ the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot)
 layer between uvicorn and the protocol.
 
 Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
-/health says "starting" meanwhile; a hook that fails sets `failure`, /health says "failed" with the reason,
-and `on_failure` — the runner's request to stop — is called after FAILURE_LINGER_S) and the idle-session sweeper starts; `shutdown()` — called by
+/health says "starting" meanwhile) and the idle-session sweeper starts. A hook that fails sets `failure`:
+/health says "failed" with the reason, and after FAILURE_LINGER_S `on_failure` (the runner's request to
+stop) is called. `shutdown()` — called by
 `run_http` when the server begins to stop — ends every session and long-lived stream so uvicorn's
 graceful shutdown can finish the in-flight requests and exit.
 """
@@ -23,6 +24,7 @@ import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
+from ..startup import failure_reason
 from .asgi import ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
@@ -31,7 +33,6 @@ from .guard import BearerAuth, HostOriginGuard
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .limits import ConcurrencyLimit
 from .rest import RestEndpoint
-from ..startup import failure_reason
 from .status import readable_id, refuse, refuse_upgrade
 
 log = structlog.get_logger("hexmcp.adapters.http")

@@ -23,7 +23,7 @@ log = structlog.get_logger("hexmcp.adapters.http")
 
 HealthFn = Callable[[], Mapping[str, Any]]
 ReadyFn = Callable[[], bool]
-FailureFn = Callable[[], "str | None"]
+FailureFn = Callable[[], str | None]
 
 
 class HealthEndpoint:

@@ -20,7 +20,6 @@ import uvicorn
 from hexmcp.core import McpServer
 
 from ..startup import ExitCode
-
 from .app import HttpApp, create_app
 from .coalesce import CoalescingHttpToolsProtocol
 from .config import HttpConfig
