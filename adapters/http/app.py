@@ -8,7 +8,9 @@ the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot)
 layer between uvicorn and the protocol.
 
 Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
-/health says "starting" meanwhile) and the idle-session sweeper starts; `shutdown()` — called by
+/health says "starting" meanwhile) and the idle-session sweeper starts. A hook that fails sets `failure`:
+/health says "failed" with the reason, and after FAILURE_LINGER_S `on_failure` (the runner's request to
+stop) is called. `shutdown()` — called by
 `run_http` when the server begins to stop — ends every session and long-lived stream so uvicorn's
 graceful shutdown can finish the in-flight requests and exit.
 """
@@ -22,6 +24,7 @@ import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
+from ..startup import failure_reason
 from .asgi import ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
@@ -30,12 +33,14 @@ from .guard import BearerAuth, HostOriginGuard
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .limits import ConcurrencyLimit
 from .rest import RestEndpoint
-from .status import refuse, refuse_upgrade
+from .status import readable_id, refuse, refuse_upgrade
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
 HEALTH_PATH = "/health"
 StartupHook = Callable[[], Awaitable[None]]
+# How long /health keeps answering "failed" before the process stops, so a probe polling it can read why.
+FAILURE_LINGER_S = 1.0
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method",
                 "Mcp-Name", "Last-Event-ID"]
 
@@ -48,7 +53,10 @@ class HttpApp:
         self.config = config
         self.mcp = McpEndpoint(server, config)
         self.rest = RestEndpoint(server, config)
-        self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready)
+        self.failure: str | None = None
+        self.on_failure: Callable[[], None] | None = None  # set by the runner: stop serving
+        self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready,
+                                     failure=lambda: self.failure)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
         self._extra_routes = list((extra_routes or {}).values())
         for path, app in (extra_routes or {}).items():
@@ -91,7 +99,8 @@ class HttpApp:
             await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
             return
         if self.stopping and scope["type"] == "http" and path != HEALTH_PATH:
-            await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")])
+            await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
+                         request_id=readable_id(scope))
             return
         await app(scope, receive, send)
 
@@ -126,12 +135,16 @@ class HttpApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    @staticmethod
-    async def _run_hook(hook: StartupHook) -> None:
+    async def _run_hook(self, hook: StartupHook) -> None:
         try:
             await hook()
-        except Exception:
-            log.exception("startup hook failed; /health will not report ready", eventId=new_event_id())
+        except Exception as error:
+            event_id = new_event_id()
+            log.exception("startup hook failed; the server will stop", eventId=event_id)
+            self.failure = failure_reason(error, event_id)
+            await asyncio.sleep(FAILURE_LINGER_S)
+            if self.on_failure is not None:
+                self.on_failure()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -2,7 +2,8 @@
 
 200 with `status: "ok"` only once `ready()` is true; before that 503 with `status: "starting"`, so a
 load balancer or an orchestrator's readiness probe never sends traffic to an instance still loading
-its model. The body merges what the composition root's `health()` reports (categories, model, index
+its model. Once `failure()` names a reason (start-up work failed), 503 with `status: "failed"` and that
+`reason`, until the process exits. The body merges what the composition root's `health()` reports (categories, model, index
 size) with the server's version and uptime.
 """
 
@@ -22,16 +23,22 @@ log = structlog.get_logger("hexmcp.adapters.http")
 
 HealthFn = Callable[[], Mapping[str, Any]]
 ReadyFn = Callable[[], bool]
+FailureFn = Callable[[], str | None]
 
 
 class HealthEndpoint:
-    def __init__(self, *, version: str, health: HealthFn | None = None, ready: ReadyFn | None = None) -> None:
+    def __init__(self, *, version: str, health: HealthFn | None = None, ready: ReadyFn | None = None,
+                 failure: FailureFn | None = None) -> None:
         self._version = version
         self._health = health
         self._ready = ready
+        self._failure = failure
         self._started = time.monotonic()
 
     def report(self) -> tuple[int, dict[str, Any]]:
+        reason = self._failure() if self._failure is not None else None
+        if reason is not None:
+            return 503, {"status": "failed", "reason": reason, "version": self._version}
         try:
             ready = self._ready() if self._ready is not None else True
             details = dict(self._health()) if self._health is not None else {}

@@ -2,8 +2,9 @@
 
 POST carries client messages. Requests are answered as `application/json`, or as an SSE stream when
 the handler sends something first (see `sse.Reply`); notifications and responses (answers to our
-sampling/elicitation requests) get 202. `initialize` mints the `Mcp-Session-Id`; every later request
-must carry it (400 without, 404 when unknown or ended). GET opens the session's standalone stream, or
+sampling/elicitation requests) get 202. `initialize` mints the `Mcp-Session-Id`; a request that carries
+one unknown or ended gets 404. A POST with no session id is served one-shot, as in stateless mode (ADR 0501);
+GET and DELETE without one get 400. GET opens the session's standalone stream, or
 with `Last-Event-ID` resumes a broken one. DELETE ends the session.
 
 In stateless mode there are no sessions: each POST is served by a fresh core session that assumes
@@ -28,7 +29,7 @@ from .limits import release_slot
 from .peer import HttpPeer, PendingRequests
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, refuse
+from .status import NOT_JSON, json_body, readable_id, refuse
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -37,6 +38,9 @@ ALLOW_STATELESS = [(b"allow", b"POST")]
 HEADERLESS_VERSION = versions.V2025_03_26
 # Priming events and `retry:` (SEP-1699) exist from this version on.
 PRIMING_SINCE = versions.V2025_11_25
+# A sessionless, headerless POST in session mode comes from a router that skipped the handshake
+# (vLLM semantic-router "Style 1"): it gets the newest handshake version, as if it had just initialized.
+SESSIONLESS_VERSION = versions.LATEST_HANDSHAKE_VERSION
 
 
 class LegacyTransport:
@@ -67,7 +71,8 @@ class LegacyTransport:
         json_ok, sse_ok = accepts(scope)
         if not (json_ok or sse_ok):
             await refuse(send, ErrorCode.INVALID_REQUEST,
-                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406)
+                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
+                         request_id=readable_id(scope))
             return
         value = await json_body(scope, send)
         if value is NOT_JSON:
@@ -88,13 +93,14 @@ class LegacyTransport:
         first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
         if raw_id is None:
             if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
-                await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required",
-                             request_id=first_id)
+                # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
+                # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
+                await self._post_one_shot(send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
                 return
             session = await self.sessions.create()
             if session is None:
                 await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")])
+                             headers=[(b"retry-after", b"5")], request_id=first_id)
                 return
             created = True
         else:
@@ -121,7 +127,11 @@ class LegacyTransport:
 
     async def _post_stateless(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool,
                               header_version: str | None, json_ok: bool) -> None:
-        version = header_version or HEADERLESS_VERSION
+        await self._post_one_shot(send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+
+    async def _post_one_shot(self, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
+                             json_ok: bool) -> None:
+        """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries)."""
         if batch and not _batching(version):
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          f"JSON-RPC batches are not allowed in protocol version {version}")

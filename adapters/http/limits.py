@@ -14,7 +14,7 @@ from typing import Iterable
 from hexmcp.core import ErrorCode
 
 from .asgi import ASGIApp, Receive, Scope, Send
-from .status import refuse
+from .status import readable_id, refuse
 
 RELEASE = "hexmcp.release_slot"
 RETRY_AFTER_S = b"1"
@@ -36,7 +36,7 @@ class ConcurrencyLimit:
         if self.in_flight >= self.limit:
             await refuse(send, ErrorCode.SERVER_BUSY,
                          f"Server busy: {self.limit} requests already in flight, retry shortly",
-                         headers=[(b"retry-after", RETRY_AFTER_S)])
+                         headers=[(b"retry-after", RETRY_AFTER_S)], request_id=readable_id(scope))
             return
         self.in_flight += 1
         held = True

@@ -29,7 +29,7 @@ from .deadlines import Deadlines
 from .limits import release_slot
 from .peer import HttpPeer
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, refuse, rpc_status
+from .status import NOT_JSON, json_body, readable_id, refuse, rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
@@ -61,7 +61,7 @@ class ModernTransport:
         json_ok, sse_ok = accepts(scope)
         if not json_ok:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
-                         status=406)
+                         status=406, request_id=readable_id(scope))
             return
         value = await json_body(scope, send)
         if value is NOT_JSON:

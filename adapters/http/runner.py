@@ -21,6 +21,7 @@ import uvicorn
 
 from hexmcp.core import McpServer
 
+from ..startup import ExitCode
 from .admission import ConnectionLedger
 from .app import HttpApp, create_app
 from .config import HttpConfig
@@ -34,6 +35,10 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
         super().__init__(config)
         self.http_app = app
+        app.on_failure = self._stop_after_failure
+
+    def _stop_after_failure(self) -> None:
+        self.should_exit = True  # uvicorn's main loop checks this flag, as its own signal handler does
 
     async def shutdown(self, sockets: Any = None) -> None:
         await self.http_app.shutdown()
@@ -83,7 +88,8 @@ async def serve_http(server: McpServer, config: HttpConfig, *, log_level: str = 
 
 def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
              uvicorn_options: dict[str, Any] | None = None, **app_options: Any) -> int:
-    """Blocking entry point for the CLI and the conformance fixture server; returns the exit status.
+    """Blocking entry point for the CLI and the conformance fixture server; returns the exit status
+    (ExitCode.FAILED_AFTER_START when a start-up hook failed and stopped the server).
 
     Runs on the loop uvicorn would pick for itself (uvloop when installed): a plain `asyncio.run`
     would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
@@ -94,7 +100,7 @@ def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning
     uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app)
     with asyncio.Runner(loop_factory=uvicorn_server.config.get_loop_factory()) as runner:
         runner.run(uvicorn_server.serve())
-    return 0
+    return ExitCode.FAILED_AFTER_START if http_app.failure is not None else ExitCode.OK
 
 
 def _raise_open_files_limit() -> None:

@@ -19,7 +19,7 @@ import structlog
 from hexmcp.core import ErrorCode, Rejection, new_event_id
 
 from .. import jsonrpc
-from .asgi import JSON, RawHeaders, Scope, Send, body_of, header, respond_json
+from .asgi import BODY, JSON, RawHeaders, Scope, Send, body_of, header, respond_json
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -123,6 +123,19 @@ async def refuse_rest(send: Send, code: ErrorCode, message: str, *, data: dict[s
 async def send_rest_error(send: Send, rej: Rejection, status: int | None = None,
                           headers: RawHeaders | None = None) -> None:
     await respond_json(send, status or http_status(rej.code), jsonrpc.dumps(rest_error_body(rej)), headers)
+
+
+def readable_id(scope: Scope) -> Any:
+    """The id of the JSON-RPC request in this POST's body, for a refusal made before the body was parsed
+    (a busy server, a wrong Accept): an answer names the request it refuses whenever the id can be read."""
+    raw = scope.get(BODY)
+    if not raw:
+        return None
+    try:
+        message = jsonrpc.classify(jsonrpc.decode(raw))
+    except ValueError:
+        return None
+    return message.id if isinstance(message, (jsonrpc.Request, jsonrpc.Invalid)) else None
 
 
 NOT_JSON = object()

@@ -62,7 +62,7 @@ def test_initialize_issues_a_visible_ascii_session_id(wire) -> None:
 
 def test_session_lifecycle_statuses(wire) -> None:
     response, _ = wire.request("tools/list")
-    assert response.status_code == 400  # no session id yet
+    assert response.status_code == 200  # no session id: served one-shot (ADR 0501)
     wire.initialize()
     session_id = wire.session_id
     assert wire.http.delete("/mcp", headers={"mcp-session-id": session_id}).status_code == 200

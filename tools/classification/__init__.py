@@ -6,6 +6,7 @@ tokenizers and onnx are only imported once ClassificationService.start() runs.
 
 from .config import ClassificationConfig
 from .errors import (
+    CacheDirError,
     ClassificationError,
     ClassificationInputError,
     ModelCacheError,
@@ -16,6 +17,7 @@ from .errors import (
 from .service import ClassificationService
 
 __all__ = [
+    "CacheDirError",
     "ClassificationConfig",
     "ClassificationError",
     "ClassificationInputError",

@@ -19,8 +19,9 @@ from .config import ClassificationConfig
 from .encoder import SentenceEncoder, features_key
 from .general_gate import GeneralGate, build_gate
 from .head import HeadSettings, SoftmaxHead, entropy_of, train_head
-from .model_files import MODEL_ID, file_sha256, locate_model_files
+from .model_files import MODEL_ID, ModelFiles, file_sha256, locate_model_files
 from .onnx_export import CONVERTER_VERSION
+from .preflight import cache_dir_of
 from .routing import Router, RoutingSettings, load_exemplars
 from .segments import EncodedTexts
 from .taxonomy import Taxonomy
@@ -90,15 +91,11 @@ class ClassifierEngine:
 
 
 def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> ClassifierEngine:
-    cache_dir = Path(config.cache_dir) if config.cache_dir else model_cache.default_cache_dir()
+    cache_dir = cache_dir_of(config)
     started = time.perf_counter()
     files = locate_model_files()
     digest = file_sha256(files.weights)
-    model_path = model_cache.load_or_build(files, cache_dir, config.quantization, digest)
-    try:
-        encoder = SentenceEncoder(model_path, files.tokenizer, config.max_tokens, config.threads)
-    except Exception as exc:  # verified bytes that onnxruntime still rejects: say so plainly
-        raise model_cache.ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
+    encoder = open_encoder(files, cache_dir, digest, config)
     model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, config.quantization, config.max_tokens)
     loaded = time.perf_counter()
     workers = config.pool_workers()
@@ -138,6 +135,22 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     )
     log.info("classifier ready", **attrs.asdict(stats))
     return ClassifierEngine(taxonomy=taxonomy, encoder=encoder, head=head, gate=gate, router=router, stats=stats)
+
+
+def open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: ClassificationConfig) -> SentenceEncoder:
+    """The encoder over the cached model. Cached bytes that match their checksum but that onnxruntime
+    rejects (a sidecar rewritten over a damaged file, a file from an incompatible build) are discarded
+    and rebuilt once; a second refusal is an error worth stopping for."""
+    for attempt in (1, 2):
+        model_path = model_cache.load_or_build(files, cache_dir, config.quantization, digest)
+        try:
+            return SentenceEncoder(model_path, files.tokenizer, config.max_tokens, config.threads)
+        except Exception as exc:
+            if attempt == 2:
+                raise model_cache.ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
+            log.warning("cached model does not load; rebuilding it", path=str(model_path), error=str(exc))
+            model_cache.discard(cache_dir, digest, config.quantization)
+    raise AssertionError("unreachable")
 
 
 def train_classifier(

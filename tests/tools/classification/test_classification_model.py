@@ -7,10 +7,11 @@ import onnxruntime
 import pytest
 from safetensors.numpy import load_file
 
-from hexmcp.tools.classification import ModelCacheError
+from hexmcp.tools.classification import ClassificationConfig, ModelCacheError
 from hexmcp.tools.classification import model_cache
 from hexmcp.tools.classification.bert_reference import encode_tokens
 from hexmcp.tools.classification.encoder import SentenceEncoder, load_tokenizer
+from hexmcp.tools.classification.engine import open_encoder
 from hexmcp.tools.classification.model_files import file_sha256, locate_model_files
 
 pytestmark = pytest.mark.slow
@@ -64,15 +65,21 @@ def test_a_texts_features_depend_on_that_text_alone(service, files, model_cache_
     assert together.counts.tolist() == [8, 1, 1, 1]  # 120 word pieces between [CLS] and [SEP], 16 a segment
 
 
-def test_corrupt_cache_file_is_rebuilt(service, files, model_cache_dir, tmp_path):
+def seeded_cache(files, model_cache_dir, tmp_path):
+    """A cache of our own holding the session cache's models: no second conversion."""
     cache = tmp_path / "cache"
     (cache / "models").mkdir(parents=True)
     digest = file_sha256(files.weights)
-    for quantization in ("fp32", "int8"):  # seed from the session cache: no second conversion
+    for quantization in ("fp32", "int8"):
         source = model_cache.model_path(model_cache_dir, digest, quantization)
         target = model_cache.model_path(cache, digest, quantization)
         target.write_bytes(source.read_bytes())
         target.with_name(target.name + ".sha256").write_bytes(source.with_name(source.name + ".sha256").read_bytes())
+    return cache, digest
+
+
+def test_corrupt_cache_file_is_rebuilt(service, files, model_cache_dir, tmp_path):
+    cache, digest = seeded_cache(files, model_cache_dir, tmp_path)
     path = model_cache.model_path(cache, digest, "int8")
     good = path.read_bytes()
     path.write_bytes(good[: len(good) // 2])  # truncated, as after a crash
@@ -80,6 +87,18 @@ def test_corrupt_cache_file_is_rebuilt(service, files, model_cache_dir, tmp_path
     assert model_cache.load_or_build(files, cache, "int8", digest) == path
     assert path.read_bytes() == good and model_cache.is_verified(path)
     onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def test_a_cached_model_onnxruntime_refuses_is_rebuilt_once(service, files, model_cache_dir, tmp_path):
+    # Bytes that match their sidecar (so no checksum catches them) but are no ONNX model at all.
+    cache, digest = seeded_cache(files, model_cache_dir, tmp_path)
+    path = model_cache.model_path(cache, digest, "int8")
+    good = path.read_bytes()
+    model_cache.store(path, b"not an onnx model")
+    config = ClassificationConfig(cache_dir=cache)
+    encoder = open_encoder(files, cache, digest, config)
+    assert path.read_bytes() == good and model_cache.is_verified(path)
+    assert encoder.embed_one("hi")[0].shape == (encoder.dimension,)
 
 
 def test_missing_fp32_is_reconverted(files, tmp_path):
