@@ -19,7 +19,7 @@ from .config import ClassificationConfig
 from .encoder import SentenceEncoder, features_key
 from .general_gate import GeneralGate, build_gate
 from .head import HeadSettings, SoftmaxHead, entropy_of, train_head
-from .model_files import MODEL_ID, ModelFiles, file_sha256, locate_model_files
+from .model_files import MODEL_ID, ModelFiles, locate_model_files, memoised_sha256
 from .onnx_export import CONVERTER_VERSION
 from .preflight import cache_dir_of
 from .routing import Router, RoutingSettings, load_exemplars
@@ -94,7 +94,7 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     cache_dir = cache_dir_of(config)
     started = time.perf_counter()
     files = locate_model_files()
-    digest = file_sha256(files.weights)
+    digest = memoised_sha256(files.weights, cache_dir / "models")
     encoder = open_encoder(files, cache_dir, digest, config)
     model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, config.quantization, config.max_tokens)
     loaded = time.perf_counter()

@@ -16,7 +16,7 @@ from pathlib import Path
 import structlog
 
 from .errors import ModelCacheError
-from .model_files import ModelFiles, file_sha256
+from .model_files import ModelFiles, memoised_sha256
 
 log = structlog.get_logger(__name__)
 
@@ -62,7 +62,7 @@ def is_verified(path: Path) -> bool:
     """True if the file exists and matches its recorded digest (streamed: no 90 MB in memory)."""
     try:
         expected = _sidecar(path).read_text(encoding="ascii").strip()
-        actual = file_sha256(path)
+        actual = memoised_sha256(path, path.parent)
     except OSError:
         return False
     if actual != expected:
@@ -140,7 +140,7 @@ def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights
     fp32 peak RSS well below what bytes-in-Python plus the session's own copy would cost)."""
     if quantization not in QUANTIZATIONS:
         raise ModelCacheError(f"unknown quantization {quantization!r}; expected one of {QUANTIZATIONS}")
-    digest = weights_digest or file_sha256(files.weights)
+    digest = weights_digest or memoised_sha256(files.weights, cache_dir / "models")
     fp32_path = model_path(cache_dir, digest, "fp32")
     target = model_path(cache_dir, digest, quantization)
     try:

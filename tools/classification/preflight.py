@@ -14,7 +14,7 @@ from pathlib import Path
 from . import model_cache
 from .config import ClassificationConfig
 from .errors import CacheDirError
-from .model_files import file_sha256, locate_model_files
+from .model_files import locate_model_files, memoised_sha256
 
 CACHE_SUBDIRS = ("models", "embeddings")
 
@@ -44,4 +44,5 @@ def prepare_model(config: ClassificationConfig) -> Path:
     files = locate_model_files()
     cache_dir = cache_dir_of(config)
     check_cache_dir(cache_dir)
-    return model_cache.load_or_build(files, cache_dir, config.quantization, file_sha256(files.weights))
+    return model_cache.load_or_build(files, cache_dir, config.quantization,
+                                     memoised_sha256(files.weights, cache_dir / "models"))
