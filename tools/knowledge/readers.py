@@ -9,6 +9,7 @@ per page), plain text is one section. Offsets always index `SourceDocument.text`
 from __future__ import annotations
 
 import bisect
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,12 +42,11 @@ def _fallback_title(document_id: str) -> str:
     return Path(document_id).stem.replace("-", " ").replace("_", " ")
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the parsers' own rule: \r\n, \r and \n each end a line
+
+
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n":
-            starts.append(index + 1)
-    return starts
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
 
 
 def _sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:

@@ -1,0 +1,97 @@
+"""Corpus → KnowledgeIndex: chunk every document, embed what the cache does not already hold,
+fill the vector store.
+
+The on-disk cache holds one .npy of passage vectors per document, named by a digest of the model
+key, the chunking settings and the document's text: an edited file misses (and re-embeds alone),
+an unchanged one hits on any machine, and a run interrupted mid-corpus resumes at the first
+document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import structlog
+
+from .chunking import DEFAULT_MAX_CHARS, chunk_document
+from .passages import Passage, SourceDocument
+from .retrieval import KnowledgeIndex
+from .vectors.port import VectorStore
+
+log = structlog.get_logger(__name__)
+
+Progress = Callable[[int], None]  # called with the number of passages just embedded or loaded
+
+
+def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
+    digest = hashlib.sha256(f"{model_key}\x1fchars={max_chars}\x1f{document.document_id}\x1f".encode())
+    digest.update(document.text.encode("utf-8"))
+    return digest.hexdigest()[:32]
+
+
+class VectorCache:
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
+        if self.directory is None:
+            return None
+        try:
+            vectors = np.load(self.directory / f"{key}.npy", allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        return vectors if vectors.shape == (rows, dimension) and vectors.dtype == np.float32 else None
+
+    def store(self, key: str, vectors: np.ndarray) -> None:
+        if self.directory is None:
+            return
+        from hexmcp.tools.classification.model_cache import atomic_write_bytes
+
+        buffer = io.BytesIO()
+        np.save(buffer, vectors, allow_pickle=False)
+        try:
+            atomic_write_bytes(self.directory / f"{key}.npy", buffer.getvalue())
+        except OSError as error:  # a read-only cache costs speed, not correctness
+            log.warning("cannot write the passage-vector cache", error=str(error))
+
+
+def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocument]) -> str:
+    digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
+    for document in sorted(documents, key=lambda d: d.document_id):
+        digest.update(vectors_key(model_key, max_chars, document).encode())
+    return digest.hexdigest()[:16]
+
+
+def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
+                cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
+                progress: Progress | None = None) -> KnowledgeIndex:
+    cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
+    model_key: str = embedder.model_key  # type: ignore[attr-defined]
+    dimension: int = embedder.dimension  # type: ignore[attr-defined]
+    passages: list[Passage] = []
+    for document in documents:
+        chunks = chunk_document(document, max_chars)
+        if not chunks:
+            continue
+        key = vectors_key(model_key, max_chars, document)
+        vectors = cache.load(key, len(chunks), dimension)
+        if vectors is None:
+            vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+            cache.store(key, vectors)
+        store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
+        passages.extend(chunks)
+        if progress is not None:
+            progress(len(chunks))
+    return KnowledgeIndex(documents, passages, embedder.embed, store,  # type: ignore[attr-defined]
+                          index_version(model_key, max_chars, documents))
+
+
+def new_store(dimension: int) -> VectorStore:
+    """The default store: the in-process one (exact while small, ANN beyond; ADR 0610+)."""
+    from .vectors.memory import MemoryVectorStore
+
+    return MemoryVectorStore(dimension)
