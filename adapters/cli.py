@@ -13,6 +13,8 @@ from typing import Any
 
 from hexmcp.core import McpServer, ServerOptions
 
+from .cli_knowledge import add_knowledge_flags, docs_route
+
 VERSION = "0.1.0"
 INSTRUCTIONS = (
     "hexmcp serves semantic classification for LLM routers. Call list_categories to learn the taxonomy, "
@@ -36,6 +38,20 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
     return server, service
 
 
+def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
+    """The knowledge service registered on `server`, or None with --no-knowledge. Raises CorpusError
+    (a missing --docs path, nothing readable) before anything is served."""
+    if args.no_knowledge:
+        return None
+    from hexmcp.tools.knowledge.corpus import CorpusSpec
+    from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
+    from hexmcp.tools.knowledge.service import KnowledgeConfig
+
+    config = KnowledgeConfig(corpus=CorpusSpec(roots=args.docs, include=args.docs_include, exclude=args.docs_exclude),
+                             url_base=args.docs_url_base, quantization=args.quantization or "int8")
+    return register_knowledge_tools(server, config)
+
+
 def _classification_config(args: argparse.Namespace) -> Any:
     from hexmcp.tools.classification import ClassificationConfig
 
@@ -53,6 +69,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-classifier", action="store_true", help="serve without the classification tools")
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
+    add_knowledge_flags(parser)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -126,14 +143,22 @@ def _serve_http(args: argparse.Namespace) -> int:
         print(f"hexmcp serve: {error}", file=sys.stderr)
         return 2
     server, service = build_server_and_service(args, options)
-    hooks: dict[str, Any] = {}
+    knowledge = build_knowledge(server, args)
+    hooks: dict[str, Any] = {"on_startup": []}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service), "on_startup": [service.start]}
+    if knowledge is not None:
+        # The index builds in the background too; it never gates readiness (what is loaded is served).
+        knowledge.http_base = f"http://{args.host}:{args.port}"
+        classifier_health = hooks.get("health")
+        hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
+                                   "knowledge": knowledge.describe()}
+        hooks["on_startup"] = [*hooks["on_startup"], knowledge.start]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                        extra_routes={"/ws": websocket}, **hooks)
+                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **hooks)
     finally:
         _stop(service)
 
@@ -148,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import TaxonomyError
+    from hexmcp.tools.knowledge.errors import CorpusError
 
     try:
         if args.command == "stdio":
@@ -158,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
         return _serve_http(args)
-    except TaxonomyError as error:  # a bad --taxonomy file, read before anything is served
+    except (TaxonomyError, CorpusError) as error:  # a bad --taxonomy file or --docs path, read before serving
         print(f"hexmcp {args.command}: {error}", file=sys.stderr)
         return 2
 
@@ -167,9 +193,11 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     from .stdio import run_stdio
 
     server, service = build_server_and_service(args)
+    knowledge = build_knowledge(server, args)
     # The model loads in the background once the session is up, so the handshake never waits for
-    # it and the first classify_text rarely does.
+    # it and the first classify_text rarely does; the knowledge index likewise.
     background = [service.start] if service is not None else []
+    background += [knowledge.start] if knowledge is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

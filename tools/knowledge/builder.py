@@ -90,8 +90,8 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
                           index_version(model_key, max_chars, documents))
 
 
-def new_store(dimension: int) -> VectorStore:
-    """The default store: the in-process one (exact while small, ANN beyond; ADR 0610+)."""
-    from .vectors.memory import MemoryVectorStore
+def new_store(dimension: int, spec: str = "memory") -> VectorStore:
+    """A store by its --vector-store spec; the default is in-process (exact while small, ANN beyond)."""
+    from .vectors import open_vector_store
 
-    return MemoryVectorStore(dimension)
+    return open_vector_store(spec, dimension)

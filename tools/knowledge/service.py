@@ -1,0 +1,109 @@
+"""The knowledge base as a running service: the corpus read at start-up, the index built in the
+background, and the one place that knows a document's URI and URL.
+
+Documents are parsed when the service is made (fast; a bad --docs path stops start-up with a clear
+message), so resources/list answers at once. Embedding the passages runs in a worker thread after
+the server is up; search tools wait for it, nothing else does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import attrs
+import structlog
+
+from .corpus import CorpusSpec, load_documents
+from .errors import CorpusError
+from .passages import SourceDocument
+from .retrieval import KnowledgeIndex
+
+log = structlog.get_logger(__name__)
+
+RESOURCE_PREFIX = "hexmcp://docs/"
+RESOURCE_TEMPLATE = RESOURCE_PREFIX + "{path}"
+DOCS_ROUTE = "/docs/"
+
+
+def _optional_path(value: object) -> Path | None:
+    return None if value is None else Path(str(value)).expanduser()
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeConfig:
+    corpus: CorpusSpec = attrs.field(factory=CorpusSpec)
+    url_base: str | None = None  # --docs-url-base: a document's URL is this + its path
+    cache_dir: Path | None = attrs.field(default=None, converter=_optional_path)
+    quantization: str = "int8"
+    vector_store: str = "memory"
+
+
+def resource_uri(document_id: str) -> str:
+    return RESOURCE_PREFIX + quote(document_id, safe="/")
+
+
+def document_id_of(uri: str) -> str | None:
+    return unquote(uri[len(RESOURCE_PREFIX):]) if uri.startswith(RESOURCE_PREFIX) else None
+
+
+class KnowledgeService:
+    def __init__(self, config: KnowledgeConfig) -> None:
+        self.config = config
+        self.documents: dict[str, SourceDocument] = {d.document_id: d for d in load_documents(config.corpus)}
+        if not self.documents and not config.corpus.bundled:
+            raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst or .pdf file found")
+        self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"
+        self._index: KnowledgeIndex | None = None
+        self._lock = asyncio.Lock()
+        self.build_seconds: float | None = None
+
+    def url(self, document_id: str) -> str:
+        path = quote(document_id, safe="/")
+        if self.config.url_base:
+            return self.config.url_base.rstrip("/") + "/" + path
+        if self.http_base:
+            return self.http_base.rstrip("/") + DOCS_ROUTE + path
+        return resource_uri(document_id)
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    async def start(self) -> None:
+        async with self._lock:
+            if self._index is None:
+                self._index = await asyncio.to_thread(self._build)
+
+    async def index(self) -> KnowledgeIndex:
+        await self.start()
+        assert self._index is not None
+        return self._index
+
+    def _build(self) -> KnowledgeIndex:
+        from .builder import build_index, new_store
+        from .embedder import PassageEmbedder
+
+        started = time.perf_counter()
+        embedder = PassageEmbedder.load(quantization=self.config.quantization, cache_dir=self.config.cache_dir)
+        cache = self.config.cache_dir or _default_cache_dir()
+        index = build_index(list(self.documents.values()), embedder, new_store(embedder.dimension,
+                            self.config.vector_store), cache_dir=cache)
+        self.build_seconds = time.perf_counter() - started
+        log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
+                 seconds=round(self.build_seconds, 2), version=index.version)
+        return index
+
+    def describe(self) -> dict[str, Any]:
+        index = self._index
+        return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
+                "index_version": index.version if index else None, "ready": index is not None}
+
+
+def _default_cache_dir() -> Path:
+    from hexmcp.tools.classification.model_cache import default_cache_dir
+
+    return default_cache_dir()
