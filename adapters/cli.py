@@ -13,7 +13,7 @@ from typing import Any
 
 from hexmcp.core import McpServer, ServerOptions
 
-from .cli_knowledge import add_knowledge_flags, docs_route
+from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -83,6 +83,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
     _add_common(serve)
     _add_http(serve)
+    index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
+    add_index_flags(index)
     return parser.parse_args(argv)
 
 
@@ -183,10 +185,30 @@ def main(argv: list[str] | None = None) -> int:
             configure_logging(args.log_level)
             return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
+        if args.command == "index":
+            return _index(args)
         return _serve_http(args)
     except (TaxonomyError, CorpusError) as error:  # a bad --taxonomy file or --docs path, read before serving
         print(f"hexmcp {args.command}: {error}", file=sys.stderr)
         return 2
+
+
+def _index(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from hexmcp.tools.classification.model_cache import default_cache_dir
+    from hexmcp.tools.knowledge.corpus import CorpusSpec
+    from hexmcp.tools.knowledge.indexing import index_corpus
+
+    spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude)
+    try:
+        summary = index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
+                               progress_bar=lambda total: tqdm(total=total, unit="passage", file=sys.stderr))
+    except KeyboardInterrupt:
+        print("hexmcp index: interrupted; finished documents are saved, run it again to resume", file=sys.stderr)
+        return 130
+    print(summary.line())
+    return 0
 
 
 def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:

@@ -23,6 +23,14 @@ def add_knowledge_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-knowledge", action="store_true", help="serve without the knowledge tools")
 
 
+def add_index_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index (as --docs)")
+    parser.add_argument("--docs-include", action="append", default=[], metavar="GLOB", help="as for serve")
+    parser.add_argument("--docs-exclude", action="append", default=[], metavar="GLOB", help="as for serve")
+    parser.add_argument("--quantization", choices=["int8", "fp32"], help="embedding model precision")
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+
+
 def docs_route(knowledge: Any) -> dict[str, Any]:
     """The read-only /docs/ route over the knowledge service's documents (none without it)."""
     if knowledge is None:

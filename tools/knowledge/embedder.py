@@ -7,6 +7,7 @@ knowledge package stays cheap for the stdio cold start.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,10 @@ class PassageEmbedder:
         return vector / norm if norm > 0 else vector
 
     def embed_many(self, texts: list[str]) -> np.ndarray:
+        """Each text alone, on one worker thread per core (the result does not depend on how many)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.embed(text) for text in texts])
+        vectors = np.asarray(self.encoder.encode(texts, os.cpu_count() or 1).sentences, dtype=np.float32)
+        self.embedded += len(texts)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms > 0, norms, 1.0)

@@ -3,6 +3,7 @@ English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets 
 
 from __future__ import annotations
 
+import logging
 from typing import Sequence
 
 import numpy as np
@@ -12,6 +13,8 @@ class LexicalIndex:
     def __init__(self, texts: Sequence[str]) -> None:
         import bm25s
         import Stemmer
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at debug
 
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")

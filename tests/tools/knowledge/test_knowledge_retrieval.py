@@ -90,3 +90,31 @@ def test_fused_scores_are_bounded_sorted_and_limited(dense, lexical, limit, meth
     assert all(0.0 <= s <= 1.0 + 1e-9 for _, s in fused)
     assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
     assert len({i for i, _ in fused}) == len(fused)
+
+
+class _InterruptedAfter:
+    """The real embedder, stopped (as by Ctrl-C) once it has embedded `documents` documents."""
+
+    def __init__(self, embedder, documents: int) -> None:
+        self.inner, self.left = embedder, documents
+        self.model_key, self.dimension, self.embed = embedder.model_key, embedder.dimension, embedder.embed
+
+    def embed_many(self, texts):
+        if self.left == 0:
+            raise KeyboardInterrupt
+        self.left -= 1
+        return self.inner.embed_many(texts)
+
+
+def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    cache = tmp_path_factory.mktemp("resume")
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    with pytest.raises(KeyboardInterrupt):
+        build_index(documents, _InterruptedAfter(embedder, 2), ExactStore(embedder.dimension), cache_dir=cache)
+    before = embedder.embedded
+    index = build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache)
+    from hexmcp.tools.knowledge.chunking import chunk_document
+
+    remaining = sum(len(chunk_document(d)) for d in documents[2:])
+    assert embedder.embedded - before == remaining
+    assert len(index.passages) == sum(len(chunk_document(d)) for d in documents)
