@@ -156,7 +156,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         classifier_health = hooks.get("health")
         hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
                                    "knowledge": knowledge.describe()}
-        hooks["on_startup"] = [*hooks["on_startup"], knowledge.start]
+        hooks["on_startup"] = [*hooks["on_startup"], knowledge.start, knowledge.watch]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -219,7 +219,7 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [service.start] if service is not None else []
-    background += [knowledge.start] if knowledge is not None else []
+    background += [knowledge.start, knowledge.watch] if knowledge is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -15,7 +15,7 @@ from hexmcp.core.pagination import page
 
 from .errors import QueryError, UnknownIdError
 from .retrieval import MAX_QUERY_CHARS
-from .service import RESOURCE_TEMPLATE, KnowledgeConfig, KnowledgeService, resource_uri
+from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeConfig, KnowledgeService, resource_uri
 
 SEARCH_LIMIT = 10
 MAX_PASSAGE_LIMIT = 50
@@ -141,6 +141,18 @@ def _title(passage: Any) -> str:
 def register_document_resources(server: McpServer, service: KnowledgeService) -> None:
     for document in sorted(service.documents.values(), key=lambda d: d.document_id):
         server.resources.add(_resource(document), _reader(service, document.document_id))
+
+    def on_change(change: CorpusChange) -> None:
+        # The registry broadcasts list_changed on each add/remove; an edited document is an update.
+        for document_id in change.removed:
+            server.resources.remove(resource_uri(document_id))
+        for document_id in change.added:
+            server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
+        for document_id in change.modified:
+            server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
+            server.notify_resource_updated(resource_uri(document_id))
+
+    service.listeners.append(on_change)
     server.resources.add_template(models.ResourceTemplate(
         uri_template=RESOURCE_TEMPLATE, name="document", title="A document of the knowledge base",
         description="Any document by its corpus-relative path (see listDocuments)."), _template_reader(service))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote, unquote
 
 import attrs
@@ -50,6 +50,21 @@ def document_id_of(uri: str) -> str | None:
     return unquote(uri[len(RESOURCE_PREFIX):]) if uri.startswith(RESOURCE_PREFIX) else None
 
 
+@attrs.frozen(kw_only=True)
+class CorpusChange:
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+
+    @classmethod
+    def between(cls, old: dict[str, SourceDocument], new: dict[str, SourceDocument]) -> CorpusChange:
+        return cls(added=tuple(sorted(new.keys() - old.keys())), removed=tuple(sorted(old.keys() - new.keys())),
+                   modified=tuple(sorted(i for i in old.keys() & new.keys() if old[i].text != new[i].text)))
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.modified)
+
+
 class KnowledgeService:
     def __init__(self, config: KnowledgeConfig) -> None:
         self.config = config
@@ -60,6 +75,7 @@ class KnowledgeService:
         self._index: KnowledgeIndex | None = None
         self._lock = asyncio.Lock()
         self.build_seconds: float | None = None
+        self.listeners: list[Callable[[CorpusChange], None]] = []
 
     def url(self, document_id: str) -> str:
         path = quote(document_id, safe="/")
@@ -79,9 +95,39 @@ class KnowledgeService:
                 self._index = await asyncio.to_thread(self._build)
 
     async def index(self) -> KnowledgeIndex:
-        await self.start()
+        """The current index; while a changed corpus re-indexes, the previous one keeps answering."""
+        if self._index is None:
+            await self.start()
         assert self._index is not None
         return self._index
+
+    async def reload(self) -> CorpusChange:
+        """Re-read the corpus; on a change, tell the listeners at once (documents are served from
+        memory, so resources/read already has the new text), then re-index (only changed files
+        re-embed) and swap the new index in."""
+        documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
+        change = CorpusChange.between(self.documents, documents)
+        if not change:
+            return change
+        self.documents = documents
+        for listener in self.listeners:
+            listener(change)
+        async with self._lock:
+            self._index = await asyncio.to_thread(self._build)
+        return change
+
+    async def watch(self, stop: asyncio.Event | None = None) -> None:
+        """Reload on every batch of file changes under the --docs roots (watchfiles), until `stop`."""
+        if self.config.corpus.bundled:
+            return  # the installed documentation does not change while serving
+        from watchfiles import awatch
+
+        roots = [str(root) for root in self.config.corpus.roots]
+        async for _changes in awatch(*roots, stop_event=stop, recursive=True):
+            try:
+                await self.reload()
+            except Exception:  # a bad edit must not end watching: log it, keep serving the last index
+                log.exception("re-indexing the changed corpus failed; the previous index stays")
 
     def _build(self) -> KnowledgeIndex:
         from .builder import build_index, new_store
