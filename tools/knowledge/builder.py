@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -25,6 +26,7 @@ from .vectors.port import VectorStore
 log = structlog.get_logger(__name__)
 
 Progress = Callable[[int], None]  # called with the number of passages just embedded or loaded
+Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and the final one
 
 
 def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
@@ -68,26 +70,72 @@ def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocu
 
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
-                progress: Progress | None = None) -> KnowledgeIndex:
+                progress: Progress | None = None, publish: Publish | None = None) -> KnowledgeIndex:
+    """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
+    everything the cache holds, then more as embedding goes on, so serving never waits for the
+    slowest document. The version of a partial index says so (`-partial`)."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
     model_key: str = embedder.model_key  # type: ignore[attr-defined]
     dimension: int = embedder.dimension  # type: ignore[attr-defined]
+    version = index_version(model_key, max_chars, documents)
     passages: list[Passage] = []
-    for document in documents:
-        chunks = chunk_document(document, max_chars)
-        if not chunks:
+    done: list[SourceDocument] = []
+
+    def snapshot(final: bool) -> KnowledgeIndex:
+        return KnowledgeIndex(done, passages, embedder.embed, store,  # type: ignore[attr-defined]
+                              version if final else f"{version}-partial")
+
+    chunked = [(d, chunk_document(d, max_chars)) for d in documents]
+    pending: list[tuple[SourceDocument, tuple[Passage, ...]]] = []
+    for document, chunks in chunked:  # first pass: what the cache already holds
+        vectors = cache.load(vectors_key(model_key, max_chars, document), len(chunks), dimension) if chunks else None
+        if chunks and vectors is None:
+            pending.append((document, chunks))
             continue
-        key = vectors_key(model_key, max_chars, document)
-        vectors = cache.load(key, len(chunks), dimension)
-        if vectors is None:
-            vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
-            cache.store(key, vectors)
+        _add(store, passages, done, document, chunks, vectors, progress)
+    publisher = _Publisher(publish, snapshot)
+    if pending:
+        publisher.maybe(force=bool(passages))
+    for document, chunks in pending:  # second pass: embed, saving each document as it completes
+        vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+        cache.store(vectors_key(model_key, max_chars, document), vectors)
+        _add(store, passages, done, document, chunks, vectors, progress)
+        publisher.maybe()
+    final = snapshot(final=True)
+    if publish is not None:
+        publish(final)
+    return final
+
+
+def _add(store: VectorStore, passages: list[Passage], done: list[SourceDocument], document: SourceDocument,
+         chunks: tuple[Passage, ...], vectors: np.ndarray | None, progress: Progress | None) -> None:
+    if chunks and vectors is not None:
         store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
-        passages.extend(chunks)
-        if progress is not None:
-            progress(len(chunks))
-    return KnowledgeIndex(documents, passages, embedder.embed, store,  # type: ignore[attr-defined]
-                          index_version(model_key, max_chars, documents))
+    passages.extend(chunks)
+    done.append(document)
+    if progress is not None and chunks:
+        progress(len(chunks))
+
+
+class _Publisher:
+    """Hands out partial indexes, no more often than every few seconds and never for more than a
+    fifth of the build's time: each snapshot rebuilds BM25 over everything so far."""
+
+    MIN_INTERVAL_S = 5.0
+
+    def __init__(self, publish: Publish | None, snapshot: Callable[[bool], KnowledgeIndex]) -> None:
+        self.publish, self.snapshot = publish, snapshot
+        self.last = time.perf_counter()
+        self.cost = 0.0
+
+    def maybe(self, force: bool = False) -> None:
+        if self.publish is None:
+            return
+        now = time.perf_counter()
+        if force or now - self.last >= max(self.MIN_INTERVAL_S, 4 * self.cost):
+            self.publish(self.snapshot(False))
+            self.last = time.perf_counter()
+            self.cost = self.last - now
 
 
 def new_store(dimension: int, spec: str = "memory") -> VectorStore:

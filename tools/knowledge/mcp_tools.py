@@ -65,8 +65,8 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
     async def fetch(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         index = await service.index()
         identifier = arguments["id"]
-        if identifier in index.documents:
-            document = index.documents[identifier]
+        if identifier in service.documents:  # documents are served whole even before they are indexed
+            document = service.documents[identifier]
             return {"id": identifier, "title": document.title, "text": document.text,
                     "url": service.url(identifier), "metadata": {
                         "path": identifier, "headingPath": [], "offsets": {"start": 0, "end": len(document.text)},

@@ -73,6 +73,8 @@ class KnowledgeService:
             raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst or .pdf file found")
         self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"
         self._index: KnowledgeIndex | None = None
+        self._building: asyncio.Future[KnowledgeIndex] | None = None
+        self._published = asyncio.Event()
         self._lock = asyncio.Lock()
         self.build_seconds: float | None = None
         self.listeners: list[Callable[[CorpusChange], None]] = []
@@ -90,14 +92,30 @@ class KnowledgeService:
         return self._index is not None
 
     async def start(self) -> None:
-        async with self._lock:
-            if self._index is None:
-                self._index = await asyncio.to_thread(self._build)
+        """Build the index (idempotent); returns when it is complete."""
+        await self._ensure_building()
+
+    def _ensure_building(self) -> asyncio.Future[KnowledgeIndex]:
+        if self._building is None:
+            loop = asyncio.get_running_loop()
+
+            def publish(index: KnowledgeIndex) -> None:  # from the build thread
+                self._index = index
+                loop.call_soon_threadsafe(self._published.set)
+
+            self._building = asyncio.ensure_future(asyncio.to_thread(self._build, publish))
+        return self._building
 
     async def index(self) -> KnowledgeIndex:
-        """The current index; while a changed corpus re-indexes, the previous one keeps answering."""
+        """The newest index: a partial one while the first build runs (what is indexed is served),
+        the previous one while a changed corpus re-indexes. Waits only for the first snapshot."""
         if self._index is None:
-            await self.start()
+            building = self._ensure_building()
+            published = asyncio.ensure_future(self._published.wait())
+            await asyncio.wait({published, building}, return_when=asyncio.FIRST_COMPLETED)
+            published.cancel()
+            if self._index is None:
+                building.result()  # the build failed: raise its error
         assert self._index is not None
         return self._index
 
@@ -112,8 +130,9 @@ class KnowledgeService:
         self.documents = documents
         for listener in self.listeners:
             listener(change)
+        await self._ensure_building()
         async with self._lock:
-            self._index = await asyncio.to_thread(self._build)
+            self._index = await asyncio.to_thread(self._build, None)
         return change
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
@@ -129,7 +148,7 @@ class KnowledgeService:
             except Exception:  # a bad edit must not end watching: log it, keep serving the last index
                 log.exception("re-indexing the changed corpus failed; the previous index stays")
 
-    def _build(self) -> KnowledgeIndex:
+    def _build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
         from .builder import build_index, new_store
         from .embedder import PassageEmbedder
 
@@ -137,7 +156,7 @@ class KnowledgeService:
         embedder = PassageEmbedder.load(quantization=self.config.quantization, cache_dir=self.config.cache_dir)
         cache = self.config.cache_dir or _default_cache_dir()
         index = build_index(list(self.documents.values()), embedder, new_store(embedder.dimension,
-                            self.config.vector_store), cache_dir=cache)
+                            self.config.vector_store), cache_dir=cache, publish=publish)
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
                  seconds=round(self.build_seconds, 2), version=index.version)
@@ -145,8 +164,11 @@ class KnowledgeService:
 
     def describe(self) -> dict[str, Any]:
         index = self._index
+        building = self._building
+        complete = building is not None and building.done() and not building.cancelled() and not building.exception()
         return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
-                "index_version": index.version if index else None, "ready": index is not None}
+                "index_version": index.version if index else None, "ready": index is not None,
+                "complete": complete}
 
 
 def _default_cache_dir() -> Path:

@@ -118,3 +118,17 @@ def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedde
     remaining = sum(len(chunk_document(d)) for d in documents[2:])
     assert embedder.embedded - before == remaining
     assert len(index.passages) == sum(len(chunk_document(d)) for d in documents)
+
+
+def test_what_is_cached_is_served_before_the_rest_is_embedded(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    cache = tmp_path_factory.mktemp("partial")
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    build_index(documents[:2], embedder, ExactStore(embedder.dimension), cache_dir=cache)
+    published: list[KnowledgeIndex] = []
+    final = build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache,
+                        publish=published.append)
+    first = published[0]
+    assert first.version.endswith("-partial") and set(first.documents) == {d.document_id for d in documents[:2]}
+    assert first.search_passages("database backup", 3)  # a partial index answers
+    assert published[-1] is final and not final.version.endswith("-partial")
+    assert set(final.documents) == {d.document_id for d in documents}

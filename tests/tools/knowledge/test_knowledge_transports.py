@@ -58,7 +58,7 @@ def server(corpus: Path, knowledge_cache: Path, embedder) -> Iterator[str]:
     try:
         while True:
             try:
-                if httpx.get(base + "/health").json()["knowledge"]["ready"]:
+                if httpx.get(base + "/health").json()["knowledge"]["complete"]:
                     break
             except httpx.HTTPError:
                 pass
