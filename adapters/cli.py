@@ -48,7 +48,8 @@ def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
     from hexmcp.tools.knowledge.service import KnowledgeConfig
 
     config = KnowledgeConfig(corpus=CorpusSpec(roots=args.docs, include=args.docs_include, exclude=args.docs_exclude),
-                             url_base=args.docs_url_base, quantization=args.quantization or "int8")
+                             url_base=args.docs_url_base, quantization=args.quantization or "int8",
+                             vector_store=args.vector_store)
     return register_knowledge_tools(server, config)
 
 

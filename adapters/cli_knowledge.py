@@ -20,6 +20,9 @@ def add_knowledge_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--docs-url-base", metavar="URL",
                         help="document URLs become URL + path (e.g. a repository's web view); default: this "
                              "server's /docs/<path> over HTTP, the resource URI over stdio")
+    parser.add_argument("--vector-store", default="memory", metavar="SPEC",
+                        help="where passage vectors live: memory (default), qdrant+path:DIR, "
+                             "qdrant+http://HOST:PORT[?collection=NAME] (API key from $QDRANT_API_KEY)")
     parser.add_argument("--no-knowledge", action="store_true", help="serve without the knowledge tools")
 
 
