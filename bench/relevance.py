@@ -1,7 +1,7 @@
 """Retrieval quality on the bundled corpus: recall@5 and MRR for lexical, dense, RRF and hybrid,
 for `search` (documents) and `searchPassages` (passages), over bench/knowledge_relevance.yaml.
 
-    python -m bench.relevance [--docs PATH] [--set FILE] [--max-chars N] [--dense-weight W]
+    python -m bench.relevance [--docs PATH] [--set FILE] [--max-chars N] [--dense-weight W] [--bare-passages]
 
 Relevance: a document hit is relevant when it is the question's document; a passage hit when it is
 in that document and its heading path contains the question's `heading` (when given).
@@ -58,7 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="relevance set (YAML)")
     parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     parser.add_argument("--dense-weight", type=float, default=fusion.DENSE_WEIGHT)
+    parser.add_argument("--bare-passages", action="store_true",
+                        help="ablation: index passage text alone, without the title and heading path")
     args = parser.parse_args(argv)
+    if args.bare_passages:
+        from hexmcp.tools.knowledge.passages import Passage
+
+        Passage.indexed_text = lambda self: self.text  # type: ignore[method-assign]
     questions = yaml.safe_load(args.set.read_text(encoding="utf-8"))
     started = time.perf_counter()
     embedder = PassageEmbedder.load()
