@@ -19,6 +19,7 @@ import numpy as np
 import structlog
 
 from .chunking import DEFAULT_MAX_CHARS, chunk_document
+from .errors import IndexingCancelled
 from .passages import Passage, SourceDocument
 from .retrieval import KnowledgeIndex
 from .vectors.port import VectorStore
@@ -70,7 +71,8 @@ def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocu
 
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
-                progress: Progress | None = None, publish: Publish | None = None) -> KnowledgeIndex:
+                progress: Progress | None = None, publish: Publish | None = None,
+                cancelled: Callable[[], bool] | None = None) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
     slowest document. The version of a partial index says so (`-partial`)."""
@@ -97,6 +99,8 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
     if pending:
         publisher.maybe(force=bool(passages))
     for document, chunks in pending:  # second pass: embed, saving each document as it completes
+        if cancelled is not None and cancelled():
+            raise IndexingCancelled(f"stopped after {len(done)} of {len(chunked)} documents; the rest resume later")
         vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
         cache.store(vectors_key(model_key, max_chars, document), vectors)
         _add(store, passages, done, document, chunks, vectors, progress)

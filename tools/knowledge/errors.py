@@ -20,3 +20,7 @@ class UnknownIdError(KnowledgeError):
 
 class QueryError(KnowledgeError):
     """An empty, whitespace-only or oversize query."""
+
+
+class IndexingCancelled(KnowledgeError):
+    """The server stopped while embedding; finished documents are cached, the rest resume later."""

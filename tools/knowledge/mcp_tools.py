@@ -14,7 +14,7 @@ from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
 from hexmcp.core.pagination import page
 
 from .errors import QueryError, UnknownIdError
-from .retrieval import MAX_QUERY_CHARS
+from .queries import MAX_QUERY_CHARS
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeConfig, KnowledgeService, resource_uri
 
 SEARCH_LIMIT = 10

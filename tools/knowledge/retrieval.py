@@ -11,23 +11,14 @@ from typing import Sequence
 import attrs
 import numpy as np
 
-from .errors import QueryError, UnknownIdError
+from .errors import UnknownIdError
 from .fusion import DENSE_WEIGHT, Method, fuse
 from .lexical import LexicalIndex
 from .passages import Passage, SourceDocument
+from .queries import MAX_QUERY_CHARS, clean_query  # noqa: F401 (re-exported for callers)
 from .vectors.port import VectorStore
 
-MAX_QUERY_CHARS = 1000
 DENSE_DEPTH = 100  # dense candidates per query before fusion
-
-
-def clean_query(query: str, max_chars: int = MAX_QUERY_CHARS) -> str:
-    text = " ".join(query.split())
-    if not text:
-        raise QueryError("the query is empty or whitespace only; give some words to search for")
-    if len(query) > max_chars:
-        raise QueryError(f"the query is {len(query)} characters long; the limit is {max_chars}")
-    return text
 
 
 @attrs.frozen(kw_only=True)

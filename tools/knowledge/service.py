@@ -9,9 +9,10 @@ the server is up; search tools wait for it, nothing else does.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote, unquote
 
 import attrs
@@ -20,7 +21,9 @@ import structlog
 from .corpus import CorpusSpec, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
-from .retrieval import KnowledgeIndex
+
+if TYPE_CHECKING:  # numpy and the retrieval stack load with the index, not at start-up
+    from .retrieval import KnowledgeIndex
 
 log = structlog.get_logger(__name__)
 
@@ -75,6 +78,7 @@ class KnowledgeService:
         self._index: KnowledgeIndex | None = None
         self._building: asyncio.Future[KnowledgeIndex] | None = None
         self._published = asyncio.Event()
+        self._cancel = threading.Event()
         self._lock = asyncio.Lock()
         self.build_seconds: float | None = None
         self.listeners: list[Callable[[CorpusChange], None]] = []
@@ -103,8 +107,17 @@ class KnowledgeService:
                 self._index = index
                 loop.call_soon_threadsafe(self._published.set)
 
-            self._building = asyncio.ensure_future(asyncio.to_thread(self._build, publish))
+            self._building = asyncio.ensure_future(self._run_build(publish))
         return self._building
+
+    async def _run_build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
+        try:
+            return await asyncio.to_thread(self._build, publish)
+        except asyncio.CancelledError:
+            # The server is stopping: the thread cannot be killed, so tell it to stop after the
+            # document it is embedding, or the interpreter would wait for the whole corpus.
+            self._cancel.set()
+            raise
 
     async def index(self) -> KnowledgeIndex:
         """The newest index: a partial one while the first build runs (what is indexed is served),
@@ -132,7 +145,7 @@ class KnowledgeService:
             listener(change)
         await self._ensure_building()
         async with self._lock:
-            self._index = await asyncio.to_thread(self._build, None)
+            self._index = await self._run_build(None)
         return change
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
@@ -156,7 +169,8 @@ class KnowledgeService:
         embedder = PassageEmbedder.load(quantization=self.config.quantization, cache_dir=self.config.cache_dir)
         cache = self.config.cache_dir or _default_cache_dir()
         index = build_index(list(self.documents.values()), embedder, new_store(embedder.dimension,
-                            self.config.vector_store), cache_dir=cache, publish=publish)
+                            self.config.vector_store), cache_dir=cache, publish=publish,
+                            cancelled=self._cancel.is_set)
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
                  seconds=round(self.build_seconds, 2), version=index.version)

@@ -11,10 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hexmcp.tools.knowledge.builder import build_index
+from hexmcp.tools.knowledge.chunking import chunk_document
 from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 from hexmcp.tools.knowledge.errors import QueryError, UnknownIdError
 from hexmcp.tools.knowledge.fusion import Method, fuse
-from hexmcp.tools.knowledge.retrieval import MAX_QUERY_CHARS, KnowledgeIndex
+from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
+from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 
 pytestmark = pytest.mark.slow
 
@@ -113,7 +115,6 @@ def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedde
         build_index(documents, _InterruptedAfter(embedder, 2), ExactStore(embedder.dimension), cache_dir=cache)
     before = embedder.embedded
     index = build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache)
-    from hexmcp.tools.knowledge.chunking import chunk_document
 
     remaining = sum(len(chunk_document(d)) for d in documents[2:])
     assert embedder.embedded - before == remaining
@@ -132,3 +133,15 @@ def test_what_is_cached_is_served_before_the_rest_is_embedded(corpus_dir: Path, 
     assert first.search_passages("database backup", 3)  # a partial index answers
     assert published[-1] is final and not final.version.endswith("-partial")
     assert set(final.documents) == {d.document_id for d in documents}
+
+
+def test_a_cancelled_build_stops_before_the_next_document(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    from hexmcp.tools.knowledge.errors import IndexingCancelled
+
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    calls: list[int] = []
+    before = embedder.embedded
+    with pytest.raises(IndexingCancelled, match="1 of 4"):
+        build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=tmp_path_factory.mktemp("stop"),
+                    cancelled=lambda: calls.append(1) is None and len(calls) > 1)
+    assert embedder.embedded - before == len(chunk_document(documents[0]))

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from websockets.asyncio.client import connect
 
-from hexmcp.tools.knowledge.retrieval import MAX_QUERY_CHARS
+from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
 from hexmcp.tools.knowledge.service import resource_uri
 from tests.fixtures.ws_live import ChatGptClient
 from tests.support.net import free_port
