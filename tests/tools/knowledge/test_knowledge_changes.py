@@ -75,3 +75,31 @@ async def test_the_watcher_picks_up_a_saved_file(served, corpus_dir: Path) -> No
     finally:
         stop.set()
         await asyncio.wait_for(watching, 10)
+
+
+async def test_list_documents_pages_with_the_cores_cursor(corpus_dir: Path, knowledge_cache: Path, embedder) -> None:
+    from hexmcp.core import ServerOptions
+
+    server = McpServer("kb-test", "0", options=ServerOptions(page_size=3))
+    register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]), cache_dir=knowledge_cache,
+                                                     url_base="https://example.org/repo/blob/main/"))
+    client = CoreClient(server, RecordingPeer())
+    await client.initialize()
+    first = (await client.ok("tools/call", {"name": "listDocuments", "arguments": {}}))["structuredContent"]
+    assert len(first["documents"]) == 3 and first["nextCursor"]
+    second = (await client.ok("tools/call", {"name": "listDocuments",
+                                             "arguments": {"cursor": first["nextCursor"]}}))["structuredContent"]
+    ids = [d["id"] for d in first["documents"] + second["documents"]]
+    assert ids == sorted(ids) and len(set(ids)) == 4 and "nextCursor" not in second
+    assert second["documents"][0]["url"] == "https://example.org/repo/blob/main/" + ids[3]
+    bad = await client.rejected("tools/call", {"name": "listDocuments", "arguments": {"cursor": "!!"}})
+    assert "cursor" in bad.message.lower()
+
+
+async def test_fetch_takes_a_document_id_too(served) -> None:
+    server, service, client = served
+    await client.initialize()
+    answer = await client.ok("tools/call", {"name": "fetch", "arguments": {"id": "notes/cooking.rst"}})
+    document = answer["structuredContent"]
+    assert document["text"] == service.documents["notes/cooking.rst"].text
+    assert document["metadata"]["offsets"] == {"start": 0, "end": len(document["text"])}
