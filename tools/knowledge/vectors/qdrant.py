@@ -35,7 +35,9 @@ class QdrantVectorStore:
     ) -> None:
         try:  # a heavy import, paid only by those who choose Qdrant (the `qdrant` extra)
             from qdrant_client import QdrantClient, models
-        except ImportError as missing:
+        except ModuleNotFoundError as missing:
+            if missing.name != "qdrant_client":  # a broken install of it says what broke, not "install it"
+                raise
             raise VectorStoreError(
                 VectorStoreErrorCode.UNAVAILABLE, "the Qdrant store needs qdrant-client: pip install 'hexmcp[qdrant]'"
             ) from missing
