@@ -68,6 +68,8 @@ def measure_store(kind: str, rows: int, queries: int, qdrant_url: str | None) ->
         started = time.perf_counter()
         for start in range(0, rows, 5000):  # batches as a corpus build hands them over
             store.upsert(ids[start : start + 5000], data[start : start + 5000], [f"d{i // 20}" for i in range(start, min(rows, start + 5000))])
+        if hasattr(store, "wait_for_graph"):  # the memory store builds its HNSW graph on a thread
+            store.wait_for_graph()
         load_seconds = time.perf_counter() - started
         for q in picks[:10]:
             store.search(q, TOP)

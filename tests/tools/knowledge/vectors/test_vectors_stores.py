@@ -33,6 +33,7 @@ def test_memory_store_walks_a_graph_past_its_threshold_and_drops_it_after_compac
     assert not store.uses_ann
     store.upsert(ids[20:], data[20:], docs[20:])
     reference.upsert(ids, data, docs)
+    assert store.wait_for_graph(timeout=60)
     assert store.uses_ann
     query = rows(1, seed=9)[0]
     assert [h.passage_id for h in store.search(query, 5)] == [h.passage_id for h in reference.search(query, 5)]
@@ -41,6 +42,26 @@ def test_memory_store_walks_a_graph_past_its_threshold_and_drops_it_after_compac
     reference.delete(ids[:30])
     assert not store.uses_ann and len(store) == 10
     assert [h.passage_id for h in store.search(query, 20)] == [h.passage_id for h in reference.search(query, 20)]
+
+
+def test_rows_written_while_the_graph_builds_are_found_once_it_takes_over():
+    store = MemoryVectorStore(DIMENSION, ann_threshold=1000)
+    reference = ReferenceRows()
+    first = rows(2000, seed=4)
+    store.upsert([f"a{i}" for i in range(2000)], first, ["old"] * 2000)  # starts the build
+    late = rows(50, seed=5)
+    store.upsert([f"b{i}" for i in range(50)], late, ["new"] * 50)  # most likely while it builds
+    store.delete([f"a{i}" for i in range(10)])
+    reference.upsert([f"a{i}" for i in range(10, 2000)], first[10:], ["old"] * 1990)
+    reference.upsert([f"b{i}" for i in range(50)], late, ["new"] * 50)
+    assert store.wait_for_graph(timeout=120) and store.uses_ann
+    for index in range(0, 50, 7):
+        (best,) = store.search(late[index], 1)
+        assert best.passage_id == f"b{index}"
+    assert all(hit.passage_id not in {f"a{i}" for i in range(10)} for hit in store.search(first[3], 20))
+    query = rows(1, seed=6)[0]
+    found = {h.passage_id for h in store.search(query, 10)}
+    assert len(found & {h.passage_id for h in reference.search(query, 10)}) >= 8
 
 
 def test_memory_store_keeps_answering_while_another_thread_writes():

@@ -1,7 +1,7 @@
 """Every store the contract tests run against, opened the way production opens it, plus the reference.
 
 `STORE_KINDS` names each store configuration; `open_store(kind, dimension, folder)` opens a fresh one.
-`memory-ann` sets the threshold to 0 so every search walks the HNSW graph; `qdrant-local` is
+`memory-ann` sets the threshold to 0 and builds in the foreground, so every search walks the HNSW graph; `qdrant-local` is
 qdrant-client's local mode on disk (the same client code that talks to a cluster by URL).
 """
 
@@ -20,7 +20,7 @@ def open_store(kind: str, dimension: int, folder: Path) -> VectorStore:
     if kind == "memory-exact":
         return MemoryVectorStore(dimension, ann_threshold=10**9)
     if kind == "memory-ann":
-        return MemoryVectorStore(dimension, ann_threshold=0)
+        return MemoryVectorStore(dimension, ann_threshold=0, build_in_background=False)
     if kind == "qdrant-local":
         return open_vector_store(f"qdrant+path:{folder}", dimension)
     raise AssertionError(f"unknown store kind {kind}")
