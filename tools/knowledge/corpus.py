@@ -113,6 +113,7 @@ def load_documents(spec: CorpusSpec) -> list[SourceDocument]:
     for item in discover(spec):
         try:
             documents.append(read_document(item.document_id, item.path))
-        except (CorpusError, OSError) as error:
-            log.warning("skipping unreadable document", document=item.document_id, error=str(error))
+        except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything
+            # on malformed input; one bad file must not take the corpus, or the server, down with it.
+            log.warning("skipping unreadable document", document=item.document_id, error=str(error)[:200])
     return documents

@@ -15,7 +15,7 @@ import enum
 
 import numpy as np
 
-DENSE_WEIGHT = 0.7  # ADR 0601: dense is the stronger retriever; lexical sharpens exact terms
+DENSE_WEIGHT = 0.9  # ADR 0601: dense is the stronger retriever; lexical breaks near-ties on exact terms
 RRF_K = 60
 
 

@@ -14,6 +14,7 @@ from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
 from hexmcp.core.pagination import page
 
 from .errors import QueryError, UnknownIdError
+from .fusion import DENSE_WEIGHT
 from .queries import MAX_QUERY_CHARS
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeConfig, KnowledgeService, resource_uri
 
@@ -121,8 +122,8 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                      input_schema={"type": "object", "properties": {"cursor": _STRING}},
                      output_schema=LIST_OUTPUT, annotations=read_only)
     server.tools.add("searchPassages", search_passages, title="Search passages",
-                     description="Hybrid (BM25 + embedding) passage search. score is 0..1: 0.7 × cosine "
-                                 "similarity + 0.3 × term overlap relative to the query's best lexical match; "
+                     description=f"Hybrid (BM25 + embedding) passage search. score is 0..1: {DENSE_WEIGHT:g} × cosine "
+                                 f"similarity + {1 - DENSE_WEIGHT:g} × term overlap relative to the query's best lexical match; "
                                  "comparable across queries. documentId confines the search to one document.",
                      input_schema={"type": "object", "required": ["query"], "properties": {
                          "query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PASSAGE_LIMIT,
