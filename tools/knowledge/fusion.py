@@ -12,8 +12,10 @@ away how far apart scores are, which is what made it lose to MiniLM alone on hel
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with the index; the tools module reads DENSE_WEIGHT at start-up
+    import numpy as np
 
 DENSE_WEIGHT = 0.9  # ADR 0601: dense is the stronger retriever; lexical breaks near-ties on exact terms
 RRF_K = 60
@@ -49,11 +51,15 @@ def _lexical_relative(lexical: np.ndarray) -> dict[int, float]:
     best = float(lexical.max()) if lexical.size else 0.0
     if best <= 0:
         return {}
+    import numpy as np
+
     hits = np.flatnonzero(lexical > 0)
     return {int(i): float(lexical[i]) / best for i in hits}
 
 
 def _lexical_order(lexical: np.ndarray, depth: int) -> list[int]:
+    import numpy as np
+
     order = np.argsort(-lexical, kind="stable")[:depth]
     return [int(i) for i in order if lexical[i] > 0]
 
