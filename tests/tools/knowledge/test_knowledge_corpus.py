@@ -166,3 +166,31 @@ def test_passages_are_exact_bounded_slices_with_unique_ids(text: str, max_chars:
         assert passage.start >= previous_end  # in order, never overlapping
         previous_end = passage.end
     assert chunk_document(parse_markdown("doc.md", text), max_chars=max_chars) == passages
+
+
+def test_registering_the_tools_leaves_numpy_unloaded() -> None:
+    """The stdio cold start pays for numpy only when the index builds, in the background."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom hexmcp.core import McpServer\n"
+            "from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools\n"
+            "from hexmcp.tools.knowledge.service import KnowledgeConfig\n"
+            "register_knowledge_tools(McpServer('t', '0'), KnowledgeConfig())\n"
+            "print(sorted(m for m in ('numpy', 'onnxruntime', 'bm25s') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@given(query=st.text(max_size=1200))
+def test_a_query_is_refused_or_cleaned(query: str) -> None:
+    from hexmcp.tools.knowledge.errors import QueryError
+    from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS, clean_query
+
+    try:
+        cleaned = clean_query(query)
+    except QueryError as error:
+        assert not query.strip() or str(MAX_QUERY_CHARS) in str(error)
+        return
+    assert cleaned == cleaned.strip() and cleaned and "  " not in cleaned and len(query) <= MAX_QUERY_CHARS
