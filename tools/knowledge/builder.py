@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import structlog
 
-from .chunking import DEFAULT_MAX_CHARS, chunk_document
+from .chunking import CHUNKING_VERSION, DEFAULT_MAX_CHARS, chunk_document
 from .errors import IndexingCancelled
 from .passages import Passage, SourceDocument
 from .retrieval import KnowledgeIndex
@@ -31,7 +31,8 @@ Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and
 
 
 def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
-    digest = hashlib.sha256(f"{model_key}\x1fchars={max_chars}\x1f{document.document_id}\x1f".encode())
+    digest = hashlib.sha256(f"{model_key}\x1fchunking={CHUNKING_VERSION}\x1fchars={max_chars}\x1f"
+                            f"{document.document_id}\x1f".encode())
     digest.update(document.text.encode("utf-8"))
     return digest.hexdigest()[:32]
 

@@ -13,6 +13,9 @@ from collections import Counter
 from .passages import Passage, SourceDocument, passage_id
 
 DEFAULT_MAX_CHARS = 1000
+# Part of every passage-vector cache key: bump when passage boundaries or indexed_text() change, or
+# cached vectors would be reused for passages they were not computed from.
+CHUNKING_VERSION = "1"
 _BREAKS = (re.compile(r"\n[ \t]*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+"), re.compile(r"\s+"))
 
 
