@@ -86,12 +86,14 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
 def bundled_files() -> list[CorpusFile]:
     """The ADRs, package data of `hexmcp.docs` (see setup.py); the README is read from metadata."""
     docs = importlib.import_module("hexmcp.docs")
-    files: list[CorpusFile] = []
+    found: dict[str, CorpusFile] = {}
+    # A namespace package's path may name a folder twice, or an installed and an editable copy:
+    # the first copy of each ADR wins.
     for base in (Path(entry) for entry in docs.__path__):
         adr = base / "adr"
-        if adr.is_dir():
-            files.extend(CorpusFile(document_id=f"{BUNDLED_ADR_DIR}/{p.name}", path=p) for p in sorted(adr.glob("*.md")))
-    return files
+        for path in sorted(adr.glob("*.md")) if adr.is_dir() else ():
+            found.setdefault(path.name, CorpusFile(document_id=f"{BUNDLED_ADR_DIR}/{path.name}", path=path))
+    return [found[name] for name in sorted(found)]
 
 
 def bundled_readme() -> SourceDocument | None:
