@@ -8,8 +8,12 @@ discovered here so that adding one never needs an edit to pyproject.toml.
 from setuptools import find_packages, setup
 
 TOP_LEVEL = ("core", "adapters", "tools")
+# The knowledge base's default corpus: the ADRs ship from where they live as package data of
+# `hexmcp.docs` (pyproject's package-data table lists them; it overrides any package_data given
+# here), so there is no copy to drift; the README ships anyway as the distribution's description.
+DOCS = "docs"
 
 setup(
-    packages=[f"hexmcp.{name}" for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL])],
-    package_dir={f"hexmcp.{top}": top for top in TOP_LEVEL},
+    packages=[f"hexmcp.{name}" for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL])] + [f"hexmcp.{DOCS}"],
+    package_dir={f"hexmcp.{top}": top for top in (*TOP_LEVEL, DOCS)},
 )

@@ -15,6 +15,7 @@ from typing import Any
 from hexmcp.core import McpServer, ServerOptions
 
 from .startup import ExitCode, StartupFailure
+from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -96,6 +97,21 @@ def _start_in_background(service: Any, command: str) -> Any:
     return start
 
 
+def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
+    """The knowledge service registered on `server`, or None with --no-knowledge. Raises CorpusError
+    (a missing --docs path, nothing readable) before anything is served."""
+    if args.no_knowledge:
+        return None
+    from hexmcp.tools.knowledge.corpus import CorpusSpec
+    from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
+    from hexmcp.tools.knowledge.service import KnowledgeConfig
+
+    config = KnowledgeConfig(corpus=CorpusSpec(roots=args.docs, include=args.docs_include, exclude=args.docs_exclude),
+                             url_base=args.docs_url_base, quantization=args.quantization or "int8",
+                             vector_store=args.vector_store)
+    return register_knowledge_tools(server, config)
+
+
 def _classification_config(args: argparse.Namespace) -> Any:
     from hexmcp.tools.classification import ClassificationConfig
 
@@ -113,6 +129,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-classifier", action="store_true", help="serve without the classification tools")
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
+    add_knowledge_flags(parser)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -126,6 +143,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
     _add_common(serve)
     _add_http(serve)
+    index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
+    add_index_flags(index)
     return parser.parse_args(argv)
 
 
@@ -206,15 +225,23 @@ def _serve_http(args: argparse.Namespace) -> int:
         _say("serve", str(error))
         return ExitCode.USAGE
     server, service = build_server_and_service(args, options)
-    hooks: dict[str, Any] = {}
+    knowledge = build_knowledge(server, args)
+    hooks: dict[str, Any] = {"on_startup": []}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service),
                  "on_startup": [_start_in_background(service, "serve")]}
+    if knowledge is not None:
+        # The index builds in the background too; it never gates readiness (what is loaded is served).
+        knowledge.http_base = f"http://{args.host}:{args.port}"
+        classifier_health = hooks.get("health")
+        hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
+                                   "knowledge": knowledge.describe()}
+        hooks["on_startup"] = [*hooks["on_startup"], knowledge.start, knowledge.watch]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                        extra_routes={"/ws": websocket}, **hooks)
+                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **hooks)
     finally:
         _stop(service)
 
@@ -229,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
+    from hexmcp.tools.knowledge.errors import CorpusError
 
     try:
         if args.command == "stdio":
@@ -238,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
             configure_logging(args.log_level)
             return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
+        if args.command == "index":
+            return _index(args)
         return _serve_http(args)
     except ClassificationError as error:  # found before anything is served: a bad --taxonomy, no model, ...
         diagnosis = diagnose(error)
@@ -246,15 +276,38 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
+    except CorpusError as error:  # a bad --docs path, read before serving
+        _say(args.command, str(error))
+        return ExitCode.USAGE
+
+
+def _index(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from hexmcp.tools.classification.model_cache import default_cache_dir
+    from hexmcp.tools.knowledge.corpus import CorpusSpec
+    from hexmcp.tools.knowledge.indexing import index_corpus
+
+    spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude)
+    try:
+        summary = index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
+                               progress_bar=lambda total: tqdm(total=total, unit="passage", file=sys.stderr))
+    except KeyboardInterrupt:
+        print("hexmcp index: interrupted; finished documents are saved, run it again to resume", file=sys.stderr)
+        return 130
+    print(summary.line())
+    return 0
 
 
 def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     from .stdio import run_stdio
 
     server, service = build_server_and_service(args)
+    knowledge = build_knowledge(server, args)
     # The model loads in the background once the session is up, so the handshake never waits for
-    # it and the first classify_text rarely does.
+    # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
+    background += [knowledge.start, knowledge.watch] if knowledge is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

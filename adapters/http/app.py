@@ -59,6 +59,8 @@ class HttpApp:
                                      failure=lambda: self.failure)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
         self._extra_routes = list((extra_routes or {}).values())
+        # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
+        self._prefix_routes = [(path, app) for path, app in (extra_routes or {}).items() if path.endswith("/")]
         for path, app in (extra_routes or {}).items():
             if path in self.routes:
                 raise ValueError(f"route {path!r} is already taken")
@@ -92,6 +94,8 @@ class HttpApp:
         app = self.routes.get(path)
         if app is None and path.startswith(self._rest_prefix) and scope["type"] == "http":
             app = self.rest
+        if app is None and scope["type"] == "http":
+            app = next((route for prefix, route in self._prefix_routes if path.startswith(prefix)), None)
         if app is None:
             if scope["type"] == "websocket":
                 await refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")

@@ -1,0 +1,105 @@
+"""A changed corpus while serving: resources follow, subscribers hear of it, search sees it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from hexmcp.core import McpServer
+from hexmcp.tools.knowledge.corpus import CorpusSpec
+from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
+from hexmcp.tools.knowledge.service import KnowledgeConfig, resource_uri
+from tests.support.peer import CoreClient, RecordingPeer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture
+def served(corpus_dir: Path, knowledge_cache: Path, embedder):
+    server = McpServer("kb-test", "0")
+    service = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+                                                               cache_dir=knowledge_cache))
+    return server, service, CoreClient(server, RecordingPeer())
+
+
+async def _uris(client: CoreClient) -> set[str]:
+    return {r["uri"] for r in (await client.ok("resources/list"))["resources"]}
+
+
+async def test_edits_additions_and_removals_reach_resources_and_subscribers(served, corpus_dir: Path) -> None:
+    server, service, client = served
+    await client.initialize()
+    weather = resource_uri("notes/weather.txt")
+    await client.ok("resources/subscribe", {"uri": weather})
+    await service.start()
+
+    (corpus_dir / "notes/weather.txt").write_text("Snow is expected over the mountain passes.\n")
+    (corpus_dir / "notes/cooking.rst").unlink()
+    (corpus_dir / "notes/garden.md").write_text("# Garden\n\nWater the tomatoes every evening.\n")
+    change = await service.reload()
+
+    assert (change.added, change.removed, change.modified) == (("notes/garden.md",), ("notes/cooking.rst",),
+                                                               ("notes/weather.txt",))
+    assert [n["uri"] for n in client.peer.notified("notifications/resources/updated")] == [weather]
+    assert client.peer.notified("notifications/resources/list_changed")
+    uris = await _uris(client)
+    assert resource_uri("notes/garden.md") in uris and resource_uri("notes/cooking.rst") not in uris
+    read = await client.ok("resources/read", {"uri": weather})
+    assert "Snow" in read["contents"][0]["text"]
+    found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "watering tomato plants"}})
+    assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
+
+
+async def test_an_unchanged_corpus_notifies_nobody(served) -> None:
+    server, service, client = served
+    await client.initialize()
+    assert not await service.reload()
+    assert client.peer.notified("notifications/resources/list_changed") == []
+
+
+async def test_the_watcher_picks_up_a_saved_file(served, corpus_dir: Path) -> None:
+    server, service, client = served
+    await client.initialize()
+    await client.ok("resources/subscribe", {"uri": resource_uri("guide/install.md")})
+    await service.start()
+    stop = asyncio.Event()
+    watching = asyncio.ensure_future(service.watch(stop))
+    try:
+        await asyncio.sleep(0.5)  # let the watcher arm before the write
+        (corpus_dir / "guide/install.md").write_text("# Installing\n\nUse the installer.\n")
+        async with asyncio.timeout(30):
+            while not client.peer.notified("notifications/resources/updated"):
+                await asyncio.sleep(0.1)
+    finally:
+        stop.set()
+        await asyncio.wait_for(watching, 10)
+
+
+async def test_list_documents_pages_with_the_cores_cursor(corpus_dir: Path, knowledge_cache: Path, embedder) -> None:
+    from hexmcp.core import ServerOptions
+
+    server = McpServer("kb-test", "0", options=ServerOptions(page_size=3))
+    register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]), cache_dir=knowledge_cache,
+                                                     url_base="https://example.org/repo/blob/main/"))
+    client = CoreClient(server, RecordingPeer())
+    await client.initialize()
+    first = (await client.ok("tools/call", {"name": "listDocuments", "arguments": {}}))["structuredContent"]
+    assert len(first["documents"]) == 3 and first["nextCursor"]
+    second = (await client.ok("tools/call", {"name": "listDocuments",
+                                             "arguments": {"cursor": first["nextCursor"]}}))["structuredContent"]
+    ids = [d["id"] for d in first["documents"] + second["documents"]]
+    assert ids == sorted(ids) and len(set(ids)) == 4 and "nextCursor" not in second
+    assert second["documents"][0]["url"] == "https://example.org/repo/blob/main/" + ids[3]
+    bad = await client.rejected("tools/call", {"name": "listDocuments", "arguments": {"cursor": "!!"}})
+    assert "cursor" in bad.message.lower()
+
+
+async def test_fetch_takes_a_document_id_too(served) -> None:
+    server, service, client = served
+    await client.initialize()
+    answer = await client.ok("tools/call", {"name": "fetch", "arguments": {"id": "notes/cooking.rst"}})
+    document = answer["structuredContent"]
+    assert document["text"] == service.documents["notes/cooking.rst"].text
+    assert document["metadata"]["offsets"] == {"start": 0, "end": len(document["text"])}

@@ -1,0 +1,147 @@
+"""Hybrid retrieval with the real MiniLM embedder: answers, filters, query rules, cache reuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from exact_store import ExactStore
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hexmcp.tools.knowledge.builder import build_index
+from hexmcp.tools.knowledge.chunking import chunk_document
+from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
+from hexmcp.tools.knowledge.errors import QueryError, UnknownIdError
+from hexmcp.tools.knowledge.fusion import Method, fuse
+from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
+from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
+
+pytestmark = pytest.mark.slow
+
+
+def _index(corpus_dir: Path, embedder, cache_dir: Path | None = None) -> KnowledgeIndex:
+    return build_index(load_documents(CorpusSpec(roots=[corpus_dir])), embedder, ExactStore(embedder.dimension),
+                       cache_dir=cache_dir)
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_every_method_finds_the_answering_document(corpus_dir: Path, embedder, method: Method) -> None:
+    index = _index(corpus_dir, embedder)
+    hits = index.search_documents("how do I make a copy of the database", 2, method=method)
+    assert hits[0].document.document_id == "guide/storage.md"
+
+
+def test_passage_hits_carry_offsets_into_the_source_and_scores_in_0_1(corpus_dir: Path, embedder) -> None:
+    index = _index(corpus_dir, embedder)
+    hits = index.search_passages("forecast for tomorrow: rain and wind", 10)
+    assert hits[0].passage.document_id == "notes/weather.txt"
+    for hit in hits:
+        source = index.document(hit.passage.document_id).text
+        assert source[hit.passage.start:hit.passage.end] == hit.passage.text
+        assert 0.0 <= hit.score <= 1.0
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_a_document_filter_confines_the_search(corpus_dir: Path, embedder) -> None:
+    index = _index(corpus_dir, embedder)
+    hits = index.search_passages("pasta", 5, document_id="guide/install.md")
+    assert hits and {h.passage.document_id for h in hits} == {"guide/install.md"}
+    with pytest.raises(UnknownIdError, match="nope.md"):
+        index.search_passages("pasta", 5, document_id="nope.md")
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t"])
+def test_an_empty_query_is_refused(corpus_dir: Path, embedder, query: str) -> None:
+    with pytest.raises(QueryError, match="empty"):
+        _index(corpus_dir, embedder).search_passages(query)
+
+
+def test_an_oversize_query_names_the_limit(corpus_dir: Path, embedder) -> None:
+    with pytest.raises(QueryError, match=str(MAX_QUERY_CHARS)):
+        _index(corpus_dir, embedder).search_passages("x" * (MAX_QUERY_CHARS + 1))
+
+
+def test_a_query_of_unknown_words_only_still_answers(corpus_dir: Path, embedder) -> None:
+    hits = _index(corpus_dir, embedder).search_passages("zzqx qqwv", 3)
+    assert len(hits) == 3  # the dense side still ranks; no lexical term matched
+
+
+def test_an_edited_file_re_embeds_only_its_own_passages(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    cache = tmp_path_factory.mktemp("vectors")
+    first = _index(corpus_dir, embedder, cache)
+    before = embedder.embedded
+    second = _index(corpus_dir, embedder, cache)
+    assert embedder.embedded == before  # everything from the cache
+    assert second.version == first.version
+    (corpus_dir / "notes/weather.txt").write_text("Sunny and calm all week.\n", encoding="utf-8")
+    third = _index(corpus_dir, embedder, cache)
+    assert embedder.embedded == before + 1  # weather.txt is one passage
+    assert third.version != first.version
+
+
+_dense = st.dictionaries(st.integers(0, 30), st.floats(-1, 1), max_size=20)
+_lexical = st.lists(st.floats(0, 50), min_size=31, max_size=31).map(lambda v: np.asarray(v, dtype=np.float32))
+
+
+@given(dense=_dense, lexical=_lexical, limit=st.integers(1, 40), method=st.sampled_from(list(Method)))
+def test_fused_scores_are_bounded_sorted_and_limited(dense, lexical, limit, method) -> None:
+    fused = fuse(method, dense, lexical, limit)
+    assert len(fused) <= limit
+    assert all(0.0 <= s <= 1.0 + 1e-9 for _, s in fused)
+    assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
+    assert len({i for i, _ in fused}) == len(fused)
+
+
+class _InterruptedAfter:
+    """The real embedder, stopped (as by Ctrl-C) once it has embedded `documents` documents."""
+
+    def __init__(self, embedder, documents: int) -> None:
+        self.inner, self.left = embedder, documents
+        self.model_key, self.dimension, self.embed = embedder.model_key, embedder.dimension, embedder.embed
+
+    def embed_many(self, texts):
+        if self.left == 0:
+            raise KeyboardInterrupt
+        self.left -= 1
+        return self.inner.embed_many(texts)
+
+
+def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    cache = tmp_path_factory.mktemp("resume")
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    with pytest.raises(KeyboardInterrupt):
+        build_index(documents, _InterruptedAfter(embedder, 2), ExactStore(embedder.dimension), cache_dir=cache)
+    before = embedder.embedded
+    index = build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache)
+
+    remaining = sum(len(chunk_document(d)) for d in documents[2:])
+    assert embedder.embedded - before == remaining
+    assert len(index.passages) == sum(len(chunk_document(d)) for d in documents)
+
+
+def test_what_is_cached_is_served_before_the_rest_is_embedded(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    cache = tmp_path_factory.mktemp("partial")
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    build_index(documents[:2], embedder, ExactStore(embedder.dimension), cache_dir=cache)
+    published: list[KnowledgeIndex] = []
+    final = build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache,
+                        publish=published.append)
+    first = published[0]
+    assert first.version.endswith("-partial") and set(first.documents) == {d.document_id for d in documents[:2]}
+    assert first.search_passages("database backup", 3)  # a partial index answers
+    assert published[-1] is final and not final.version.endswith("-partial")
+    assert set(final.documents) == {d.document_id for d in documents}
+
+
+def test_a_cancelled_build_stops_before_the_next_document(corpus_dir: Path, embedder, tmp_path_factory) -> None:
+    from hexmcp.tools.knowledge.errors import IndexingCancelled
+
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    calls: list[int] = []
+    before = embedder.embedded
+    with pytest.raises(IndexingCancelled, match="1 of 4"):
+        build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=tmp_path_factory.mktemp("stop"),
+                    cancelled=lambda: calls.append(1) is None and len(calls) > 1)
+    assert embedder.embedded - before == len(chunk_document(documents[0]))

@@ -1,0 +1,150 @@
+"""Corpus → KnowledgeIndex: chunk every document, embed what the cache does not already hold,
+fill the vector store.
+
+The on-disk cache holds one .npy of passage vectors per document, named by a digest of the model
+key, the chunking settings and the document's text: an edited file misses (and re-embeds alone),
+an unchanged one hits on any machine, and a run interrupted mid-corpus resumes at the first
+document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import structlog
+
+from .chunking import CHUNKING_VERSION, DEFAULT_MAX_CHARS, chunk_document
+from .errors import IndexingCancelled
+from .passages import Passage, SourceDocument
+from .retrieval import KnowledgeIndex
+from .vectors.port import VectorStore
+
+log = structlog.get_logger(__name__)
+
+Progress = Callable[[int], None]  # called with the number of passages just embedded or loaded
+Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and the final one
+
+
+def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
+    digest = hashlib.sha256(f"{model_key}\x1fchunking={CHUNKING_VERSION}\x1fchars={max_chars}\x1f"
+                            f"{document.document_id}\x1f".encode())
+    digest.update(document.text.encode("utf-8"))
+    return digest.hexdigest()[:32]
+
+
+class VectorCache:
+    def __init__(self, directory: Path | None) -> None:
+        self.directory = directory
+
+    def load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
+        if self.directory is None:
+            return None
+        try:
+            vectors = np.load(self.directory / f"{key}.npy", allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        return vectors if vectors.shape == (rows, dimension) and vectors.dtype == np.float32 else None
+
+    def store(self, key: str, vectors: np.ndarray) -> None:
+        if self.directory is None:
+            return
+        from hexmcp.tools.classification.model_cache import atomic_write_bytes
+
+        buffer = io.BytesIO()
+        np.save(buffer, vectors, allow_pickle=False)
+        try:
+            atomic_write_bytes(self.directory / f"{key}.npy", buffer.getvalue())
+        except OSError as error:  # a read-only cache costs speed, not correctness
+            log.warning("cannot write the passage-vector cache", error=str(error))
+
+
+def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocument]) -> str:
+    digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
+    for document in sorted(documents, key=lambda d: d.document_id):
+        digest.update(vectors_key(model_key, max_chars, document).encode())
+    return digest.hexdigest()[:16]
+
+
+def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
+                cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
+                progress: Progress | None = None, publish: Publish | None = None,
+                cancelled: Callable[[], bool] | None = None) -> KnowledgeIndex:
+    """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
+    everything the cache holds, then more as embedding goes on, so serving never waits for the
+    slowest document. The version of a partial index says so (`-partial`)."""
+    cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
+    model_key: str = embedder.model_key  # type: ignore[attr-defined]
+    dimension: int = embedder.dimension  # type: ignore[attr-defined]
+    version = index_version(model_key, max_chars, documents)
+    passages: list[Passage] = []
+    done: list[SourceDocument] = []
+
+    def snapshot(final: bool) -> KnowledgeIndex:
+        return KnowledgeIndex(done, passages, embedder.embed, store,  # type: ignore[attr-defined]
+                              version if final else f"{version}-partial")
+
+    chunked = [(d, chunk_document(d, max_chars)) for d in documents]
+    pending: list[tuple[SourceDocument, tuple[Passage, ...]]] = []
+    for document, chunks in chunked:  # first pass: what the cache already holds
+        vectors = cache.load(vectors_key(model_key, max_chars, document), len(chunks), dimension) if chunks else None
+        if chunks and vectors is None:
+            pending.append((document, chunks))
+            continue
+        _add(store, passages, done, document, chunks, vectors, progress)
+    publisher = _Publisher(publish, snapshot)
+    if pending:
+        publisher.maybe(force=bool(passages))
+    for document, chunks in pending:  # second pass: embed, saving each document as it completes
+        if cancelled is not None and cancelled():
+            raise IndexingCancelled(f"stopped after {len(done)} of {len(chunked)} documents; the rest resume later")
+        vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+        cache.store(vectors_key(model_key, max_chars, document), vectors)
+        _add(store, passages, done, document, chunks, vectors, progress)
+        publisher.maybe()
+    final = snapshot(final=True)
+    if publish is not None:
+        publish(final)
+    return final
+
+
+def _add(store: VectorStore, passages: list[Passage], done: list[SourceDocument], document: SourceDocument,
+         chunks: tuple[Passage, ...], vectors: np.ndarray | None, progress: Progress | None) -> None:
+    if chunks and vectors is not None:
+        store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
+    passages.extend(chunks)
+    done.append(document)
+    if progress is not None and chunks:
+        progress(len(chunks))
+
+
+class _Publisher:
+    """Hands out partial indexes, no more often than every few seconds and never for more than a
+    fifth of the build's time: each snapshot rebuilds BM25 over everything so far."""
+
+    MIN_INTERVAL_S = 5.0
+
+    def __init__(self, publish: Publish | None, snapshot: Callable[[bool], KnowledgeIndex]) -> None:
+        self.publish, self.snapshot = publish, snapshot
+        self.last = time.perf_counter()
+        self.cost = 0.0
+
+    def maybe(self, force: bool = False) -> None:
+        if self.publish is None:
+            return
+        now = time.perf_counter()
+        if force or now - self.last >= max(self.MIN_INTERVAL_S, 4 * self.cost):
+            self.publish(self.snapshot(False))
+            self.last = time.perf_counter()
+            self.cost = self.last - now
+
+
+def new_store(dimension: int, spec: str = "memory") -> VectorStore:
+    """A store by its --vector-store spec; the default is in-process (exact while small, ANN beyond)."""
+    from .vectors import open_vector_store
+
+    return open_vector_store(spec, dimension)

@@ -1,0 +1,69 @@
+"""Sections → passages of at most `max_chars` characters, split where the text allows.
+
+A section that fits is one passage. A longer one is packed paragraph by paragraph (blank lines);
+a paragraph that alone is too long is split at line ends, then sentence ends, then spaces, and only
+as a last resort mid-word. Passages never cross a heading, so each one's heading path is exact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .passages import Passage, SourceDocument, passage_id
+
+DEFAULT_MAX_CHARS = 1000
+# Part of every passage-vector cache key: bump when passage boundaries or indexed_text() change, or
+# cached vectors would be reused for passages they were not computed from.
+CHUNKING_VERSION = "1"
+_BREAKS = (re.compile(r"\n[ \t]*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+"), re.compile(r"\s+"))
+
+
+def chunk_document(document: SourceDocument, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[Passage, ...]:
+    passages: list[Passage] = []
+    # Ordinals count per heading path across the whole document: two sections may share a path.
+    seen: Counter[tuple[str, ...]] = Counter()
+    for section in document.sections:
+        for start, end in _pack(document.text, section.start, section.end, max_chars):
+            ordinal = seen[section.headings]
+            seen[section.headings] += 1
+            passages.append(Passage(
+                passage_id=passage_id(document.document_id, section.headings, ordinal),
+                document_id=document.document_id, title=document.title, headings=section.headings,
+                start=start, end=end, text=document.text[start:end],
+            ))
+    return tuple(passages)
+
+
+def _pack(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Spans covering text[start:end], each stripped of surrounding whitespace and non-empty."""
+    pieces = _split(text, start, end, max_chars, 0)
+    spans: list[tuple[int, int]] = []
+    for piece_start, piece_end in pieces:
+        if spans and piece_end - spans[-1][0] <= max_chars:
+            spans[-1] = (spans[-1][0], piece_end)
+        else:
+            spans.append((piece_start, piece_end))
+    return [_strip(text, s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _split(text: str, start: int, end: int, max_chars: int, level: int) -> list[tuple[int, int]]:
+    if end - start <= max_chars:
+        return [(start, end)]
+    if level == len(_BREAKS):
+        return [(i, min(i + max_chars, end)) for i in range(start, end, max_chars)]
+    pieces: list[tuple[int, int]] = []
+    cursor = start
+    for match in _BREAKS[level].finditer(text, start, end):
+        pieces.extend(_split(text, cursor, match.start(), max_chars, level + 1) if match.start() > cursor else [])
+        cursor = match.start()
+    pieces.extend(_split(text, cursor, end, max_chars, level + 1))
+    return pieces
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

@@ -1,0 +1,121 @@
+"""Which files make the corpus, and reading them: `--docs` roots walked recursively, filtered by
+include/exclude globs, or, without roots, hexmcp's own documentation as installed.
+
+A document's id is its path relative to the root it was found under (POSIX separators), so ids are
+the same on every machine; a root that is a single file contributes that file's name.
+Glob patterns (fnmatch) match that relative path; `*` also crosses `/`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.metadata
+from pathlib import Path
+from typing import Iterator
+
+import attrs
+import structlog
+
+from .errors import CorpusError
+from .passages import SourceDocument
+from .readers import SUFFIXES, parse_text, read_document
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_EXCLUDE = (".*", "*/.*", "node_modules/*", "*/node_modules/*")
+BUNDLED_README = "README.md"
+BUNDLED_ADR_DIR = "docs/adr"
+
+
+def _tuple(value: object) -> tuple[str, ...]:
+    return tuple(value or ())  # type: ignore[arg-type]
+
+
+@attrs.frozen(kw_only=True)
+class CorpusSpec:
+    roots: tuple[Path, ...] = attrs.field(default=(), converter=lambda v: tuple(Path(p) for p in v))
+    include: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    exclude: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    @property
+    def bundled(self) -> bool:
+        return not self.roots
+
+    def accepts(self, relative: str) -> bool:
+        if not relative.lower().endswith(SUFFIXES):
+            return False
+        if any(fnmatch.fnmatch(relative, pattern) for pattern in (*DEFAULT_EXCLUDE, *self.exclude)):
+            return False
+        return not self.include or any(fnmatch.fnmatch(relative, pattern) for pattern in self.include)
+
+
+@attrs.frozen(kw_only=True)
+class CorpusFile:
+    document_id: str
+    path: Path
+
+
+def discover(spec: CorpusSpec) -> list[CorpusFile]:
+    """The corpus's files, sorted by id. Raises CorpusError for a missing root or a duplicate id."""
+    if spec.bundled:
+        return bundled_files()
+    found: dict[str, CorpusFile] = {}
+    for root in spec.roots:
+        if not root.exists():
+            raise CorpusError(f"--docs {root}: no such file or directory")
+        for item in _walk(root, spec):
+            if item.document_id in found and found[item.document_id].path != item.path:
+                raise CorpusError(f"two files have the document id {item.document_id!r}: "
+                                  f"{found[item.document_id].path} and {item.path}; give their common parent as --docs")
+            found[item.document_id] = item
+    return [found[key] for key in sorted(found)]
+
+
+def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
+    if root.is_file():
+        if root.suffix.lower() in SUFFIXES:
+            yield CorpusFile(document_id=root.name, path=root)
+        return
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_file() and spec.accepts(relative):
+            yield CorpusFile(document_id=relative, path=path)
+
+
+def bundled_files() -> list[CorpusFile]:
+    """The ADRs, package data of `hexmcp.docs` (see setup.py); the README is read from metadata."""
+    docs = importlib.import_module("hexmcp.docs")
+    found: dict[str, CorpusFile] = {}
+    # A namespace package's path may name a folder twice, or an installed and an editable copy:
+    # the first copy of each ADR wins.
+    for base in (Path(entry) for entry in docs.__path__):
+        adr = base / "adr"
+        for path in sorted(adr.glob("*.md")) if adr.is_dir() else ():
+            found.setdefault(path.name, CorpusFile(document_id=f"{BUNDLED_ADR_DIR}/{path.name}", path=path))
+    return [found[name] for name in sorted(found)]
+
+
+def bundled_readme() -> SourceDocument | None:
+    # The README ships as the distribution's long description: the one copy pip already installs.
+    try:
+        metadata = importlib.metadata.metadata("hexmcp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    text = metadata.get_payload() or metadata.get("Description") or ""  # type: ignore[attr-defined]
+    return parse_text(BUNDLED_README, str(text), ".md") if str(text).strip() else None
+
+
+def load_documents(spec: CorpusSpec) -> list[SourceDocument]:
+    """Every readable document of the corpus; an unreadable file is logged and skipped."""
+    documents: list[SourceDocument] = []
+    if spec.bundled:
+        readme = bundled_readme()
+        documents.extend([readme] if readme else [])
+    for item in discover(spec):
+        try:
+            documents.append(read_document(item.document_id, item.path))
+        except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything
+            # on malformed input; one bad file must not take the corpus, or the server, down with it.
+            log.warning("skipping unreadable document", document=item.document_id, error=str(error)[:200])
+    return documents

@@ -1,0 +1,57 @@
+"""`hexmcp index`: build the passage-vector cache ahead of time, with a progress bar and a summary.
+
+Work is saved per document as it completes (builder.VectorCache), so an interrupted run loses at
+most the document it was embedding, and the next run, or a server start, resumes from there.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+
+from .builder import build_index, new_store
+from .chunking import DEFAULT_MAX_CHARS, chunk_document
+from .corpus import CorpusSpec, load_documents
+from .embedder import PassageEmbedder
+
+
+@attrs.frozen(kw_only=True)
+class IndexSummary:
+    documents: int
+    passages: int
+    embedded: int  # passages embedded by this run (the rest came from the cache)
+    tokens: int
+    seconds: float
+    version: str
+
+    @property
+    def passages_per_second(self) -> float:
+        return self.passages / self.seconds if self.seconds > 0 else 0.0
+
+    def line(self) -> str:
+        return (f"{self.documents} documents, {self.passages} passages ({self.embedded} embedded, "
+                f"{self.passages - self.embedded} cached), {self.tokens} tokens, {self.seconds:.1f} s, "
+                f"{self.passages_per_second:.1f} passages/s, index {self.version}")
+
+
+def index_corpus(spec: CorpusSpec, *, cache_dir: Path, quantization: str = "int8",
+                 progress_bar: Callable[[int], Any] | None = None) -> IndexSummary:
+    """`progress_bar(total)` returns an object with `update(n)` and `close()` (a tqdm bar, say)."""
+    started = time.perf_counter()
+    documents = load_documents(spec)
+    passages = [p for d in documents for p in chunk_document(d, DEFAULT_MAX_CHARS)]
+    embedder = PassageEmbedder.load(quantization=quantization, cache_dir=cache_dir)
+    bar = progress_bar(len(passages)) if progress_bar else None
+    try:
+        index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir,
+                            progress=bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    tokenizer = embedder.encoder.tokenizer
+    tokens = sum(len(e.ids) for e in tokenizer.encode_batch([p.indexed_text() for p in passages])) if passages else 0
+    return IndexSummary(documents=len(documents), passages=len(index.passages), embedded=embedder.embedded,
+                        tokens=tokens, seconds=time.perf_counter() - started, version=index.version)

@@ -1,0 +1,72 @@
+"""The knowledge base's value objects: a source document, a section of it, and a passage.
+
+A passage is the unit that gets indexed and cited. Its id is a pure function of the document's
+corpus-relative path, its heading path and its ordinal under that heading, so the same file gives
+the same ids on every run and every machine (no absolute paths, no timestamps, no random seeds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+
+ID_PREFIX = "p-"
+
+
+@attrs.frozen(kw_only=True)
+class Section:
+    """A run of a document's text under one heading path; offsets index the source text."""
+
+    headings: tuple[str, ...]
+    start: int
+    end: int
+
+
+@attrs.frozen(kw_only=True)
+class SourceDocument:
+    """One file of the corpus, read and split into sections.
+
+    `document_id` is the corpus-relative POSIX path (e.g. `docs/adr/0001-core.md`); `text` is the
+    decoded source (for PDF, the extracted text), which passage offsets index into."""
+
+    document_id: str
+    title: str
+    text: str
+    media_type: str
+    sections: tuple[Section, ...]
+    metadata: dict[str, str] = attrs.field(factory=dict, eq=False)
+
+    @property
+    def content_digest(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen(kw_only=True)
+class Passage:
+    passage_id: str
+    document_id: str
+    title: str  # the document's title
+    headings: tuple[str, ...]
+    start: int  # character offsets into SourceDocument.text
+    end: int
+    text: str
+
+    @property
+    def heading_path(self) -> str:
+        return " > ".join(self.headings)
+
+    def indexed_text(self) -> str:
+        """What both retrievers see: the document title and heading path carry the topic words a
+        passage's body often leaves implicit ("Consequences" means nothing without its ADR)."""
+        context = " > ".join(h for h in (self.title, *self.headings) if h)
+        return f"{context}\n\n{self.text}" if context else self.text
+
+
+def passage_id(document_id: str, headings: tuple[str, ...], ordinal: int) -> str:
+    digest = hashlib.sha256()
+    for part in (document_id, *headings):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x1f")
+    digest.update(str(ordinal).encode("ascii"))
+    return ID_PREFIX + digest.hexdigest()[:20]

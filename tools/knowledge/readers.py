@@ -1,0 +1,165 @@
+"""One file → a SourceDocument with its sections, per format.
+
+Markdown (.md, .mdx, .markdown) is parsed by markdown-it-py, so a `#` inside a code fence is not a
+heading and YAML front matter (mdit-py-plugins) is read, not indexed: its `title` names the
+document. reStructuredText sections come from docutils' doctree, PDF text from pypdf (one section
+per page), plain text is one section. Offsets always index `SourceDocument.text`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .errors import CorpusError
+from .passages import Section, SourceDocument
+
+MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
+SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf")
+
+
+def read_document(document_id: str, path: Path) -> SourceDocument:
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return read_pdf(document_id, path.read_bytes())
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    return parse_text(document_id, text, suffix)
+
+
+def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
+    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_plain}
+    parser = parsers.get(suffix, parse_markdown if suffix in MARKDOWN_SUFFIXES else None)
+    if parser is None:
+        raise CorpusError(f"{document_id}: unsupported file type {suffix!r} (supported: {', '.join(SUFFIXES)})")
+    return parser(document_id, text)
+
+
+def _fallback_title(document_id: str) -> str:
+    return Path(document_id).stem.replace("-", " ").replace("_", " ")
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the parsers' own rule: \r\n, \r and \n each end a line
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+
+
+def _sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
+    """`headings` are (offset, level, title) in order; each section runs to the next heading."""
+    sections: list[Section] = []
+    if not headings or headings[0][0] > body_start:
+        first = headings[0][0] if headings else len(text)
+        sections.append(Section(headings=(), start=body_start, end=first))
+    stack: list[tuple[int, str]] = []
+    for index, (offset, level, title) in enumerate(headings):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
+        sections.append(Section(headings=tuple(t for _, t in stack), start=offset, end=end))
+    return tuple(s for s in sections if text[s.start:s.end].strip())
+
+
+def parse_markdown(document_id: str, text: str) -> SourceDocument:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    tokens = MarkdownIt("commonmark").use(front_matter_plugin).parse(text)
+    starts = _line_starts(text)
+    meta: dict[str, Any] = {}
+    body_start = 0
+    headings: list[tuple[int, int, str]] = []
+    for index, token in enumerate(tokens):
+        if token.type == "front_matter" and token.map:
+            meta = _front_matter(token.content)
+            body_start = starts[token.map[1]] if token.map[1] < len(starts) else len(text)
+        elif token.type == "heading_open" and token.map:
+            title = tokens[index + 1].content.strip()
+            headings.append((starts[token.map[0]], int(token.tag[1:]), title))
+    title = str(meta.get("title") or "").strip()
+    if not title:
+        top = [h for h in headings if h[1] == 1]
+        title = top[0][2] if top else _fallback_title(document_id)
+    return SourceDocument(document_id=document_id, title=title, text=text, media_type="text/markdown",
+                          sections=_sections_from_headings(text, body_start, headings),
+                          metadata={k: str(v) for k, v in meta.items() if isinstance(v, (str, int, float))})
+
+
+def _front_matter(content: str) -> dict[str, Any]:
+    # Bad front matter is the author's problem, not a reason to drop the document: index the body.
+    try:
+        loaded = yaml.safe_load(content)
+    except yaml.YAMLError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def parse_rst(document_id: str, text: str) -> SourceDocument:
+    import docutils.core
+    import docutils.nodes
+
+    settings = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False,
+                "raw_enabled": False}
+    doctree = docutils.core.publish_doctree(text, settings_overrides=settings)
+    starts = _line_starts(text)
+    headings: list[tuple[int, int, str]] = []
+    cursor = 0
+
+    def depth(node: Any) -> int:
+        level = 0
+        while node is not None:
+            level += isinstance(node, docutils.nodes.section)
+            node = node.parent
+        return level
+
+    # docutils keeps no reliable offsets for titles, but sections come in document order: find each
+    # title's text from where the previous one was found.
+    for section in doctree.findall(docutils.nodes.section):
+        title = section.next_node(docutils.nodes.title)
+        if title is None:
+            continue
+        found = text.find(title.astext(), cursor)
+        if found < 0:
+            continue
+        line_start = starts[bisect.bisect_right(starts, found) - 1]
+        # An overlined title starts one line higher, at its overline.
+        cursor = found + len(title.astext())
+        headings.append((line_start, depth(section), title.astext()))
+    doc_title = doctree.get("title") or (headings[0][2] if headings else _fallback_title(document_id))
+    return SourceDocument(document_id=document_id, title=str(doc_title), text=text, media_type="text/x-rst",
+                          sections=_sections_from_headings(text, 0, headings))
+
+
+def parse_plain(document_id: str, text: str) -> SourceDocument:
+    sections = (Section(headings=(), start=0, end=len(text)),) if text.strip() else ()
+    return SourceDocument(document_id=document_id, title=_fallback_title(document_id), text=text,
+                          media_type="text/plain", sections=sections)
+
+
+def read_pdf(document_id: str, data: bytes) -> SourceDocument:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        info_title = (reader.metadata.title if reader.metadata else None) or ""
+    except (PdfReadError, ValueError, KeyError) as error:
+        raise CorpusError(f"{document_id}: not a readable PDF ({error})") from None
+    parts: list[str] = []
+    sections: list[Section] = []
+    offset = 0
+    for number, page in enumerate(pages, start=1):
+        if page.strip():
+            sections.append(Section(headings=(f"Page {number}",), start=offset, end=offset + len(page)))
+        parts.append(page)
+        offset += len(page) + 2
+    return SourceDocument(document_id=document_id, title=str(info_title).strip() or _fallback_title(document_id),
+                          text="\n\n".join(parts), media_type="application/pdf", sections=tuple(sections))

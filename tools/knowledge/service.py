@@ -1,0 +1,191 @@
+"""The knowledge base as a running service: the corpus read at start-up, the index built in the
+background, and the one place that knows a document's URI and URL.
+
+Documents are parsed when the service is made (fast; a bad --docs path stops start-up with a clear
+message), so resources/list answers at once. Embedding the passages runs in a worker thread after
+the server is up; search tools wait for it, nothing else does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import quote, unquote
+
+import attrs
+import structlog
+
+from .corpus import CorpusSpec, load_documents
+from .errors import CorpusError
+from .passages import SourceDocument
+
+if TYPE_CHECKING:  # numpy and the retrieval stack load with the index, not at start-up
+    from .retrieval import KnowledgeIndex
+
+log = structlog.get_logger(__name__)
+
+RESOURCE_PREFIX = "hexmcp://docs/"
+RESOURCE_TEMPLATE = RESOURCE_PREFIX + "{path}"
+DOCS_ROUTE = "/docs/"
+
+
+def _optional_path(value: object) -> Path | None:
+    return None if value is None else Path(str(value)).expanduser()
+
+
+@attrs.frozen(kw_only=True)
+class KnowledgeConfig:
+    corpus: CorpusSpec = attrs.field(factory=CorpusSpec)
+    url_base: str | None = None  # --docs-url-base: a document's URL is this + its path
+    cache_dir: Path | None = attrs.field(default=None, converter=_optional_path)
+    quantization: str = "int8"
+    vector_store: str = "memory"
+
+
+def resource_uri(document_id: str) -> str:
+    return RESOURCE_PREFIX + quote(document_id, safe="/")
+
+
+def document_id_of(uri: str) -> str | None:
+    return unquote(uri[len(RESOURCE_PREFIX):]) if uri.startswith(RESOURCE_PREFIX) else None
+
+
+@attrs.frozen(kw_only=True)
+class CorpusChange:
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+
+    @classmethod
+    def between(cls, old: dict[str, SourceDocument], new: dict[str, SourceDocument]) -> CorpusChange:
+        return cls(added=tuple(sorted(new.keys() - old.keys())), removed=tuple(sorted(old.keys() - new.keys())),
+                   modified=tuple(sorted(i for i in old.keys() & new.keys() if old[i].text != new[i].text)))
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.modified)
+
+
+class KnowledgeService:
+    def __init__(self, config: KnowledgeConfig) -> None:
+        self.config = config
+        self.documents: dict[str, SourceDocument] = {d.document_id: d for d in load_documents(config.corpus)}
+        if not self.documents and not config.corpus.bundled:
+            raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst or .pdf file found")
+        self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"
+        self._index: KnowledgeIndex | None = None
+        self._building: asyncio.Future[KnowledgeIndex] | None = None
+        self._published = asyncio.Event()
+        self._cancel = threading.Event()
+        self._lock = asyncio.Lock()
+        self.build_seconds: float | None = None
+        self.listeners: list[Callable[[CorpusChange], None]] = []
+
+    def url(self, document_id: str) -> str:
+        path = quote(document_id, safe="/")
+        if self.config.url_base:
+            return self.config.url_base.rstrip("/") + "/" + path
+        if self.http_base:
+            return self.http_base.rstrip("/") + DOCS_ROUTE + path
+        return resource_uri(document_id)
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    async def start(self) -> None:
+        """Build the index (idempotent); returns when it is complete."""
+        await self._ensure_building()
+
+    def _ensure_building(self) -> asyncio.Future[KnowledgeIndex]:
+        if self._building is None:
+            loop = asyncio.get_running_loop()
+
+            def publish(index: KnowledgeIndex) -> None:  # from the build thread
+                self._index = index
+                loop.call_soon_threadsafe(self._published.set)
+
+            self._building = asyncio.ensure_future(self._run_build(publish))
+        return self._building
+
+    async def _run_build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
+        try:
+            return await asyncio.to_thread(self._build, publish)
+        except asyncio.CancelledError:
+            # The server is stopping: the thread cannot be killed, so tell it to stop after the
+            # document it is embedding, or the interpreter would wait for the whole corpus.
+            self._cancel.set()
+            raise
+
+    async def index(self) -> KnowledgeIndex:
+        """The newest index: a partial one while the first build runs (what is indexed is served),
+        the previous one while a changed corpus re-indexes. Waits only for the first snapshot."""
+        if self._index is None:
+            building = self._ensure_building()
+            published = asyncio.ensure_future(self._published.wait())
+            await asyncio.wait({published, building}, return_when=asyncio.FIRST_COMPLETED)
+            published.cancel()
+            if self._index is None:
+                building.result()  # the build failed: raise its error
+        assert self._index is not None
+        return self._index
+
+    async def reload(self) -> CorpusChange:
+        """Re-read the corpus; on a change, tell the listeners at once (documents are served from
+        memory, so resources/read already has the new text), then re-index (only changed files
+        re-embed) and swap the new index in."""
+        documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
+        change = CorpusChange.between(self.documents, documents)
+        if not change:
+            return change
+        self.documents = documents
+        for listener in self.listeners:
+            listener(change)
+        await self._ensure_building()
+        async with self._lock:
+            self._index = await self._run_build(None)
+        return change
+
+    async def watch(self, stop: asyncio.Event | None = None) -> None:
+        """Reload on every batch of file changes under the --docs roots (watchfiles), until `stop`."""
+        if self.config.corpus.bundled:
+            return  # the installed documentation does not change while serving
+        from watchfiles import awatch
+
+        roots = [str(root) for root in self.config.corpus.roots]
+        async for _changes in awatch(*roots, stop_event=stop, recursive=True):
+            try:
+                await self.reload()
+            except Exception:  # a bad edit must not end watching: log it, keep serving the last index
+                log.exception("re-indexing the changed corpus failed; the previous index stays")
+
+    def _build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
+        from .builder import build_index, new_store
+        from .embedder import PassageEmbedder
+
+        started = time.perf_counter()
+        embedder = PassageEmbedder.load(quantization=self.config.quantization, cache_dir=self.config.cache_dir)
+        cache = self.config.cache_dir or _default_cache_dir()
+        index = build_index(list(self.documents.values()), embedder, new_store(embedder.dimension,
+                            self.config.vector_store), cache_dir=cache, publish=publish,
+                            cancelled=self._cancel.is_set)
+        self.build_seconds = time.perf_counter() - started
+        log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
+                 seconds=round(self.build_seconds, 2), version=index.version)
+        return index
+
+    def describe(self) -> dict[str, Any]:
+        index = self._index
+        building = self._building
+        complete = building is not None and building.done() and not building.cancelled() and not building.exception()
+        return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
+                "index_version": index.version if index else None, "ready": index is not None,
+                "complete": complete}
+
+
+def _default_cache_dir() -> Path:
+    from hexmcp.tools.classification.model_cache import default_cache_dir
+
+    return default_cache_dir()
