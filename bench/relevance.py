@@ -1,7 +1,11 @@
 """Retrieval quality on the bundled corpus: recall@5 and MRR for lexical, dense, RRF and hybrid,
 for `search` (documents) and `searchPassages` (passages), over bench/knowledge_relevance.yaml.
 
-    python -m bench.relevance [--docs PATH] [--set FILE] [--max-chars N] [--dense-weight W] [--bare-passages]
+    python -m bench.relevance [--docs PATH] [--set FILE] [--all-documents] [--max-chars N] [--dense-weight W]
+                              [--bare-passages]
+
+On the bundled corpus the measurement runs on the set's `judged_documents` (the documents its answers
+were checked against); `--all-documents` adds every newer one as an unjudged distractor.
 
 Relevance: a document hit is relevant when it is the question's document; a passage hit when it is
 in that document and its heading path contains the question's `heading` (when given).
@@ -27,6 +31,21 @@ from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 
 DEFAULT_SET = Path(__file__).with_name("knowledge_relevance.yaml")
 K = 5
+
+
+def load_set(path: Path = DEFAULT_SET) -> tuple[list[dict[str, Any]], list[str]]:
+    """The questions, and the ids of the documents they were judged against."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data["questions"], data["judged_documents"]
+
+
+def judged_corpus(judged: list[str]) -> list[Any]:
+    """The bundled corpus restricted to the judged documents (every one of them must still exist)."""
+    documents = {d.document_id: d for d in load_documents(CorpusSpec())}
+    missing = [d for d in judged if d not in documents]
+    if missing:
+        raise SystemExit(f"judged documents no longer in the bundled corpus: {missing}")
+    return [documents[d] for d in judged]
 
 
 def _passage_relevant(question: dict[str, Any], passage: Any) -> bool:
@@ -56,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", action="append", default=[], help="corpus root (default: the bundled docs)")
     parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="relevance set (YAML)")
+    parser.add_argument("--all-documents", action="store_true",
+                        help="bundled corpus: add the documents newer than the set's judgements")
     parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     parser.add_argument("--dense-weight", type=float, default=fusion.DENSE_WEIGHT)
     parser.add_argument("--bare-passages", action="store_true",
@@ -65,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.tools.knowledge.passages import Passage
 
         Passage.indexed_text = lambda self: self.text  # type: ignore[method-assign]
-    questions = yaml.safe_load(args.set.read_text(encoding="utf-8"))
+    questions, judged = load_set(args.set)
     started = time.perf_counter()
     embedder = PassageEmbedder.load()
-    documents = load_documents(CorpusSpec(roots=args.docs))
+    if args.docs or args.all_documents:
+        documents = load_documents(CorpusSpec(roots=args.docs))
+    else:
+        documents = judged_corpus(judged)
     index = build_index(documents, embedder, new_store(embedder.dimension), max_chars=args.max_chars)
     print(f"{len(documents)} documents, {len(index.passages)} passages, {len(questions)} questions, "
           f"built in {time.perf_counter() - started:.1f} s (max_chars={args.max_chars}, "

@@ -4,9 +4,8 @@ retriever alone (the same measurement bench/relevance.py prints)."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from bench.relevance import DEFAULT_SET, evaluate
+from bench.relevance import evaluate, judged_corpus, load_set
 from hexmcp.tools.knowledge.builder import build_index, new_store
 from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 from hexmcp.tools.knowledge.fusion import Method
@@ -15,15 +14,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 def test_the_relevance_set_is_large_and_answerable() -> None:
-    questions = yaml.safe_load(DEFAULT_SET.read_text(encoding="utf-8"))
+    questions, judged = load_set()
     ids = {d.document_id for d in load_documents(CorpusSpec())}
     assert len(questions) >= 40
-    assert {q["document"] for q in questions} <= ids
+    assert {q["document"] for q in questions} <= set(judged) <= ids
 
 
 def test_hybrid_reaches_the_target_and_beats_each_method_alone(embedder, knowledge_cache) -> None:
-    questions = yaml.safe_load(DEFAULT_SET.read_text(encoding="utf-8"))
-    index = build_index(load_documents(CorpusSpec()), embedder, new_store(embedder.dimension),
+    questions, judged = load_set()
+    index = build_index(judged_corpus(judged), embedder, new_store(embedder.dimension),
                         cache_dir=knowledge_cache)
     scores = {method: evaluate(index, questions, method) for method in (Method.LEXICAL, Method.DENSE, Method.HYBRID)}
     hybrid = scores[Method.HYBRID]
