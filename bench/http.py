@@ -233,7 +233,7 @@ def main() -> int:
                          "p99_vs_sdk_p50": hexmcp["p99_ms"] / sdk["p50_ms"]}
     results["ratios"] = ratios
     for level, ratio in ratios.items():
-        print(f"{level}: hexmcp/SDK req/s = {ratio['rps_vs_sdk']:.2f}x; hexmcp/ceiling = {ratio['rps_vs_ceiling']:.2f}; "
+        print(f"{level}: hexmcp/SDK req/s = {ratio['rps_vs_sdk']:.2f}x; hexmcp/ceiling = {ratio['rps_vs_ceiling']:.3f}; "
               f"hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}")
     c32 = ratios["c32"]
     print(f"c32 targets: >= {REFERENCE_TARGET_RATIO:g}x SDK {verdict(c32['rps_vs_sdk'] >= REFERENCE_TARGET_RATIO)}, "

@@ -209,7 +209,7 @@ def report_suite(title: str, suite: Suite, results: dict[str, tuple[Run, Run]]) 
         if suite.ceiling is not None:
             share = subject / results[suite.ceiling][index].rate
             verdict = "meets" if share >= CEILING_TARGET_RATIO else "misses"
-            line += f"; / {suite.ceiling}: {share:.2f} ({verdict} the {CEILING_TARGET_RATIO:g} target)"
+            line += f"; / {suite.ceiling}: {share:.3f} ({verdict} the {CEILING_TARGET_RATIO:g} target)"
         print(line)
 
 
