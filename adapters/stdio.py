@@ -105,8 +105,7 @@ class _WireWriter:
         self._window_open = False
 
     async def open(self) -> None:
-        mode = os.fstat(self._fd).st_mode
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        if _pollable(self._fd):
             loop = asyncio.get_running_loop()
             pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
             transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
@@ -162,16 +161,23 @@ class _WireWriter:
         self._writer.close()
 
 
+def _pollable(fd: int) -> bool:
+    """Pipes and sockets only. A character device may refuse epoll (/dev/null does, with EPERM), and
+    uvloop then aborts the whole process (`hexmcp stdio > /dev/null` exited 134); terminals and devices
+    take the blocking paths, which cost nothing measurable there."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 async def _open_reader(fd: int) -> asyncio.StreamReader:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK * 4)
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+    if _pollable(fd):
         pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
         return reader
 
-    def pump() -> None:  # regular files (hexmcp stdio < requests.jsonl) cannot be watched by the loop
+    def pump() -> None:  # files and devices (hexmcp stdio < requests.jsonl, < /dev/null) cannot be watched
         while chunk := os.read(fd, _CHUNK):
             loop.call_soon_threadsafe(reader.feed_data, chunk)
         loop.call_soon_threadsafe(reader.feed_eof)

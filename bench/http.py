@@ -1,13 +1,16 @@
-"""HTTP benchmark: `tools/call` of a trivial echo tool, hexmcp vs the official MCP SDK, same run, same load.
+"""HTTP benchmark: `tools/call` of a trivial echo tool; hexmcp, the official MCP SDK and a raw-ASGI ceiling.
 
-    python bench/http.py [--duration 5] [--json out.json] [--skip-classifier]
+    python bench/http.py [--duration 5] [--rounds 2] [--json out.json] [--skip-classifier]
 
 Each server runs in its own process (hexmcp: `bench/servers/hexmcp_http_echo.py`, the `hexmcp serve` app
 with one echo tool; SDK: `bench/servers/sdk_http_echo.py`, stateful Streamable HTTP, json_response=True,
-uvicorn at WARNING). One session is initialized, then `wrk` (a C load generator, so the client is never
-the bottleneck; `apt-get install wrk`) replays the same POST with the session header at concurrency 1
-and 32. Reported: req/s, p50 and p99 latency, and hexmcp/SDK ratios. With the classifier available it
-also measures `classify_text` over the REST endpoint (`POST /mcp/tools/call`) at concurrency 16.
+uvicorn at WARNING; ceiling: `bench/servers/raw_asgi_echo.py`, a bare ASGI function under the same
+uvicorn, httptools + uvloop, parsing with orjson). One session each is initialized, then `wrk` (a C load
+generator, so the client is never the bottleneck; `apt-get install wrk`) replays the same POST with the
+session header at concurrency 1 and 32. All three stay up and the rounds interleave them, so machine noise
+hits each alike. Reported per server: req/s (median of rounds), p50 (median), p99 (worst round), and the
+ratios issue 14 sets targets for. With the classifier available it also measures `classify_text` over
+the REST endpoint (`POST /mcp/tools/call`) at concurrency 1 and 16, interleaved the same way.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,18 +137,50 @@ def wrk(url: str, body: dict[str, Any], headers: dict[str, str], connections: in
             "errors": raw["errors"]}
 
 
-def bench_echo(name: str, script: str, duration: float) -> dict[str, Any]:
-    port = free_port()
-    process = start([sys.executable, str(SERVERS / script), "--port", str(port)], port)
+ECHO_SERVERS = {"hexmcp": "hexmcp_http_echo.py", "sdk": "sdk_http_echo.py", "ceiling": "raw_asgi_echo.py"}
+LEVELS = (1, 32)
+REFERENCE_TARGET_RATIO = 10.0  # issue 14: at c=32, at least 10x the SDK's req/s
+CEILING_TARGET_RATIO = 0.6  # and at least 0.6 of the raw-ASGI ceiling
+CLASSIFY_P99_TARGET_MS = 50.0  # issue 14: classify_text at 16 callers, p99 at or under 50 ms
+CLASSIFY_SCALING_TARGET = 1.8  # and at least 1.8x the single caller's throughput
+
+
+def summarize(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """Median req/s and p50 over the rounds, the worst p99 (a target must hold on every run)."""
+    median = statistics.median
+    return {"rps": median(r["rps"] for r in rounds), "p50_ms": median(r["p50_ms"] for r in rounds),
+            "p99_ms": max(r["p99_ms"] for r in rounds), "requests": sum(r["requests"] for r in rounds),
+            "non2xx": sum(r["non2xx"] for r in rounds), "errors": sum(r["errors"] for r in rounds),
+            "rounds": len(rounds)}
+
+
+def interleave(targets: dict[str, tuple[str, dict[str, Any], dict[str, str]]], levels: tuple[int, ...],
+               duration: float, rounds: int) -> dict[str, dict[str, Any]]:
+    """targets: name -> (url, body, headers). Each round runs every level on every target in turn."""
+    measured: dict[str, dict[int, list[dict[str, float]]]] = {name: {c: [] for c in levels} for name in targets}
+    for _ in range(rounds):
+        for c in levels:
+            for name, (url, body, headers) in targets.items():
+                measured[name][c].append(wrk(url, body, headers, c, duration))
+    return {name: {f"c{c}": summarize(runs) for c, runs in by_level.items()} for name, by_level in measured.items()}
+
+
+def bench_echo(duration: float, rounds: int) -> dict[str, Any]:
+    processes = []
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        headers = open_session(url)
-        return {f"c{c}": wrk(url, ECHO_CALL, headers, c, duration) for c in (1, 32)}
+        targets = {}
+        for name, script in ECHO_SERVERS.items():
+            port = free_port()
+            processes.append(start([sys.executable, str(SERVERS / script), "--port", str(port)], port))
+            url = f"http://127.0.0.1:{port}/mcp"
+            targets[name] = (url, ECHO_CALL, open_session(url))
+        return interleave(targets, LEVELS, duration, rounds)
     finally:
-        stop(process)
+        for process in processes:
+            stop(process)
 
 
-def bench_classifier(duration: float) -> dict[str, Any] | None:
+def bench_classifier(duration: float, rounds: int) -> dict[str, Any] | None:
     port = free_port()
     try:
         process = start([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port)], port,
@@ -159,41 +195,61 @@ def bench_classifier(duration: float) -> dict[str, Any] | None:
         if check.status_code != 200 or check.json().get("isError"):
             print(f"classify_text benchmark skipped: {check.status_code} {check.text[:200]}")
             return None
-        return {"c16": wrk(url, body, {"Content-Type": "application/json"}, 16, duration)}
+        return interleave({"rest": (url, body, {"Content-Type": "application/json"})}, (1, 16), duration,
+                          rounds)["rest"]
     finally:
         stop(process)
+
+
+def print_row(label: str, figures: dict[str, float]) -> None:
+    print(f"{label:<18}{figures['rps']:>10.0f}{figures['p50_ms']:>10.2f}{figures['p99_ms']:>10.2f}"
+          + (f"  ({figures['non2xx']} non-2xx, {figures['errors']} errors)"
+             if figures["non2xx"] or figures["errors"] else ""))
+
+
+def verdict(met: bool) -> str:
+    return "meets" if met else "MISSES"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per server and level")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     parser.add_argument("--skip-classifier", action="store_true")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is required: apt-get install -y wrk", file=sys.stderr)
         return 2
-    results: dict[str, Any] = {"hexmcp": bench_echo("hexmcp", "hexmcp_http_echo.py", args.duration),
-                               "sdk": bench_echo("sdk", "sdk_http_echo.py", args.duration)}
-    print(f"{'tools/call echo':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
-    for name in ("hexmcp", "sdk"):
+    results: dict[str, Any] = bench_echo(args.duration, args.rounds)
+    print(f"{'tools/call echo':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}   ({args.rounds} interleaved rounds)")
+    for name in ECHO_SERVERS:
         for level, figures in results[name].items():
-            print(f"{name + ' ' + level:<18}{figures['rps']:>10.0f}{figures['p50_ms']:>10.2f}{figures['p99_ms']:>10.2f}"
-                  + (f"  ({figures['non2xx']} non-2xx, {figures['errors']} errors)"
-                     if figures["non2xx"] or figures["errors"] else ""))
-    ratios = {level: {"rps": results["hexmcp"][level]["rps"] / results["sdk"][level]["rps"],
-                      "p99_vs_sdk_p50": results["hexmcp"][level]["p99_ms"] / results["sdk"][level]["p50_ms"]}
-              for level in ("c1", "c32")}
+            print_row(f"{name} {level}", figures)
+    ratios = {}
+    for level in (f"c{c}" for c in LEVELS):
+        hexmcp, sdk, ceiling = (results[name][level] for name in ECHO_SERVERS)
+        ratios[level] = {"rps_vs_sdk": hexmcp["rps"] / sdk["rps"], "rps_vs_ceiling": hexmcp["rps"] / ceiling["rps"],
+                         "p99_vs_sdk_p50": hexmcp["p99_ms"] / sdk["p50_ms"]}
     results["ratios"] = ratios
     for level, ratio in ratios.items():
-        print(f"{level}: hexmcp/SDK req/s = {ratio['rps']:.2f}x; hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}")
+        print(f"{level}: hexmcp/SDK req/s = {ratio['rps_vs_sdk']:.2f}x; hexmcp/ceiling = {ratio['rps_vs_ceiling']:.3f}; "
+              f"hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}")
+    c32 = ratios["c32"]
+    print(f"c32 targets: >= {REFERENCE_TARGET_RATIO:g}x SDK {verdict(c32['rps_vs_sdk'] >= REFERENCE_TARGET_RATIO)}, "
+          f">= {CEILING_TARGET_RATIO} of ceiling {verdict(c32['rps_vs_ceiling'] >= CEILING_TARGET_RATIO)}, "
+          f"p99 < SDK p50 {verdict(c32['p99_vs_sdk_p50'] < 1)}")
     if not args.skip_classifier:
-        classify = bench_classifier(args.duration)
+        classify = bench_classifier(args.duration, args.rounds)
         if classify is not None:
             results["classify_text_rest"] = classify
-            figures = classify["c16"]
-            print(f"classify_text REST c16: {figures['rps']:.0f} req/s, p50 {figures['p50_ms']:.2f} ms, "
-                  f"p99 {figures['p99_ms']:.2f} ms")
+            for level, figures in classify.items():
+                print_row(f"classify REST {level}", figures)
+            scaling = classify["c16"]["rps"] / classify["c1"]["rps"]
+            print(f"classify_text REST c16: {scaling:.2f}x the single caller "
+                  f"({verdict(scaling >= CLASSIFY_SCALING_TARGET)} >= {CLASSIFY_SCALING_TARGET}x); worst-round p99 "
+                  f"{classify['c16']['p99_ms']:.1f} ms ({verdict(classify['c16']['p99_ms'] <= CLASSIFY_P99_TARGET_MS)} "
+                  f"<= {CLASSIFY_P99_TARGET_MS:g} ms)")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -6,6 +6,7 @@ Every line the server writes is parsed and schema-checked by `StdioServer` (test
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -317,3 +318,27 @@ def test_a_stateless_2026_request_over_stdio(stdio_server) -> None:
     reply = server.request(1, "tools/call", {"name": "echo", "arguments": {"text": "no handshake"},
                                              "_meta": stateless_meta()})
     assert reply["result"]["resultType"] == "complete"
+
+
+@pytest.mark.parametrize("null_end", ["stdin", "stdout"])
+def test_dev_null_on_either_end_is_served_not_a_crash(tmp_path, null_end: str) -> None:
+    # /dev/null refuses epoll; uvloop used to abort the process (exit 134) when it was given one.
+    from ..support.peer import initialize_params
+    from ..support.wire import REPO_ROOT
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("\n".join(json.dumps(m) for m in [
+        {"jsonrpc": "2.0", "id": "init", "method": "initialize",
+         "params": initialize_params(versions.LATEST_HANDSHAKE_VERSION)},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"}]) + "\n")
+    answers = tmp_path / "answers.jsonl"
+    with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out, \
+            open(requests, "rb") as file_in, open(answers, "wb") as file_out:
+        completed = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
+                                   cwd=REPO_ROOT, stdin=null_in if null_end == "stdin" else file_in,
+                                   stdout=null_out if null_end == "stdout" else file_out,
+                                   stderr=subprocess.DEVNULL, timeout=20)
+    assert completed.returncode == 0
+    if null_end == "stdin":
+        assert answers.read_bytes() == b""  # nothing asked, nothing answered

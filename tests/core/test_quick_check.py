@@ -92,3 +92,19 @@ def test_schemas_derived_from_signatures_get_a_quick_check() -> None:
     assert check({"text": "hi", "times": 2, "mode": "a", "tags": ["x"], "extra": {"k": 1.5}})
     assert not check({"text": "hi", "times": True})
     assert not check({"times": 2})
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), [
+    ({"type": "array", "items": {"type": "string"}}, ["a", "b", "c"], ["a", "b", 3]),
+    ({"type": "array", "items": {"type": "integer", "description": "n"}}, [1, 2], [1, True]),
+    ({"type": "array", "items": {"type": ["string", "null"]}}, ["a", None], ["a", 1.5]),
+    ({"type": "object", "additionalProperties": {"type": "string"}}, {"a": "x", "b": "y"}, {"a": "x", "b": ["y"]}),
+    ({"type": "object", "additionalProperties": {"type": "number"}}, {"a": 1, "b": 2.5}, {"a": 1, "b": False}),
+])
+def test_containers_of_bare_types_check_every_member(schema: dict[str, Any], good: Any, bad: Any) -> None:
+    """Members of a bare type are checked all at once by class (no call per member): a wrong one in the
+    last place, or a boolean where numbers go, must still fail."""
+    check = compile_quick_check(schema)
+    assert check is not None and check(good) and check([] if isinstance(good, list) else {})
+    assert not check(bad)
+    assert not compile_validator(schema).is_valid(bad)  # the full validator agrees it is invalid
