@@ -47,13 +47,6 @@ def live():
         yield server
 
 
-@pytest.fixture
-def wire(live):
-    client = Wire(live.base)
-    yield client
-    client.close()
-
-
 def _error(response: httpx.Response) -> dict:
     return response.json()["error"]
 

@@ -30,13 +30,6 @@ def live():
         yield server
 
 
-@pytest.fixture
-def wire(live):
-    client = Wire(live.base)
-    yield client
-    client.close()
-
-
 def test_a_bare_tools_call_is_answered_without_a_session(wire) -> None:
     response, [answer] = wire.request("tools/call", ECHO)
     assert response.status_code == 200, response.text

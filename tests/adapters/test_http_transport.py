@@ -39,13 +39,6 @@ def live():
         yield server
 
 
-@pytest.fixture
-def wire(live):
-    client = Wire(live.base)
-    yield client
-    client.close()
-
-
 def test_every_semantic_code_has_an_http_status() -> None:
     assert set(STATUS) == set(ErrorCode)
 
