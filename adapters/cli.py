@@ -82,7 +82,7 @@ def _say(command: str, line: str) -> None:
 
 
 def _start_in_background(service: Any, command: str) -> Any:
-    """`service.start` for an adapter's start-up hooks: an error it can explain becomes the one line on
+    """`service.start` (the classifier's or the knowledge base's) for an adapter's start-up hooks: an error it can explain becomes the one line on
     stderr and a StartupFailure carrying it, which /health reports before the process exits 1."""
     async def start() -> None:
         try:
@@ -237,7 +237,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         classifier_health = hooks.get("health")
         hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
                                    "knowledge": knowledge.describe()}
-        hooks["on_startup"] = [*hooks["on_startup"], knowledge.start, knowledge.watch]
+        hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(knowledge, "serve"), knowledge.watch]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -307,7 +307,7 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
-    background += [knowledge.start, knowledge.watch] if knowledge is not None else []
+    background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import structlog
@@ -21,6 +22,10 @@ from .model_files import ModelFiles, memoised_sha256
 log = structlog.get_logger(__name__)
 
 QUANTIZATIONS = ("fp32", "int8")
+# The classifier and the knowledge base open the same cached model from their own background threads:
+# checking, converting, quantizing and discarding it happen one at a time, or two rebuilds of one file
+# trip over each other's temporaries.
+_CACHE_LOCK = threading.RLock()
 MIN_REFERENCE_COSINE = 0.9999
 REFERENCE_SENTENCES = (
     "What is 5 + 3?",
@@ -80,6 +85,11 @@ def store(path: Path, data: bytes) -> None:
 def discard(cache_dir: Path, weights_digest: str, quantization: str) -> None:
     """Remove one cached model and its sidecar, so the next load_or_build rebuilds it (int8 from the
     cached fp32, which was checked against the numpy reference when it was converted)."""
+    with _CACHE_LOCK:
+        _discard(cache_dir, weights_digest, quantization)
+
+
+def _discard(cache_dir: Path, weights_digest: str, quantization: str) -> None:
     path = model_path(cache_dir, weights_digest, quantization)
     for stale in (path, _sidecar(path)):
         stale.unlink(missing_ok=True)
@@ -138,6 +148,11 @@ def load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights
 
     A path, not bytes: onnxruntime maps the file itself, so we never hold a second copy (this keeps
     fp32 peak RSS well below what bytes-in-Python plus the session's own copy would cost)."""
+    with _CACHE_LOCK:
+        return _load_or_build(files, cache_dir, quantization, weights_digest)
+
+
+def _load_or_build(files: ModelFiles, cache_dir: Path, quantization: str, weights_digest: str | None) -> Path:
     if quantization not in QUANTIZATIONS:
         raise ModelCacheError(f"unknown quantization {quantization!r}; expected one of {QUANTIZATIONS}")
     digest = weights_digest or memoised_sha256(files.weights, cache_dir / "models")

@@ -28,15 +28,18 @@ class PassageEmbedder:
     @classmethod
     def load(cls, *, quantization: str = "int8", threads: int = 1, cache_dir: Path | None = None) -> PassageEmbedder:
         from hexmcp.tools.classification import model_cache
-        from hexmcp.tools.classification.encoder import SentenceEncoder, features_key
-        from hexmcp.tools.classification.model_files import MODEL_ID, file_sha256, locate_model_files
+        from hexmcp.tools.classification.config import ClassificationConfig
+        from hexmcp.tools.classification.encoder import features_key
+        from hexmcp.tools.classification.engine import open_encoder
+        from hexmcp.tools.classification.model_files import MODEL_ID, locate_model_files, memoised_sha256
         from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
 
         cache = cache_dir or model_cache.default_cache_dir()
         files = locate_model_files()
-        digest = file_sha256(files.weights)
-        model_path = model_cache.load_or_build(files, cache, quantization, digest)
-        encoder = SentenceEncoder(model_path, files.tokenizer, PASSAGE_MAX_TOKENS, threads)
+        digest = memoised_sha256(files.weights, cache / "models")
+        # The classifier's way in: a cached model onnxruntime refuses is rebuilt once, then an error.
+        config = ClassificationConfig(quantization=quantization, threads=threads, max_tokens=PASSAGE_MAX_TOKENS)
+        encoder = open_encoder(files, cache, digest, config)
         return cls(encoder, features_key(MODEL_ID, digest, CONVERTER_VERSION, quantization, PASSAGE_MAX_TOKENS))
 
     def embed(self, text: str) -> np.ndarray:
