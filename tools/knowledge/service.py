@@ -21,6 +21,7 @@ import structlog
 from .corpus import CorpusSpec, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
+from .vectors import VectorStoreError, VectorStoreErrorCode
 
 if TYPE_CHECKING:  # numpy and the retrieval stack load with the index, not at start-up
     from .retrieval import KnowledgeIndex
@@ -96,11 +97,17 @@ class KnowledgeService:
         return self._index is not None
 
     async def start(self) -> None:
-        """Build the index (idempotent); returns when it is complete."""
-        await self._ensure_building()
+        """Build the index (idempotent); returns when it is complete. A vector store that cannot be
+        reached (a Qdrant server not up yet) is not fatal: /health names it and the next search retries."""
+        try:
+            await self._ensure_building()
+        except VectorStoreError as error:
+            if error.code is not VectorStoreErrorCode.UNAVAILABLE:
+                raise
+            log.warning("the vector store is unavailable; searches retry it", error=error.message)
 
     def _ensure_building(self) -> asyncio.Future[KnowledgeIndex]:
-        if self._building is None:
+        if self._building is None or _store_unavailable(self._building) is not None:
             loop = asyncio.get_running_loop()
 
             def publish(index: KnowledgeIndex) -> None:  # from the build thread
@@ -180,9 +187,20 @@ class KnowledgeService:
         index = self._index
         building = self._building
         complete = building is not None and building.done() and not building.cancelled() and not building.exception()
+        unavailable = _store_unavailable(building) if building is not None else None
         return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
                 "index_version": index.version if index else None, "ready": index is not None,
-                "complete": complete}
+                "complete": complete, **({"vector_store_error": unavailable} if unavailable else {})}
+
+
+def _store_unavailable(build: asyncio.Future[Any]) -> str | None:
+    """Why a finished build could not open its vector store, or None (running, done, or another failure)."""
+    if not build.done() or build.cancelled():
+        return None
+    error = build.exception()
+    if isinstance(error, VectorStoreError) and error.code is VectorStoreErrorCode.UNAVAILABLE:
+        return error.message
+    return None
 
 
 def _default_cache_dir() -> Path:
