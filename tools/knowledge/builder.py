@@ -14,7 +14,7 @@ import hashlib
 import io
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 import structlog
@@ -78,10 +78,11 @@ def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocu
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                 progress: Progress | None = None, publish: Publish | None = None,
-                cancelled: Callable[[], bool] | None = None) -> KnowledgeIndex:
+                cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset()) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
-    slowest document. The version of a partial index says so (`-partial`)."""
+    slowest document. The version of a partial index says so (`-partial`). `stored` names documents
+    whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
     model_key: str = embedder.model_key  # type: ignore[attr-defined]
     dimension: int = embedder.dimension  # type: ignore[attr-defined]
@@ -95,7 +96,10 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
 
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
     pending: list[tuple[SourceDocument, tuple[Passage, ...]]] = []
-    for document, chunks in chunked:  # first pass: what the cache already holds
+    for document, chunks in chunked:  # first pass: what the store or the cache already holds
+        if document.document_id in stored:
+            _add(store, passages, done, document, chunks, None, progress)
+            continue
         vectors = cache.load(vectors_key(model_key, max_chars, document), len(chunks), dimension) if chunks else None
         if chunks and vectors is None:
             pending.append((document, chunks))
