@@ -99,12 +99,16 @@ def _start_in_background(service: Any, command: str) -> Any:
 
 def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
     """The knowledge service registered on `server`, or None with --no-knowledge. Raises CorpusError
-    (a missing --docs path, nothing readable) before anything is served."""
+    (a missing --docs path, nothing readable) or VectorStoreError (a --vector-store spec that names no
+    store, a local store folder that cannot be made) before anything is served."""
     if args.no_knowledge:
         return None
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
     from hexmcp.tools.knowledge.service import KnowledgeConfig
+    from hexmcp.tools.knowledge.vectors import check_vector_store_spec
+
+    check_vector_store_spec(args.vector_store)
 
     config = KnowledgeConfig(corpus=CorpusSpec(roots=args.docs, include=args.docs_include, exclude=args.docs_exclude),
                              url_base=args.docs_url_base, quantization=args.quantization or "int8",
@@ -257,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
     from hexmcp.tools.knowledge.errors import CorpusError
+    from hexmcp.tools.knowledge.vectors import VectorStoreError
 
     try:
         if args.command == "stdio":
@@ -276,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
-    except CorpusError as error:  # a bad --docs path, read before serving
+    except (CorpusError, VectorStoreError) as error:  # a bad --docs path or --vector-store, found before serving
         _say(args.command, str(error))
         return ExitCode.USAGE
 

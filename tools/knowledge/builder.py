@@ -9,11 +9,12 @@ document it had not finished. Writes are atomic, so an interruption never leaves
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import io
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 import structlog
@@ -25,6 +26,10 @@ from .retrieval import KnowledgeIndex
 from .vectors.port import VectorStore
 
 log = structlog.get_logger(__name__)
+
+#: Passages queued ahead of the oldest unfinished document: enough that both inference workers stay busy
+#: across short documents, few enough that Ctrl-C waits about a second for the window to be saved.
+WINDOW_PASSAGES = 32
 
 Progress = Callable[[int], None]  # called with the number of passages just embedded or loaded
 Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and the final one
@@ -73,10 +78,11 @@ def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocu
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                 progress: Progress | None = None, publish: Publish | None = None,
-                cancelled: Callable[[], bool] | None = None) -> KnowledgeIndex:
+                cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset()) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
-    slowest document. The version of a partial index says so (`-partial`)."""
+    slowest document. The version of a partial index says so (`-partial`). `stored` names documents
+    whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
     model_key: str = embedder.model_key  # type: ignore[attr-defined]
     dimension: int = embedder.dimension  # type: ignore[attr-defined]
@@ -90,7 +96,10 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
 
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
     pending: list[tuple[SourceDocument, tuple[Passage, ...]]] = []
-    for document, chunks in chunked:  # first pass: what the cache already holds
+    for document, chunks in chunked:  # first pass: what the store or the cache already holds
+        if document.document_id in stored:
+            _add(store, passages, done, document, chunks, None, progress)
+            continue
         vectors = cache.load(vectors_key(model_key, max_chars, document), len(chunks), dimension) if chunks else None
         if chunks and vectors is None:
             pending.append((document, chunks))
@@ -99,17 +108,51 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
     publisher = _Publisher(publish, snapshot)
     if pending:
         publisher.maybe(force=bool(passages))
-    for document, chunks in pending:  # second pass: embed, saving each document as it completes
-        if cancelled is not None and cancelled():
-            raise IndexingCancelled(f"stopped after {len(done)} of {len(chunked)} documents; the rest resume later")
-        vectors = embedder.embed_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+    # Second pass: embed, a window of documents in flight at once (the embedder's workers share their
+    # passages), each saved and added, in order, as soon as it is complete.
+    in_flight: collections.deque[tuple[SourceDocument, tuple[Passage, ...], object]] = collections.deque()
+
+    def complete_oldest() -> None:
+        document, chunks, pending_vectors = in_flight.popleft()
+        vectors = pending_vectors.result()  # type: ignore[attr-defined]
         cache.store(vectors_key(model_key, max_chars, document), vectors)
         _add(store, passages, done, document, chunks, vectors, progress)
         publisher.maybe()
+
+    try:
+        for document, chunks in pending:
+            if cancelled is not None and cancelled():
+                raise _Cancelled
+            submitted = embedder.submit_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+            in_flight.append((document, chunks, submitted))
+            while sum(len(c) for _, c, _ in in_flight) > WINDOW_PASSAGES and len(in_flight) > 1:
+                complete_oldest()
+        while in_flight:
+            complete_oldest()
+    except BaseException as stop:  # Ctrl-C, cancellation, a failed document: keep what is finished
+        _drain(in_flight, complete_oldest)
+        if isinstance(stop, _Cancelled):
+            raise IndexingCancelled(f"stopped after {len(done)} of {len(chunked)} documents; "
+                                    "the rest resume later") from None
+        raise
     final = snapshot(final=True)
     if publish is not None:
         publish(final)
     return final
+
+
+class _Cancelled(Exception):
+    """Internal: `cancelled()` said stop; raised as IndexingCancelled once the window is drained."""
+
+
+def _drain(in_flight: collections.deque, complete_oldest: Callable[[], None]) -> None:
+    """Finish the documents already queued (at most a window, about a second of work) so an interrupted
+    or cancelled build saves them; one that fails is dropped (it re-embeds on the next run)."""
+    while in_flight:
+        try:
+            complete_oldest()
+        except Exception:
+            log.warning("a document in flight failed while stopping; it re-embeds next time", exc_info=True)
 
 
 def _add(store: VectorStore, passages: list[Passage], done: list[SourceDocument], document: SourceDocument,

@@ -8,6 +8,7 @@ knowledge package stays cheap for the stdio cold start.
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ class PassageEmbedder:
         self.dimension: int = encoder.dimension
         self.model_key = model_key  # part of every on-disk cache key: a new model re-embeds
         self.embedded = 0  # texts embedded since start-up (tests count re-embedding with it)
+        self._pool: ThreadPoolExecutor | None = None  # made on the first submit_many: queries never need it
 
     @classmethod
     def load(cls, *, quantization: str = "int8", threads: int = 1, cache_dir: Path | None = None) -> PassageEmbedder:
@@ -52,9 +54,31 @@ class PassageEmbedder:
 
     def embed_many(self, texts: list[str]) -> np.ndarray:
         """Each text alone, on one worker thread per core (the result does not depend on how many)."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = np.asarray(self.encoder.encode(texts, os.cpu_count() or 1).sentences, dtype=np.float32)
-        self.embedded += len(texts)
+        return self.submit_many(texts).result()
+
+    def submit_many(self, texts: list[str]) -> PendingVectors:
+        """Queue `texts` on the embedder's worker threads and return at once. The queue is shared, so
+        texts of several calls in flight keep every worker busy (a document of one passage would idle
+        all but one); each text still runs alone, so a vector never depends on what it queued with."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed")
+        return PendingVectors(self, [self._pool.submit(self.encoder.embed_one, text) for text in texts])
+
+    def _finish(self, vectors: np.ndarray) -> np.ndarray:
+        self.embedded += len(vectors)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)
+
+
+class PendingVectors:
+    """The vectors of one `submit_many` call, once every text of it is embedded."""
+
+    def __init__(self, embedder: PassageEmbedder, parts: list[Future[Any]]) -> None:
+        self._embedder, self._parts = embedder, parts
+
+    def result(self) -> np.ndarray:
+        """(len(texts), dimension) float32, L2-normalised; waits for the texts still queued."""
+        if not self._parts:
+            return np.zeros((0, self._embedder.dimension), dtype=np.float32)
+        vectors = np.stack([np.asarray(part.result()[0], dtype=np.float32) for part in self._parts])
+        return self._embedder._finish(vectors)

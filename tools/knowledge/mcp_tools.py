@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
+from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.pagination import page
 
 from .errors import QueryError, UnknownIdError
 from .fusion import DENSE_WEIGHT
 from .queries import MAX_QUERY_CHARS
+from .vectors import VectorStoreError
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeConfig, KnowledgeService, resource_uri
 
 SEARCH_LIMIT = 10
@@ -54,8 +55,14 @@ def _unknown(error: UnknownIdError, path: str) -> ProtocolError:
 def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> KnowledgeService:
     service = KnowledgeService(config)
 
+    async def current_index() -> Any:
+        try:
+            return await service.index()
+        except VectorStoreError as error:  # a Qdrant server not up (yet): the next call retries it
+            raise ToolError(f"the knowledge index is unavailable: {error.message}; try again later") from None
+
     async def search(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        index = await service.index()
+        index = await current_index()
         try:
             hits = index.search_documents(arguments["query"], SEARCH_LIMIT)
         except QueryError as error:
@@ -64,7 +71,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                              "url": service.url(h.document.document_id)} for h in hits]}
 
     async def fetch(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        index = await service.index()
+        index = await current_index()
         identifier = arguments["id"]
         if identifier in service.documents:  # documents are served whole even before they are indexed
             document = service.documents[identifier]
@@ -93,7 +100,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
         return result
 
     async def search_passages(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        index = await service.index()
+        index = await current_index()
         try:
             hits = index.search_passages(arguments["query"], int(arguments.get("limit", SEARCH_LIMIT)),
                                          document_id=arguments.get("documentId"))

@@ -21,6 +21,7 @@ import structlog
 from .corpus import CorpusSpec, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
+from .vectors import VectorStoreError, VectorStoreErrorCode
 
 if TYPE_CHECKING:  # numpy and the retrieval stack load with the index, not at start-up
     from .retrieval import KnowledgeIndex
@@ -81,6 +82,9 @@ class KnowledgeService:
         self._cancel = threading.Event()
         self._lock = asyncio.Lock()
         self.build_seconds: float | None = None
+        self._embedder: Any = None  # PassageEmbedder, loaded by the first build and kept
+        self._store: Any = None  # the VectorStore, opened by the first build and updated per document after
+        self._store_stale = False
         self.listeners: list[Callable[[CorpusChange], None]] = []
 
     def url(self, document_id: str) -> str:
@@ -96,11 +100,17 @@ class KnowledgeService:
         return self._index is not None
 
     async def start(self) -> None:
-        """Build the index (idempotent); returns when it is complete."""
-        await self._ensure_building()
+        """Build the index (idempotent); returns when it is complete. A vector store that cannot be
+        reached (a Qdrant server not up yet) is not fatal: /health names it and the next search retries."""
+        try:
+            await self._ensure_building()
+        except VectorStoreError as error:
+            if error.code is not VectorStoreErrorCode.UNAVAILABLE:
+                raise
+            log.warning("the vector store is unavailable; searches retry it", error=error.message)
 
     def _ensure_building(self) -> asyncio.Future[KnowledgeIndex]:
-        if self._building is None:
+        if self._building is None or _store_unavailable(self._building) is not None:
             loop = asyncio.get_running_loop()
 
             def publish(index: KnowledgeIndex) -> None:  # from the build thread
@@ -110,9 +120,10 @@ class KnowledgeService:
             self._building = asyncio.ensure_future(self._run_build(publish))
         return self._building
 
-    async def _run_build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
+    async def _run_build(self, publish: Callable[[KnowledgeIndex], None] | None,
+                         change: CorpusChange | None = None) -> KnowledgeIndex:
         try:
-            return await asyncio.to_thread(self._build, publish)
+            return await asyncio.to_thread(self._build, publish, change)
         except asyncio.CancelledError:
             # The server is stopping: the thread cannot be killed, so tell it to stop after the
             # document it is embedding, or the interpreter would wait for the whole corpus.
@@ -145,7 +156,7 @@ class KnowledgeService:
             listener(change)
         await self._ensure_building()
         async with self._lock:
-            self._index = await self._run_build(None)
+            self._index = await self._run_build(None, change)
         return change
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
@@ -161,16 +172,28 @@ class KnowledgeService:
             except Exception:  # a bad edit must not end watching: log it, keep serving the last index
                 log.exception("re-indexing the changed corpus failed; the previous index stays")
 
-    def _build(self, publish: Callable[[KnowledgeIndex], None] | None) -> KnowledgeIndex:
+    def _build(self, publish: Callable[[KnowledgeIndex], None] | None, change: CorpusChange | None) -> KnowledgeIndex:
+        """The first build opens the embedder and the store and keeps them; a re-index after `change`
+        deletes the removed and modified documents' rows and writes only the added and modified ones."""
         from .builder import build_index, new_store
         from .embedder import PassageEmbedder
 
         started = time.perf_counter()
-        embedder = PassageEmbedder.load(quantization=self.config.quantization, cache_dir=self.config.cache_dir)
+        if self._embedder is None:
+            self._embedder = PassageEmbedder.load(quantization=self.config.quantization,
+                                                  cache_dir=self.config.cache_dir)
+        stored: frozenset[str] = frozenset()
+        if self._store is None or change is None or self._store_stale:
+            self._store = new_store(self._embedder.dimension, self.config.vector_store)
+        else:
+            for document_id in (*change.removed, *change.modified):
+                self._store.delete_document(document_id)
+            stored = frozenset(self.documents.keys() - {*change.added, *change.modified})
         cache = self.config.cache_dir or _default_cache_dir()
-        index = build_index(list(self.documents.values()), embedder, new_store(embedder.dimension,
-                            self.config.vector_store), cache_dir=cache, publish=publish,
-                            cancelled=self._cancel.is_set)
+        self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
+        index = build_index(list(self.documents.values()), self._embedder, self._store, cache_dir=cache,
+                            publish=publish, cancelled=self._cancel.is_set, stored=stored)
+        self._store_stale = False
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
                  seconds=round(self.build_seconds, 2), version=index.version)
@@ -180,9 +203,20 @@ class KnowledgeService:
         index = self._index
         building = self._building
         complete = building is not None and building.done() and not building.cancelled() and not building.exception()
+        unavailable = _store_unavailable(building) if building is not None else None
         return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
                 "index_version": index.version if index else None, "ready": index is not None,
-                "complete": complete}
+                "complete": complete, **({"vector_store_error": unavailable} if unavailable else {})}
+
+
+def _store_unavailable(build: asyncio.Future[Any]) -> str | None:
+    """Why a finished build could not open its vector store, or None (running, done, or another failure)."""
+    if not build.done() or build.cancelled():
+        return None
+    error = build.exception()
+    if isinstance(error, VectorStoreError) and error.code is VectorStoreErrorCode.UNAVAILABLE:
+        return error.message
+    return None
 
 
 def _default_cache_dir() -> Path:

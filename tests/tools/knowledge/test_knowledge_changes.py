@@ -103,3 +103,64 @@ async def test_fetch_takes_a_document_id_too(served) -> None:
     document = answer["structuredContent"]
     assert document["text"] == service.documents["notes/cooking.rst"].text
     assert document["metadata"]["offsets"] == {"start": 0, "end": len(document["text"])}
+
+
+
+class _CountingStore:
+    """The real in-process store, recording each write: (operation, document ids it touched)."""
+
+    def __init__(self, dimension: int) -> None:
+        from hexmcp.tools.knowledge.vectors import MemoryVectorStore
+
+        self.inner = MemoryVectorStore(dimension)
+        self.dimension = dimension
+        self.writes: list[tuple[str, frozenset[str]]] = []
+
+    def upsert(self, passage_ids, vectors, document_ids) -> None:
+        self.writes.append(("upsert", frozenset(document_ids)))
+        self.inner.upsert(passage_ids, vectors, document_ids)
+
+    def delete_document(self, document_id: str) -> None:
+        self.writes.append(("delete_document", frozenset({document_id})))
+        self.inner.delete_document(document_id)
+
+    def search(self, query, limit, *, document_id=None):
+        return self.inner.search(query, limit, document_id=document_id)
+
+
+@pytest.fixture
+def opened_stores(monkeypatch) -> list[_CountingStore]:
+    """Every store the knowledge service opens, counting its writes."""
+    from hexmcp.tools.knowledge import builder
+
+    opened: list[_CountingStore] = []
+
+    def open_counting(dimension: int, spec: str = "memory") -> _CountingStore:
+        opened.append(_CountingStore(dimension))
+        return opened[-1]
+
+    monkeypatch.setattr(builder, "new_store", open_counting)
+    return opened
+
+
+async def test_a_reindex_writes_only_the_changed_documents_to_the_kept_store(served, corpus_dir: Path,
+                                                                            opened_stores) -> None:
+    server, service, client = served
+    await client.initialize()
+    await service.start()
+    [store] = opened_stores
+    assert {doc for _op, docs in store.writes for doc in docs} == set(service.documents)  # first build: all
+    store.writes.clear()
+
+    (corpus_dir / "notes/weather.txt").write_text("Snow is expected over the mountain passes.\n")
+    (corpus_dir / "notes/cooking.rst").unlink()
+    (corpus_dir / "notes/garden.md").write_text("# Garden\n\nWater the tomatoes every evening.\n")
+    await service.reload()
+
+    assert opened_stores == [store]  # the same store, updated in place
+    assert sorted((op, tuple(docs)) for op, docs in store.writes) == [
+        ("delete_document", ("notes/cooking.rst",)), ("delete_document", ("notes/weather.txt",)),
+        ("upsert", ("notes/garden.md",)), ("upsert", ("notes/weather.txt",))]
+    assert len(store.inner) == len((await service.index()).passages)  # no row of a removed or old version
+    found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "snow in the mountains"}})
+    assert found["structuredContent"]["items"][0]["documentId"] == "notes/weather.txt"

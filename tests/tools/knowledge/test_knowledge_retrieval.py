@@ -101,11 +101,11 @@ class _InterruptedAfter:
         self.inner, self.left = embedder, documents
         self.model_key, self.dimension, self.embed = embedder.model_key, embedder.dimension, embedder.embed
 
-    def embed_many(self, texts):
+    def submit_many(self, texts):  # the builder queues each document through this, in order
         if self.left == 0:
             raise KeyboardInterrupt
         self.left -= 1
-        return self.inner.embed_many(texts)
+        return self.inner.submit_many(texts)
 
 
 def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedder, tmp_path_factory) -> None:
@@ -145,3 +145,24 @@ def test_a_cancelled_build_stops_before_the_next_document(corpus_dir: Path, embe
         build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=tmp_path_factory.mktemp("stop"),
                     cancelled=lambda: calls.append(1) is None and len(calls) > 1)
     assert embedder.embedded - before == len(chunk_document(documents[0]))
+
+
+def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir: Path, embedder,
+                                                                      tmp_path_factory) -> None:
+    """The whole small corpus fits one window (its documents' passages queue together); what each
+    document saves is exactly what embedding it alone gives, in its own passage order."""
+    from hexmcp.tools.knowledge.builder import WINDOW_PASSAGES, VectorCache, vectors_key
+    from hexmcp.tools.knowledge.chunking import DEFAULT_MAX_CHARS
+
+    cache = tmp_path_factory.mktemp("window")
+    documents = load_documents(CorpusSpec(roots=[corpus_dir]))
+    chunks = {d.document_id: chunk_document(d) for d in documents}
+    assert len(documents) > 1 and sum(map(len, chunks.values())) <= WINDOW_PASSAGES
+    build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache)
+    saved = VectorCache(cache / "knowledge")
+    for document in documents:
+        texts = [p.indexed_text() for p in chunks[document.document_id]]
+        vectors = saved.load(vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document), len(texts),
+                             embedder.dimension)
+        assert vectors is not None, document.document_id
+        np.testing.assert_allclose(vectors, embedder.embed_many(texts), atol=1e-6)

@@ -6,39 +6,112 @@ Spec forms:
 - `qdrant+http://HOST:PORT` or `qdrant+https://…`: a Qdrant server or cluster; `?collection=NAME`
   picks the collection (default `hexmcp_passages`); the API key, if any, comes from the
   `QDRANT_API_KEY` environment variable, never from the command line.
+
+Parsing (`parse_vector_store_spec`) is separate from opening so the composition root can refuse a bad
+spec, or a local folder it could never use, before serving (exit 2) instead of after the background
+build. A server URL is not contacted then: the server may come up later, and /health says if it has not.
 """
 
 from __future__ import annotations
 
+import enum
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+import attrs
+
 from .errors import VectorStoreError, VectorStoreErrorCode
-from .memory import MemoryVectorStore
-from .port import VectorStore
-from .qdrant import DEFAULT_COLLECTION, QdrantVectorStore
+
+if TYPE_CHECKING:  # the port imports numpy, which checking a spec at start-up need not load
+    from .port import VectorStore
+
+DEFAULT_COLLECTION = "hexmcp_passages"  # the Qdrant collection when a URL spec names none
 
 #: The spec forms, as the error for an unknown one lists them.
 SPEC_FORMS = ("memory", "qdrant+path:DIR", "qdrant+http://HOST:PORT[?collection=NAME]", "qdrant+https://…")
 
 
-def open_vector_store(spec: str, dimension: int) -> VectorStore:
+class StoreKind(enum.Enum):
+    MEMORY = "memory"  # in-process
+    QDRANT_LOCAL = "qdrant+path"  # Qdrant's local mode: files under a folder
+    QDRANT_SERVER = "qdrant+url"  # a Qdrant server or cluster
+
+
+@attrs.frozen(kw_only=True)
+class VectorStoreSpec:
+    """A parsed `--vector-store`: which store, and where (a folder or a URL without its query)."""
+
+    kind: StoreKind
+    location: str = ""
+    collection: str = DEFAULT_COLLECTION
+
+
+def parse_vector_store_spec(spec: str) -> VectorStoreSpec:
+    """The spec's parts, or a BAD_SPEC error saying what is wrong with it; touches nothing."""
     text = spec.strip()
     if text == "memory":
-        return MemoryVectorStore(dimension)
+        return VectorStoreSpec(kind=StoreKind.MEMORY)
     if text.startswith("qdrant+path:"):
         folder = text.removeprefix("qdrant+path:")
         if not folder:
             raise _bad(spec, "qdrant+path: needs a folder, e.g. qdrant+path:.hexmcp/qdrant")
-        return QdrantVectorStore(dimension, path=folder)
+        return VectorStoreSpec(kind=StoreKind.QDRANT_LOCAL, location=folder)
     if text.startswith(("qdrant+http://", "qdrant+https://")):
         parts = urlsplit(text.removeprefix("qdrant+"))
+        try:
+            parts.port  # noqa: B018 (raises ValueError on a port that is not a number in range)
+        except ValueError as error:
+            raise _bad(spec, f"the Qdrant URL's port is unusable: {error}") from None
         if not parts.hostname:
             raise _bad(spec, "the Qdrant URL names no host")
         collection = parse_qs(parts.query).get("collection", [DEFAULT_COLLECTION])[-1]
+        if not collection:
+            raise _bad(spec, "?collection= needs a name")
         url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-        return QdrantVectorStore(dimension, url=url, collection=collection, api_key=os.environ.get("QDRANT_API_KEY"))
+        return VectorStoreSpec(kind=StoreKind.QDRANT_SERVER, location=url, collection=collection)
     raise _bad(spec, f"expected one of: {', '.join(SPEC_FORMS)}")
+
+
+def check_vector_store_spec(spec: str) -> VectorStoreSpec:
+    """`parse_vector_store_spec`, and for a local store that its folder exists as a writable folder or
+    can be made; a BAD_SPEC error otherwise. Creates nothing (a server that never starts leaves no trace)."""
+    parsed = parse_vector_store_spec(spec)
+    if parsed.kind is StoreKind.QDRANT_LOCAL:
+        problem = _folder_problem(Path(parsed.location).expanduser())
+        if problem is not None:
+            raise _bad(spec, problem)
+    return parsed
+
+
+def open_vector_store(spec: str, dimension: int) -> VectorStore:
+    parsed = parse_vector_store_spec(spec)
+    if parsed.kind is StoreKind.MEMORY:
+        from .memory import MemoryVectorStore
+
+        return MemoryVectorStore(dimension)
+    from .qdrant import QdrantVectorStore
+
+    if parsed.kind is StoreKind.QDRANT_LOCAL:
+        return QdrantVectorStore(dimension, path=parsed.location)
+    return QdrantVectorStore(dimension, url=parsed.location, collection=parsed.collection,
+                             api_key=os.environ.get("QDRANT_API_KEY"))
+
+
+def _folder_problem(folder: Path) -> str | None:
+    """Why `folder` could not hold the store's files, or None: the nearest existing ancestor must be
+    a writable folder (a regular file on the way makes every later mkdir fail)."""
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
 
 
 def _bad(spec: str, why: str) -> VectorStoreError:

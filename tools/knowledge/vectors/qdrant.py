@@ -16,10 +16,10 @@ from typing import Sequence
 import numpy as np
 
 from .errors import VectorStoreError, VectorStoreErrorCode
+from .factory import DEFAULT_COLLECTION
 from .port import VectorHit
 from .rows import prepare_query, prepare_rows
 
-DEFAULT_COLLECTION = "hexmcp_passages"
 _POINT_NAMESPACE = uuid.UUID("6f0c8e52-3a57-4d0e-9f61-2d1c4b7a9e10")  # fixed: point ids must not change between runs
 _BATCH = 512  # points per upsert request: bounded request bodies for a remote cluster
 
