@@ -30,7 +30,7 @@ class PassageEmbedder:
         from hexmcp.tools.classification import model_cache
         from hexmcp.tools.classification.encoder import SentenceEncoder, features_key
         from hexmcp.tools.classification.model_files import MODEL_ID, file_sha256, locate_model_files
-        from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
+        from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
 
         cache = cache_dir or model_cache.default_cache_dir()
         files = locate_model_files()
