@@ -36,7 +36,7 @@ def test_bad_taxonomy_fails_start_up_with_file_line_and_reason(tmp_path, command
 
 
 # Imported only by work that runs after the handshake (the model, the index), never before `initialize`.
-DEFERRED_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "safetensors", "bm25s")
+DEFERRED_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "safetensors", "bm25s", "jsonschema")
 
 
 def test_the_stdio_start_path_imports_no_deferred_module():
