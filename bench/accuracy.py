@@ -29,7 +29,7 @@ from hexmcp.tools.classification.model_files import (
     file_sha256,
     locate_model_files,
 )
-from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
+from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
 from hexmcp.tools.classification.softmax_regression import fit, logits
 from hexmcp.tools.classification.taxonomy import Category, RoutingPolicy, Taxonomy
 

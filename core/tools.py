@@ -1,4 +1,4 @@
-"""Tools: declared once, validated against a schema compiled at registration, called by name.
+"""Tools: declared once, validated against a schema checked at registration, called by name.
 
 A tool is an async function. Declared with `@registry.tool()` its input schema comes from its type
 hints, and it receives its arguments as keyword arguments (plus `ctx: ToolContext` if it asks). Declared
@@ -14,32 +14,18 @@ import json
 from typing import Any, Awaitable, Callable
 
 import attrs
-import jsonschema
 import orjson
-from jsonschema.exceptions import best_match
 
 from . import models
 from .context import ToolContext
 from .errors import ErrorCode, ProtocolError
 from .quick_check import Check, compile_quick_check
 from .schema import input_schema_for, schema_for
+from .schema_validation import LazyValidator, best_error, compile_validator, json_path
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 _CONTENT_TYPES = (models.TextContent, models.ImageContent, models.AudioContent, models.ResourceLink,
                   models.EmbeddedResource)
-
-
-def compile_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
-def json_path(error: jsonschema.ValidationError) -> str:
-    path = "$"
-    for part in error.absolute_path:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return path
 
 
 @attrs.frozen(kw_only=True)
@@ -56,7 +42,7 @@ class RegisteredTool:
             return
         if self.validator.is_valid(arguments):  # finding the best error is the slow path
             return
-        error = best_match(self.validator.iter_errors(arguments))
+        error = best_error(self.validator, arguments)
         if error is not None:
             path = json_path(error)
             where = "arguments" if path == "$" else f"argument {path[2:]}"
@@ -94,13 +80,17 @@ class ToolRegistry:
         annotations: models.ToolAnnotations | None = None,
         icons: list[models.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        schemas_checked_in_tests: bool = False,
     ) -> RegisteredTool:
-        """Register a tool whose handler takes `(arguments, ctx)`; schemas are compiled now, once."""
+        """Register a tool whose handler takes `(arguments, ctx)`. Its schemas are checked and compiled now,
+        once (an invalid one raises jsonschema's SchemaError here), unless `schemas_checked_in_tests`: a
+        built-in tool whose schemas a test checks, compiled on first use instead (schema_validation.py)."""
         definition = models.Tool(name=name, description=description, input_schema=input_schema,
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)
-        tool = RegisteredTool(definition=definition, handler=handler, validator=compile_validator(input_schema),
-                              output_validator=compile_validator(output_schema) if output_schema else None,
+        make_validator = LazyValidator if schemas_checked_in_tests else compile_validator
+        tool = RegisteredTool(definition=definition, handler=handler, validator=make_validator(input_schema),
+                              output_validator=make_validator(output_schema) if output_schema else None,
                               quick_check=compile_quick_check(input_schema),
                               output_quick_check=compile_quick_check(output_schema) if output_schema else None)
         self._tools[name] = tool
@@ -176,7 +166,7 @@ def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
     if not isinstance(structured, dict):
         structured = {"result": structured}
     if tool.output_validator is not None and not (tool.output_quick_check and tool.output_quick_check(structured)):
-        error = best_match(tool.output_validator.iter_errors(structured))
+        error = best_error(tool.output_validator, structured)
         if error is not None:
             raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")
     return models.CallToolResult(content=[models.TextContent(text=json_text(structured))],

@@ -16,11 +16,11 @@ import structlog
 
 from . import embedding_cache, model_cache
 from .config import ClassificationConfig
+from .converter_version import CONVERTER_VERSION
 from .encoder import SentenceEncoder, features_key
 from .general_gate import GeneralGate, build_gate
 from .head import HeadSettings, SoftmaxHead, entropy_of, train_head
 from .model_files import MODEL_ID, ModelFiles, locate_model_files, memoised_sha256
-from .onnx_export import CONVERTER_VERSION
 from .preflight import cache_dir_of
 from .routing import Router, RoutingSettings, load_exemplars
 from .segments import EncodedTexts

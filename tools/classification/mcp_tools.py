@@ -92,7 +92,7 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
                      description="List the categories classify_text chooses from, in class-index order, "
                                  "with each category's description and system prompt.",
                      input_schema={"type": "object", "properties": {}}, output_schema=LIST_CATEGORIES_OUTPUT,
-                     annotations=read_only)
+                     annotations=read_only, schemas_checked_in_tests=True)
     server.tools.add("classify_text", classify_text, title="Classify text",
                      description=("Classify a text into one of the categories of list_categories, for routing. "
                                   "Returns the class index, a confidence (the top probability), the recommended "
@@ -100,5 +100,5 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
                                   f"probability and the entropy (nats). Reads only the first {config.max_tokens} "
                                   f"tokens; texts over {max_chars} characters are rejected."),
                      input_schema=_classify_input_schema(max_chars, config.max_tokens), output_schema=CLASSIFY_OUTPUT,
-                     annotations=read_only)
+                     annotations=read_only, schemas_checked_in_tests=True)
     return service

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import structlog
 
+from .converter_version import CONVERTER_VERSION
 from .errors import ModelCacheError
 from .model_files import ModelFiles, memoised_sha256
 
@@ -39,8 +40,6 @@ def default_cache_dir() -> Path:
 
 
 def model_path(cache_dir: Path, weights_digest: str, quantization: str) -> Path:
-    from .onnx_export import CONVERTER_VERSION
-
     name = f"minilm-{weights_digest[:16]}-c{CONVERTER_VERSION}-{quantization}.onnx"
     return cache_dir / "models" / name
 

@@ -12,7 +12,7 @@ Constant folding done here rather than at runtime, each exact in float32 up to r
 - token type ids are always 0 for single sentences, so that embedding row is added to the position
   table once;
 - the 1/sqrt(head_dim) attention scale is multiplied into the query projection.
-Bump CONVERTER_VERSION whenever the graph changes: it is part of the cache key.
+Bump CONVERTER_VERSION (converter_version.py) whenever the graph changes: it is part of the cache key.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-CONVERTER_VERSION = "2"
+from .converter_version import CONVERTER_VERSION
+
 MID_LAYER = 3  # 1-based transformer layer exposed as `mid_layer_tokens`
 OPSET = 17  # first opset with LayerNormalization
 MASK_FILL = -1.0e9  # added to attention scores of padding tokens; exp() of it is exactly 0

@@ -34,7 +34,7 @@ class PassageEmbedder:
         from hexmcp.tools.classification.encoder import features_key
         from hexmcp.tools.classification.engine import open_encoder
         from hexmcp.tools.classification.model_files import MODEL_ID, locate_model_files, memoised_sha256
-        from hexmcp.tools.classification.onnx_export import CONVERTER_VERSION
+        from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
 
         cache = cache_dir or model_cache.default_cache_dir()
         files = locate_model_files()

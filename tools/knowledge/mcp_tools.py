@@ -118,16 +118,16 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                      description="Search the knowledge base; returns up to 10 documents, each as the id of its "
                                  "best-matching passage (give it to fetch), a title and a URL to cite.",
                      input_schema={"type": "object", "properties": {"query": _QUERY}, "required": ["query"]},
-                     output_schema=SEARCH_OUTPUT, annotations=read_only)
+                     output_schema=SEARCH_OUTPUT, annotations=read_only, schemas_checked_in_tests=True)
     server.tools.add("fetch", fetch, title="Fetch a passage or document",
                      description="The full text of a passage (id from search or searchPassages) or of a whole "
                                  "document (id from listDocuments), with its URL and where it sits in its document.",
                      input_schema={"type": "object", "properties": {"id": _STRING}, "required": ["id"]},
-                     output_schema=FETCH_OUTPUT, annotations=read_only)
+                     output_schema=FETCH_OUTPUT, annotations=read_only, schemas_checked_in_tests=True)
     server.tools.add("listDocuments", list_documents, title="List the documents",
                      description="The documents of the knowledge base, a page at a time (pass nextCursor back).",
                      input_schema={"type": "object", "properties": {"cursor": _STRING}},
-                     output_schema=LIST_OUTPUT, annotations=read_only)
+                     output_schema=LIST_OUTPUT, annotations=read_only, schemas_checked_in_tests=True)
     server.tools.add("searchPassages", search_passages, title="Search passages",
                      description=f"Hybrid (BM25 + embedding) passage search. score is 0..1: {DENSE_WEIGHT:g} × cosine "
                                  f"similarity + {1 - DENSE_WEIGHT:g} × term overlap relative to the query's best lexical match; "
@@ -136,7 +136,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                          "query": _QUERY, "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PASSAGE_LIMIT,
                                                     "default": SEARCH_LIMIT},
                          "documentId": _STRING}},
-                     output_schema=PASSAGES_OUTPUT, annotations=read_only)
+                     output_schema=PASSAGES_OUTPUT, annotations=read_only, schemas_checked_in_tests=True)
     register_document_resources(server, service)
     return service
 
