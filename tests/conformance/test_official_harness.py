@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.official.__main__ import wait_for
-from tests.conformance.official.harness import DEFAULT_LEGS, SUITE_ALL, Leg, run_leg
+from tests.conformance.official.harness import DEFAULT_LEGS, SUITE_ALL, Leg, run_leg, wait_for
 from tests.support.net import free_port
 
 SERVER = Path(__file__).with_name("everything_server.py")

@@ -15,12 +15,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from .harness import DEFAULT_LEGS, SUITE_ALL, HarnessSetupError, Leg, run_leg
+from .harness import DEFAULT_LEGS, SUITE_ALL, HarnessSetupError, Leg, run_leg, wait_for
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,22 +50,6 @@ def main(argv: list[str] | None = None) -> int:
         print(result.summary())
     print(f"results: {out}")
     return 0 if all(result.ok for result in results) else 1
-
-
-def wait_for(url: str, server: subprocess.Popen | None, seconds: float = 30.0) -> bool:
-    """True once anything answers HTTP at `url` (any status), False on timeout or if `server` died."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if server is not None and server.poll() is not None:
-            return False
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return True
-        except urllib.error.HTTPError:
-            return True
-        except OSError:
-            time.sleep(0.2)
-    return False
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ import json
 import os
 import subprocess
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import attrs
@@ -119,3 +122,19 @@ def run_leg(leg: Leg, url: str, out: Path, *, timeout_ms: int | None = None) -> 
     result = read_leg(leg_dir, console, label=leg.label, exit_code=done.returncode)
     (out / f"{leg.slug}.json").write_text(json.dumps(result.to_json(), indent=2))
     return result
+
+
+def wait_for(url: str, server: subprocess.Popen | None, seconds: float = 30.0) -> bool:
+    """True once anything answers HTTP at `url` (any status), False on timeout or if `server` died."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server is not None and server.poll() is not None:
+            return False
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return True
+        except urllib.error.HTTPError:
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False
