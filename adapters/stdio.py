@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import structlog
 
-from hexmcp.core import McpServer, new_event_id
+from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from . import jsonrpc
 from .rpc_connection import RpcConnection
@@ -210,8 +210,8 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
         while chunk := await reader.read(_CHUNK):
             lines, oversize = splitter.feed(chunk)
             for _ in range(oversize):
-                await connection._send_error(None, jsonrpc.INVALID_REQUEST,
-                                             f"Message too large: the limit is {max_message_bytes} bytes")
+                await connection.refuse(None, ErrorCode.PAYLOAD_TOO_LARGE,
+                                        f"Message too large: the limit is {max_message_bytes} bytes")
             for line in lines:
                 if line.strip():
                     await connection.receive_raw(line)

@@ -20,16 +20,17 @@ from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
 
-from .. import jsonrpc
+from .. import jsonrpc, rpc_layer
+from ..rpc_layer import PendingRequests
 from . import dispatch
 from .asgi import Receive, Scope, Send, accepts, header, respond_json, until_done_or_gone
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .limits import release_slot
-from .peer import HttpPeer, PendingRequests
+from .peer import HttpPeer
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, readable_id, refuse
+from .status import NOT_JSON, http_status, json_body, readable_id, refuse
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -154,16 +155,15 @@ class LegacyTransport:
             if isinstance(message, jsonrpc.Request):
                 requests.append(message)
             elif isinstance(message, jsonrpc.Notification):
-                await core.handle_notification(message.method, message.params, trace_id="")
+                await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
             elif isinstance(message, jsonrpc.Response):
                 pending.resolve(message)
             else:
                 assert isinstance(message, jsonrpc.Invalid)
-                errors.append(jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}"))
+                errors.append(rpc_layer.invalid_reply(message))
         if not requests:
             if errors and not batch:
-                await refuse(send, ErrorCode.INVALID_REQUEST, errors[0]["error"]["message"],
-                             request_id=errors[0]["id"])
+                await respond_json(send, http_status(ErrorCode.INVALID_REQUEST), jsonrpc.dumps(errors[0]))
             elif errors:
                 await respond_json(send, 400, jsonrpc.dumps(errors))
             else:
@@ -185,7 +185,7 @@ class LegacyTransport:
         finally:
             for request in requests:
                 peer.replies.pop(request.id, None)
-        answers = [a for a in (dispatch.encode(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
+        answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
         if announce and not succeeded and not reply.streaming:
             headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)

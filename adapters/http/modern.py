@@ -21,7 +21,7 @@ from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
-from .. import jsonrpc
+from .. import jsonrpc, rpc_layer
 from . import dispatch, headers
 from .asgi import Receive, Scope, Send, accepts, until_done_or_gone
 from .config import HttpConfig
@@ -123,7 +123,7 @@ class ModernTransport:
             await core.close()
             return
         outcome = work.result()
-        answer = dispatch.encode(request.id, outcome)
+        answer = rpc_layer.answer(request.id, outcome)
         if answer is None:
             if reply.stream is not None:
                 await reply.stream.close()
@@ -154,7 +154,7 @@ class ModernTransport:
                 await core.close()
                 return
             outcome = work.result()
-            answer = dispatch.encode(request.id, outcome)
+            answer = rpc_layer.answer(request.id, outcome)
             if answer is None:
                 await reply.stream.close()  # type: ignore[union-attr]
             else:

@@ -16,8 +16,9 @@ import structlog
 
 from hexmcp.core import McpServer, Session
 
+from ..rpc_layer import PendingRequests
 from .config import HttpConfig
-from .peer import HttpPeer, PendingRequests
+from .peer import HttpPeer
 from .sse import EventStream
 
 log = structlog.get_logger("hexmcp.adapters.http")

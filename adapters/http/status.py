@@ -14,15 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-import structlog
 
-from hexmcp.core import ErrorCode, Rejection, new_event_id
+from hexmcp.core import ErrorCode, Rejection
 
 from .. import jsonrpc
+from ..rpc_layer import refusal
 from .asgi import BODY, JSON, RawHeaders, Scope, Send, body_of, header, respond_json
-
-log = structlog.get_logger("hexmcp.adapters.http")
-
 
 @attrs.frozen
 class Statuses:
@@ -50,34 +47,12 @@ STATUS: dict[ErrorCode, Statuses] = {
     ErrorCode.INTERNAL_ERROR: Statuses(200, 500),
 }
 
-_BY_RPC_CODE: dict[int, ErrorCode] = {}
-for _code, _wire in jsonrpc.ERROR_CODES.items():
-    _BY_RPC_CODE.setdefault(_wire, _code)
-
-
 def rpc_status(code: ErrorCode) -> int:
     return STATUS[code].rpc
 
 
 def http_status(code: ErrorCode) -> int:
     return STATUS[code].http
-
-
-def semantic(rpc_code: int) -> ErrorCode:
-    """The semantic code behind a JSON-RPC code (for errors the adapter itself produced as wire codes)."""
-    return _BY_RPC_CODE.get(rpc_code, ErrorCode.INTERNAL_ERROR)
-
-
-def rejection(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
-    """A rejection minted by the adapter itself (transport refusals), with its own eventId."""
-    return Rejection(code=code, message=message, data=data, event_id=new_event_id())
-
-
-def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
-    """A rejection minted by the adapter, logged under its eventId so the id a client quotes can be found."""
-    rej = rejection(code, message, data)
-    log.info("request refused", code=code.value, reason=message, eventId=rej.event_id)
-    return rej
 
 
 def rest_error_body(rej: Rejection) -> dict[str, Any]:

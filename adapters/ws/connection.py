@@ -105,8 +105,8 @@ class WsConnection:
                 continue
             text = message.get("text")
             if text is None:
-                await self._error(None, jsonrpc.INVALID_REQUEST,
-                                  "Invalid request: binary frames are not accepted; send each JSON message as text")
+                await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,
+                                      "Invalid request: binary frames are not accepted; send each JSON message as text")
                 continue
             if _too_big(text, self.config.max_frame_bytes):
                 self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
@@ -118,26 +118,20 @@ class WsConnection:
         try:
             value = jsonrpc.decode(text)
         except ValueError as exc:
-            await self._error(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+            await self.rpc.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
             return
         if isinstance(value, list):
             # RpcConnection would treat an array as a batch; on a socket each frame is one message.
-            await self._error(None, jsonrpc.INVALID_REQUEST,
-                              "Invalid request: a frame must hold one JSON object, not an array (no batches)")
+            await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,
+                                  "Invalid request: a frame must hold one JSON object, not an array (no batches)")
             return
         if self.stopping:
             message = jsonrpc.classify(value, require_jsonrpc=self.dialect.require_jsonrpc)
             if isinstance(message, jsonrpc.Request):
-                await self._error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
-                                  "The server is shutting down; reconnect and retry")
+                await self.rpc.refuse(message.id, ErrorCode.SERVER_BUSY,
+                                      "The server is shutting down; reconnect and retry")
                 return
         await self.rpc.receive(value)
-
-    async def _error(self, request_id: Any, code: int, message: str) -> None:
-        event_id = new_event_id()
-        log.info("error frame sent", code=code, reason=message, eventId=event_id)
-        await self.outbox.put(jsonrpc.encode_error(request_id, code, message, {"eventId": event_id},
-                                                   with_version=self.dialect.with_version))
 
     # --- ending ----------------------------------------------------------------------------------
 
