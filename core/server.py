@@ -68,11 +68,14 @@ class McpServer:
             caps["completions"] = {}
         return caps
 
-    def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None) -> Session:
-        """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions)."""
+    def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None,
+                     client_id: str | None = None) -> Session:
+        """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions);
+        `client_id` names the client across its sessions (default: the session id)."""
         from .session import Session
 
-        session = Session(self, session_id=session_id, peer=peer, assume_version=assume_version)
+        session = Session(self, session_id=session_id, peer=peer, assume_version=assume_version,
+                          client_id=client_id)
         self._sessions.add(session)
         return session
 

@@ -82,9 +82,12 @@ class Route:
 
 
 class Session:
-    def __init__(self, server: McpServer, *, session_id: str, peer: Peer, assume_version: str | None) -> None:
+    def __init__(self, server: McpServer, *, session_id: str, peer: Peer, assume_version: str | None,
+                 client_id: str | None = None) -> None:
         self.server = server
         self.session_id = session_id
+        # Who is asking, for per-client limits: outlives the session when a client opens one per request.
+        self.client_id = client_id or session_id
         self.peer = peer
         self.state = lifecycle.State.READY if assume_version else lifecycle.State.AWAITING_INITIALIZE
         self.version: str | None = assume_version
@@ -273,7 +276,7 @@ class Session:
         return ToolContext(peer=self.peer, version=call.version, request_key=call.request_key,
                            client_capabilities=call.client_capabilities, progress_token=call.progress_token,
                            log_level=call.log_level, answers=answers, session_id=self.session_id,
-                           trace_id=call.trace_id)
+                           client_id=self.client_id, trace_id=call.trace_id)
 
     async def run_cancellable(self, call: Call, work: Awaitable[Any]) -> Any:
         """Run `work` so that `notifications/cancelled` for this request really stops it.

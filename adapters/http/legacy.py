@@ -24,6 +24,7 @@ from .. import jsonrpc, rpc_layer
 from ..rpc_layer import PendingRequests
 from . import dispatch
 from .asgi import Receive, Scope, Send, accepts, header, respond_json, until_done_or_gone
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .limits import release_slot
@@ -96,9 +97,10 @@ class LegacyTransport:
             if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
                 # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
                 # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
-                await self._post_one_shot(send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
+                await self._post_one_shot(scope, send, messages, batch, header_version or SESSIONLESS_VERSION,
+                                          json_ok)
                 return
-            session = await self.sessions.create()
+            session = await self.sessions.create(client_identity(scope))
             if session is None:
                 await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
                              headers=[(b"retry-after", b"5")], request_id=first_id)
@@ -128,9 +130,9 @@ class LegacyTransport:
 
     async def _post_stateless(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool,
                               header_version: str | None, json_ok: bool) -> None:
-        await self._post_one_shot(send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+        await self._post_one_shot(scope, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
 
-    async def _post_one_shot(self, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
+    async def _post_one_shot(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
                              json_ok: bool) -> None:
         """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries)."""
         if batch and not _batching(version):
@@ -141,7 +143,8 @@ class LegacyTransport:
         handshake = not batch and isinstance(first, jsonrpc.Request) and first.method == "initialize"
         peer = HttpPeer(pending=self.stateless_pending)
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
-                                        assume_version=None if handshake else version)
+                                        assume_version=None if handshake else version,
+                                        client_id=client_identity(scope))
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
                           make_stream=lambda: EventStream(None), session_id=None, announce=False)
 

@@ -24,6 +24,7 @@ from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 from .. import jsonrpc, rpc_layer
 from . import dispatch, headers
 from .asgi import Receive, Scope, Send, accepts, until_done_or_gone
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .limits import release_slot
@@ -95,7 +96,7 @@ class ModernTransport:
         if message.method == LISTEN:
             await self._listen(scope, receive, send, message, sse_ok)
             return
-        await self._serve(receive, send, message)
+        await self._serve(scope, receive, send, message)
 
     def _check_params(self, scope: Scope, params: dict) -> headers.Problem | None:
         tool = self.server.tools.get(params.get("name")) if isinstance(params.get("name"), str) else None
@@ -108,15 +109,16 @@ class ModernTransport:
             self._annotations[id(schema)] = cached
         return headers.check_param_headers(scope, cached[1], params.get("arguments")) if cached[1] else None
 
-    def _open(self, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
+    def _open(self, scope: Scope, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
         """A one-request core session whose answer (and any stream) goes out through `send`."""
         reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
-        return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer,
+                                               client_id=client_identity(scope))
 
-    async def _serve(self, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
-        reply, core = self._open(send, request)
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+        reply, core = self._open(scope, send, request)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         if not await until_done_or_gone(work, receive):  # the client closed the stream: that is how 2026 cancels
             work.cancel()
@@ -142,7 +144,7 @@ class ModernTransport:
                          headers=[(b"retry-after", b"5")])
             return
         release_slot(scope)
-        reply, core = self._open(send, request)
+        reply, core = self._open(scope, send, request)
         self.open_streams += 1
         try:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time

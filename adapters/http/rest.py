@@ -22,6 +22,7 @@ from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from .. import jsonrpc
 from . import dispatch
 from .asgi import Receive, Scope, Send, body_of, header, respond_json, until_done_or_gone
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
 from .headers import Problem
@@ -69,7 +70,7 @@ class RestEndpoint:
         else:
             assume = None if method == "initialize" else version
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
-                                        assume_version=assume)
+                                        assume_version=assume, client_id=client_identity(scope))
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         if not await until_done_or_gone(work, receive):

@@ -44,7 +44,8 @@ class Ending:
 
 
 class WsConnection:
-    def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send) -> None:
+    def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send, *,
+                 client_id: str | None = None) -> None:
         self.config = config
         self.dialect = dialect
         self._receive = receive
@@ -54,7 +55,7 @@ class WsConnection:
                              on_overflow=self._overflowed)
         self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
                                  require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
-                                 peer_timeout_s=config.client_request_timeout_s)
+                                 peer_timeout_s=config.client_request_timeout_s, client_id=client_id)
         self.session_id = self.rpc.session_id
         self.stopping = False
         self.ended: Ending | None = None

@@ -79,7 +79,7 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
         await service.start()
         try:
             return await service.classify(text, with_probabilities=bool(arguments.get("with_probabilities", False)),
-                                          client=ctx.session_id)
+                                          client=ctx.client_id)
         except ClassificationInputError as error:
             raise ProtocolError(ErrorCode.INVALID_PARAMS, str(error), {"path": f"$.arguments.{error.field}"}) from None
         except ServiceOverloadedError as error:

@@ -50,12 +50,13 @@ def test_pool_errors_map_to_core_codes(error, code):
         return None
 
     async def failing(text: str, with_probabilities: bool = False, client: str | None = None):
-        assert client == "session-1"  # the per-client share of the queue is keyed by session
+        assert client == "address:10.0.0.7"  # the per-client share of the queue is keyed by client, not session
         raise error
 
     service.start, service.classify = started, failing
     handler = server.tools.get("classify_text").handler
     with pytest.raises(ProtocolError) as caught:
-        asyncio.run(handler({"text": "What is 5 + 3?"}, SimpleNamespace(session_id="session-1")))
+        asyncio.run(handler({"text": "What is 5 + 3?"}, SimpleNamespace(session_id="session-1",
+                                                                                 client_id="address:10.0.0.7")))
     assert caught.value.code is code
     assert caught.value.message == str(error)
