@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from hexmcp.core import ErrorCode, versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .asgi import Scope, header_values
 

@@ -17,7 +17,7 @@ import itertools
 from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, NullPeer, Ok, versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .. import jsonrpc
 from . import dispatch
