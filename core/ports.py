@@ -4,23 +4,11 @@ The core never touches a socket or a stream: to send a notification or to ask th
 (sampling, elicitation, roots on handshake versions) it calls the session's `Peer`. Requests are
 named by an opaque `request_key` the adapter chose (a JSON-RPC id, typically); the core compares keys
 and hands them back, nothing more.
-
-`ServerView` is the other direction, inside the core: what a `Session` and the method handlers use of
-the server, so that session.py need not import server.py (which imports it to open sessions).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable, Protocol
-
-if TYPE_CHECKING:  # annotations only: these modules import this one
-    from .models import Implementation
-    from .options import ServerOptions
-    from .prompts import PromptRegistry
-    from .request_state import RequestStateSealer
-    from .resources import ResourceRegistry
-    from .subscriptions import SubscriptionHub
-    from .tools import ToolRegistry
+from typing import Any, Hashable, Protocol
 
 RequestKey = Hashable
 
@@ -51,19 +39,3 @@ class NullPeer:
     async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
         raise PeerRequestFailed("this transport cannot carry requests from the server to the client")
 
-
-class ServerView(Protocol):
-    """What a session and its method handlers use of `McpServer`."""
-
-    info: Implementation
-    instructions: str | None
-    options: ServerOptions
-    tools: ToolRegistry
-    resources: ResourceRegistry
-    prompts: PromptRegistry
-    sealer: RequestStateSealer
-    subscriptions: SubscriptionHub
-
-    def capabilities(self, version: str) -> dict[str, Any]:
-        """The capabilities the server declares at `version`."""
-        ...

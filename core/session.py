@@ -23,8 +23,9 @@ from .errors import ErrorCode, ProtocolError, Rejection
 from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
 from .params import CancelledParams, parse_params
-from .ports import Peer, RequestKey, ServerView
+from .ports import Peer, RequestKey
 from .routing import Call, Ok, Outcome, Route, stateless_only
+from .server_view import ServerView
 
 log = structlog.get_logger("hexmcp.core")
 
