@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 
-from .asgi import Scope, header
+from .asgi import Scope
+from .request_headers import header
 
 _DIGEST_CHARS = 16  # 64 bits: ample to tell clients apart, short enough to key a table
 

@@ -21,12 +21,16 @@ from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .. import jsonrpc
 from . import dispatch
-from .asgi import Receive, Scope, Send, body_of, header, respond_json, until_done_or_gone
+from .asgi import Receive, Scope, Send
+from .body import body_of
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
 from .headers import Problem
-from .status import refuse_rest, send_rest_error
+from .refusals import refuse_rest, send_rest_error
+from .request_headers import header
+from .responses import respond_json
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 

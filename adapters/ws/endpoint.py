@@ -16,8 +16,9 @@ from starlette.routing import WebSocketRoute
 
 from hexmcp.core import ErrorCode, McpServer
 
-from ..http.asgi import Receive, Scope, Send, respond
+from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
+from ..http.responses import respond
 from .config import WsConfig
 from .connection import WsConnection
 from .dialect import choose_dialect

@@ -17,26 +17,30 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
 from .. import jsonrpc, rpc_layer
 from . import dispatch, headers
-from .asgi import Receive, Scope, Send, accepts, until_done_or_gone
+from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
+from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
+from .refusals import refuse
+from .request_headers import accepts
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, readable_id, refuse, rpc_status
+from .status import rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
 
 
-class ModernTransport:
+class StatelessEraTransport:
     def __init__(self, server: McpServer, config: HttpConfig) -> None:
         self.server = server
         self.config = config
@@ -119,8 +123,15 @@ class ModernTransport:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
         reply, core = self._open(scope, send, request)
-        work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
-        if not await until_done_or_gone(work, receive):  # the client closed the stream: that is how 2026 cancels
+        await self._answer(receive, reply, core, request, asyncio.ensure_future(dispatch.run(core, request,
+                                                                                               self.deadlines)))
+
+    async def _answer(self, receive: Receive, reply: Reply, core: Session, request: jsonrpc.Request,
+                      work: asyncio.Future[Outcome], *, keepalive_s: float | None = None,
+                      keepalive: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Send the answer `work` comes to on `reply`, unless the client closes the stream first: that is how
+        2026 cancels, so the work is cancelled and its session closed."""
+        if not await until_done_or_gone(work, receive, keepalive_s=keepalive_s, keepalive=keepalive):
             work.cancel()
             await core.close()
             return
@@ -150,17 +161,8 @@ class ModernTransport:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time
             work = asyncio.ensure_future(dispatch.run(core, request, None))
             self._listening[core] = work
-            if not await until_done_or_gone(work, receive, keepalive_s=self.config.keepalive_s,
-                                            keepalive=reply.stream.comment):  # type: ignore[union-attr]
-                work.cancel()
-                await core.close()
-                return
-            outcome = work.result()
-            answer = rpc_layer.answer(request.id, outcome)
-            if answer is None:
-                await reply.stream.close()  # type: ignore[union-attr]
-            else:
-                await reply.finish(answer)
+            await self._answer(receive, reply, core, request, work, keepalive_s=self.config.keepalive_s,
+                               keepalive=reply.stream.comment)  # type: ignore[union-attr]
         finally:
             self.open_streams -= 1
             self._listening.pop(core, None)

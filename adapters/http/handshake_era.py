@@ -23,15 +23,20 @@ from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
 from .. import jsonrpc, rpc_layer
 from ..rpc_layer import PendingRequests
 from . import dispatch
-from .asgi import Receive, Scope, Send, accepts, header, respond_json, until_done_or_gone
+from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
+from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
+from .refusals import refuse
+from .request_headers import accepts, header
+from .responses import respond_json
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, http_status, json_body, readable_id, refuse
+from .status import http_status
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -45,7 +50,7 @@ PRIMING_SINCE = versions.V2025_11_25
 SESSIONLESS_VERSION = versions.LATEST_HANDSHAKE_VERSION
 
 
-class LegacyTransport:
+class HandshakeEraTransport:
     def __init__(self, server: McpServer, config: HttpConfig, sessions: SessionStore) -> None:
         self.server = server
         self.config = config
