@@ -17,4 +17,3 @@ class ServerOptions:
     """Key that seals multi round-trip state; instances behind one load balancer must share it."""
     tool_timeout_s: float | None = None
     """Stop a tool that runs longer than this and report the timeout as a tool error."""
-    validate_structured_output: bool = True
