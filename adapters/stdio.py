@@ -142,7 +142,7 @@ class _WireWriter:
 
     async def close(self) -> None:
         """Flushes every answer before returning: the process exits right after, and bytes still in the
-        transport's buffer would be lost (a client that reads late used to miss its last answers)."""
+        transport's buffer would be lost to a client that reads late."""
         if self._writer is None:
             return
         transport = self._writer.transport
@@ -163,8 +163,8 @@ class _WireWriter:
 
 def _pollable(fd: int) -> bool:
     """Pipes and sockets only. A character device may refuse epoll (/dev/null does, with EPERM), and
-    uvloop then aborts the whole process (`hexmcp stdio > /dev/null` exited 134); terminals and devices
-    take the blocking paths, which cost nothing measurable there."""
+    uvloop then aborts the whole process; terminals and devices take the blocking paths, which cost
+    nothing measurable there."""
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
@@ -255,7 +255,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
-    switches); its import adds ~3 ms to start-up.
+    switches), for a small price in start-up time (ADR 0008 keeps the figures).
     """
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,
