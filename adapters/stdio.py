@@ -108,6 +108,8 @@ class _WireWriter:
         if _pollable(self._fd):
             loop = asyncio.get_running_loop()
             pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            # FlowControlMixin is not exported, but it is the protocol StreamWriter.drain() needs (pause and
+            # resume writing, `_drain_helper`); tests/adapters/test_uvicorn_contract.py checks it is still so.
             transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
