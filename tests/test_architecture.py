@@ -102,6 +102,22 @@ def test_the_checker_catches_cycles_closed_by_deferred_or_typing_only_imports(ba
         ("hexmcp.core.circle_b", True, False), ("hexmcp.core.typed_a", False, True)}
 
 
+def test_the_checker_sees_a_circle_through_a_packages_init(tmp_path: Path) -> None:
+    """Importing a submodule of a sibling package runs that package's `__init__.py` first."""
+    files = {
+        "adapters/__init__.py": "",
+        "adapters/fence.py": "from .http.admission import Ledger\n",
+        "adapters/http/__init__.py": "from .runner import run\n",
+        "adapters/http/admission.py": "",
+        "adapters/http/runner.py": "from ..fence import Guard\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert import_graph.cycles(import_graph.graph(tmp_path)) == [
+        ["hexmcp.adapters.fence", "hexmcp.adapters.http", "hexmcp.adapters.http.runner"]]
+
+
 def test_the_checker_sees_the_circle_the_core_once_had(tmp_path: Path) -> None:
     """server.py imported session.py inside a function; session.py imported server.py for annotations."""
     (tmp_path / "core").mkdir()

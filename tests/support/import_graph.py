@@ -5,6 +5,11 @@ function (it still runs, just later, and still ties the two modules together). R
 resolved against the importing module's package, so `from ..adapters import x` in `core/` is seen for
 what it is. `from pkg import name` counts as importing `pkg.name` when that is a module, else `pkg`.
 
+Importing `a.b.c` also runs the `__init__.py` of every package on the way (`a.b`), unless that package
+is one the importing module sits in (it is already being imported): the graph adds those edges, which
+is how a module that imports a sibling package's submodule can close a circle through that package's
+`__init__.py`.
+
 Imports under `if TYPE_CHECKING:` count too (marked `typing_only`). They never run, so they cannot
 deadlock an import; but two modules that need each other's types are one idea split in two, or need a
 protocol between them, which is the circle the core once hid (server.py and session.py, one importing
@@ -105,8 +110,11 @@ def cycles(imports: list[Import]) -> list[list[str]]:
     """Each strongly connected group of hexmcp modules that import one another, however (Tarjan)."""
     edges: dict[str, set[str]] = {}
     for imp in imports:
-        if layer_of(imp.target) is not None and imp.target != imp.source:
-            edges.setdefault(imp.source, set()).add(imp.target)
+        if layer_of(imp.target) is None:
+            continue
+        for reached in (imp.target, *_packages_run_by(imp.source, imp.target)):
+            if reached != imp.source:
+                edges.setdefault(imp.source, set()).add(reached)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -138,6 +146,14 @@ def cycles(imports: list[Import]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return groups
+
+
+def _packages_run_by(source: str, target: str) -> list[str]:
+    """The packages whose `__init__` importing `target` from `source` may run: `target`'s ancestors below
+    `hexmcp` that are not `source`'s own (those are mid-import already)."""
+    parts = target.split(".")
+    ancestors = [".".join(parts[:end]) for end in range(2, len(parts))]
+    return [package for package in ancestors if not (source == package or source.startswith(package + "."))]
 
 
 def forbidden(imports: list[Import], rules: dict[str, set[str]], exempt: set[str] = frozenset()) -> list[Import]:
