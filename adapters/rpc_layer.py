@@ -45,27 +45,32 @@ HTTP_TRACES = TraceIds("h")
 
 
 def bind(session_id: str, trace_id: str) -> None:
-    """Bind the ids into the current context and leave them there: for a reader loop whose every spawned
-    task copies the context, where binding and resetting around each message would cost more."""
+    """Bind the ids into the current context and leave them there, until the task ends or the next
+    message binds its own: a task spawned from here copies them."""
     structlog.contextvars.bind_contextvars(sessionId=session_id, traceId=trace_id)
 
 
 @contextlib.contextmanager
 def bound(session_id: str, trace_id: str) -> Iterator[None]:
-    """The ids bound for the duration of a block (the request's own task, or one notification)."""
+    """The ids bound for the duration of a block only (an error minted between two requests)."""
     with structlog.contextvars.bound_contextvars(sessionId=session_id, traceId=trace_id):
         yield
 
 
 async def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) -> Outcome:
-    """One request through the core, every log line it causes carrying its session and trace ids."""
-    with bound(core.session_id, trace_id):
-        return await core.handle_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
+    """One request through the core, every log line it causes carrying its session and trace ids.
+
+    The ids are bound and left (`bind`), not reset afterwards: binding and resetting costs several times
+    more (ADR 0008), and every caller runs this in a task of its own (an HTTP request, a batch item, a
+    2026 request) or on a reader that binds again before its next message.
+    """
+    bind(core.session_id, trace_id)
+    return await core.handle_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
 
 
 async def serve_notification(core: Session, notification: jsonrpc.Notification, trace_id: str) -> None:
-    with bound(core.session_id, trace_id):
-        await core.handle_notification(notification.method, notification.params, trace_id=trace_id)
+    bind(core.session_id, trace_id)
+    await core.handle_notification(notification.method, notification.params, trace_id=trace_id)
 
 
 def answer(request_id: jsonrpc.RequestId, outcome: Outcome, *, with_version: bool = True) -> dict[str, Any] | None:
