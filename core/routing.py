@@ -7,7 +7,7 @@ both of those import, imports neither.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Mapping
 
 import attrs
 
@@ -47,6 +47,17 @@ class Route:
     stateless: bool = True  # served on 2026-07-28
 
 
-def stateless_only(routes: dict[str, Route]) -> frozenset[str]:
-    """Methods that exist only on 2026-07-28: a request for one is admitted as a stateless request."""
-    return frozenset(method for method, route in routes.items() if not route.handshake)
+@attrs.frozen
+class MethodTable:
+    """A server's methods: the route of each, and those that exist only on 2026-07-28 (a request for one
+    is admitted as a stateless request). A value: a session keeps the table it was opened with."""
+
+    routes: Mapping[str, Route]
+    stateless_only: frozenset[str]
+
+    @classmethod
+    def of(cls, routes: Mapping[str, Route]) -> MethodTable:
+        return cls(dict(routes), frozenset(method for method, route in routes.items() if not route.handshake))
+
+    def with_method(self, method: str, route: Route) -> MethodTable:
+        return MethodTable.of({**self.routes, method: route})

@@ -19,7 +19,7 @@ from .ports import Peer
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
-from .routing import Handler, Route
+from .routing import Handler, MethodTable, Route
 from .session import Session
 from .subscriptions import SubscriptionHub
 from .tools import ToolRegistry
@@ -44,7 +44,7 @@ class McpServer:
         self.prompts.listeners.append(lambda: self._broadcast_list_changed("prompts"))
         self.tool = self.tools.tool
         self.prompt = self.prompts.prompt
-        self._routes: dict[str, Route] = dict(ROUTES)
+        self._methods = MethodTable.of(ROUTES)
 
     def add_method(self, method: str, handler: Handler, *, params: type = NoParams, handshake: bool = True,
                    stateless: bool = True) -> None:
@@ -58,7 +58,8 @@ class McpServer:
             raise ValueError(f"{method!r} is an MCP method; it cannot be replaced")
         if not (handshake or stateless):
             raise ValueError(f"{method!r} would be served on no protocol version")
-        self._routes[method] = Route(handler=handler, params=params, handshake=handshake, stateless=stateless)
+        self._methods = self._methods.with_method(method, Route(handler=handler, params=params, handshake=handshake,
+                                                                stateless=stateless))
 
     def capabilities(self, version: str) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -75,7 +76,7 @@ class McpServer:
                      client_id: str | None = None) -> Session:
         """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions);
         `client_id` names the client across its sessions (default: the session id)."""
-        session = Session(self, session_id=session_id, peer=peer, routes=self._routes,
+        session = Session(self, session_id=session_id, peer=peer, methods=self._methods,
                           assume_version=assume_version, client_id=client_id)
         self._sessions.add(session)
         return session

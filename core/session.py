@@ -24,7 +24,7 @@ from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
 from .params import CancelledParams, parse_params
 from .ports import Peer, RequestKey
-from .routing import Call, Ok, Outcome, Route, stateless_only
+from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
 
 log = structlog.get_logger("hexmcp.core")
@@ -45,11 +45,10 @@ class _InFlight:
 
 
 class Session:
-    def __init__(self, server: ServerView, *, session_id: str, peer: Peer, routes: dict[str, Route],
+    def __init__(self, server: ServerView, *, session_id: str, peer: Peer, methods: MethodTable,
                  assume_version: str | None, client_id: str | None = None) -> None:
         self.server = server
-        self._routes = routes
-        self._stateless_only = stateless_only(routes)
+        self._methods = methods
         self.session_id = session_id
         # Who is asking, for per-client limits: outlives the session when a client opens one per request.
         self.client_id = client_id or session_id
@@ -188,7 +187,7 @@ class Session:
     def _admit(self, method: str, params: Any, request_key: RequestKey | None, trace_id: str) -> tuple[Call, Route]:
         meta = request_meta(params)
         requested = meta.get(META_PROTOCOL_VERSION)
-        if requested is not None or method in self._stateless_only:
+        if requested is not None or method in self._methods.stateless_only:
             return self._admit_stateless(method, meta, requested, request_key, trace_id)
         verdict, next_state = lifecycle.step(self.state, lifecycle.classify(method, is_request=True))
         if verdict is not lifecycle.Verdict.ACCEPT:
@@ -197,7 +196,7 @@ class Session:
                                 {"state": self.state.value})
         self.state = next_state
         version = self.version or versions.LATEST_HANDSHAKE_VERSION
-        route = self._routes.get(method)
+        route = self._methods.routes.get(method)
         if route is None or not route.handshake:
             raise _method_not_found(method, version)
         return Call(version=version, request_key=request_key, trace_id=trace_id,
@@ -220,7 +219,7 @@ class Session:
                                 f"params._meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object",
                                 {"path": f"$._meta.{META_CLIENT_CAPABILITIES}"})
         log_level = meta.get(META_LOG_LEVEL)
-        route = self._routes.get(method)
+        route = self._methods.routes.get(method)
         if route is None or not route.stateless:
             raise _method_not_found(method, requested)
         return Call(version=requested, request_key=request_key, trace_id=trace_id,

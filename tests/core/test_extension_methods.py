@@ -71,3 +71,13 @@ async def test_other_servers_do_not_see_the_extension(extended: McpServer, demo_
     plain = CoreClient(McpServer("plain", "1"))
     await plain.initialize()
     assert (await plain.rejected("models/list", {"family": "x"})).code is ErrorCode.METHOD_NOT_FOUND
+
+
+async def test_a_session_keeps_the_methods_it_was_opened_with(demo_server: McpServer) -> None:
+    before = CoreClient(demo_server)
+    await before.initialize()
+    demo_server.add_method("models/list", _list_models, params=ModelsParams)
+    assert (await before.rejected("models/list", {"family": "x"})).code is ErrorCode.METHOD_NOT_FOUND
+    after = CoreClient(demo_server)
+    await after.initialize()
+    assert (await _served(after, {"family": "x"}))["models"] == ["x-small", "x-large"]
