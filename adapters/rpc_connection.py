@@ -5,24 +5,20 @@ classifies messages, serves requests concurrently (each in its own task, so a sl
 `ping`), answers each request exactly once with its own id, handles batches where the negotiated
 version has them (each item served like a single request, the batch answered once all are), and
 implements the core's `Peer` port (notifications and server-to-client requests with their pending
-answers). stdio and WebSocket use it as is.
+answers). stdio and WebSocket use it as is. What every transport does with JSON-RPC (log-context
+binding, outcome to answer, errors with an eventId, pending server requests) is `rpc_layer`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import secrets
 from typing import Any, Awaitable, Callable
 
-import structlog
-
-from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, PeerRequestFailed, new_event_id, versions
+from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
 from hexmcp.core.ports import RequestKey
 
-from . import jsonrpc
-
-log = structlog.get_logger("hexmcp.adapters")
+from . import jsonrpc, rpc_layer
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -33,19 +29,18 @@ def new_session_id() -> str:
 
 class RpcConnection:
     def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
-                 require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0) -> None:
+                 require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
+                 client_id: str | None = None) -> None:
         self.session_id = session_id or new_session_id()
-        self.session = server.open_session(session_id=self.session_id, peer=self)
+        self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id)
         self._send = send
         self._with_version = with_version
         self._require_jsonrpc = require_jsonrpc
         self._max_in_flight = max_in_flight
-        self._peer_timeout_s = peer_timeout_s
         self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
         self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
-        self._pending: dict[RequestKey, asyncio.Future[Any]] = {}
-        self._outgoing_ids = itertools.count(1)
-        self._trace_ids = itertools.count(1)
+        self._pending = rpc_layer.PendingRequests(peer_timeout_s)
+        self._traces = rpc_layer.TraceIds(self.session_id[:8])
         self._closed = False
 
     # --- inbound ---------------------------------------------------------------------------------
@@ -54,7 +49,7 @@ class RpcConnection:
         try:
             value = jsonrpc.decode(raw)
         except ValueError as exc:
-            await self._send_error(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+            await self.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
             return
         await self.receive(value)
 
@@ -80,8 +75,8 @@ class RpcConnection:
         """Admit a request now, in arrival order (lifecycle rules); the caller serves it in a task."""
         # Bound in the reader's context and left there: the task spawned next copies it, and the next
         # request overwrites it (cheaper than binding and resetting around every request).
-        trace_id = self._trace_id()
-        structlog.contextvars.bind_contextvars(sessionId=self.session_id, traceId=trace_id)
+        trace_id = self._traces.next()
+        rpc_layer.bind(self.session_id, trace_id)
         return self.session.begin_request(message.method, message.params, request_key=message.id, trace_id=trace_id)
 
     async def _receive_batch(self, batch: list[Any]) -> None:
@@ -91,12 +86,12 @@ class RpcConnection:
         request it names); requests run in tasks of their own, each counting against the in-flight limit.
         """
         if not batch:
-            await self._send_error(None, jsonrpc.INVALID_REQUEST, "Invalid request: empty batch")
+            await self.refuse(None, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
             return
         if self.session.version is None or not versions.features(self.session.version).batching:
             version = self.session.version or "none negotiated yet"
-            await self._send_error(None, jsonrpc.INVALID_REQUEST,
-                                   f"JSON-RPC batches are not allowed in protocol version {version}")
+            await self.refuse(None, ErrorCode.INVALID_REQUEST,
+                              f"JSON-RPC batches are not allowed in protocol version {version}")
             return
         parts: list[dict[str, Any] | asyncio.Task[dict[str, Any] | None]] = []
         for item in batch:
@@ -124,34 +119,24 @@ class RpcConnection:
 
     async def _handle_non_request(self, message: jsonrpc.Message) -> dict[str, Any] | None:
         if isinstance(message, jsonrpc.Notification):
-            with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=self._trace_id()):
-                await self.session.handle_notification(message.method, message.params, trace_id="")
+            await rpc_layer.serve_notification(self.session, message, self._traces.next())
             return None
         if isinstance(message, jsonrpc.Response):
-            self._resolve(message)
+            self._pending.resolve(message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
-        return self._error(message.id, message.code, f"Invalid request: {message.message}")
+        with rpc_layer.bound(self.session_id, self._traces.next()):
+            return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
         await self._send_message(await self._reply(request, work))
 
     async def _reply(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> dict[str, Any] | None:
-        return await self._outcome_to_reply(request, await work)
+        return rpc_layer.answer(request.id, await work, with_version=self._with_version)
 
     async def _answer(self, request: jsonrpc.Request) -> dict[str, Any] | None:
-        trace_id = self._trace_id()
-        with structlog.contextvars.bound_contextvars(sessionId=self.session_id, traceId=trace_id):
-            outcome = await self.session.handle_request(request.method, request.params, request_key=request.id,
-                                                        trace_id=trace_id)
-        return await self._outcome_to_reply(request, outcome)
-
-    async def _outcome_to_reply(self, request: jsonrpc.Request, outcome: Any) -> dict[str, Any] | None:
-        if isinstance(outcome, Ok):
-            return jsonrpc.encode_result(request.id, outcome.result, with_version=self._with_version)
-        if outcome.code is ErrorCode.REQUEST_CANCELLED:
-            return None  # the client said it no longer wants an answer
-        return jsonrpc.encode_rejection(request.id, outcome, with_version=self._with_version)
+        outcome = await rpc_layer.serve_request(self.session, request, self._traces.next())
+        return rpc_layer.answer(request.id, outcome, with_version=self._with_version)
 
     # --- the core's Peer port ----------------------------------------------------------------------
 
@@ -162,30 +147,13 @@ class RpcConnection:
     async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
         if self._closed:
             raise PeerRequestFailed("the connection is closed")
-        request_id = f"s-{next(self._outgoing_ids)}"
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        try:
-            await self._send_message(jsonrpc.encode_request(request_id, method, params, with_version=self._with_version))
-            response: jsonrpc.Response = await asyncio.wait_for(future, self._peer_timeout_s)
-        except TimeoutError:
-            raise PeerRequestFailed(f"no answer to {method} within {self._peer_timeout_s:.0f} s") from None
-        finally:
-            self._pending.pop(request_id, None)
-        return jsonrpc.result_of(response)
-
-    def _resolve(self, response: jsonrpc.Response) -> None:
-        future = self._pending.get(response.id)
-        if future is None or future.done():
-            log.info("response to an unknown request ignored", sessionId=self.session_id)
-            return
-        future.set_result(response)
+        return await self._pending.request(method, params, self._send, with_version=self._with_version)
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
     def input_ended(self) -> None:
         """Nothing more will be read: requests we sent the client can no longer be answered."""
-        self._fail_pending("the client closed its input")
+        self._pending.fail_all("the client closed its input")
 
     async def drain(self) -> None:
         """Wait until every request already received has been answered.
@@ -198,13 +166,8 @@ class RpcConnection:
 
     async def close(self) -> None:
         self._closed = True
-        self._fail_pending("the connection closed")
+        self._pending.fail_all("the connection closed")
         await self.session.close()
-
-    def _fail_pending(self, reason: str) -> None:
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(PeerRequestFailed(reason))
 
     @property
     def in_flight(self) -> int:
@@ -218,23 +181,20 @@ class RpcConnection:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _trace_id(self) -> str:
-        return f"{self.session_id[:8]}-{next(self._trace_ids)}"
-
     async def _send_message(self, message: dict[str, Any] | None) -> None:
         if message is not None:
             await self._send(message)
 
-    async def _send_error(self, request_id: Any, code: int, message: str) -> None:
+    async def refuse(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> None:
+        """Send an error the transport itself decided on (bad framing, a message too large), with its eventId."""
         await self._send(self._error(request_id, code, message))
 
-    def _error(self, request_id: Any, code: int, message: str) -> dict[str, Any]:
-        event_id = new_event_id()
-        log.info("error sent", code=code, reason=message, sessionId=self.session_id, eventId=event_id)
-        return jsonrpc.encode_error(request_id, code, message, {"eventId": event_id}, with_version=self._with_version)
+    def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> dict[str, Any]:
+        with rpc_layer.bound(self.session_id, self._traces.next()):
+            return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
 
     def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
-        return self._error(request.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
+        return self._error(request.id, ErrorCode.SERVER_BUSY,
                            f"Too many requests in flight on this connection (limit {self._max_in_flight})")
 
 

@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import structlog
 
-from hexmcp.core import McpServer, new_event_id
+from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from . import jsonrpc
 from .rpc_connection import RpcConnection
@@ -108,6 +108,8 @@ class _WireWriter:
         if _pollable(self._fd):
             loop = asyncio.get_running_loop()
             pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            # FlowControlMixin is not exported, but it is the protocol StreamWriter.drain() needs (pause and
+            # resume writing, `_drain_helper`); tests/adapters/test_uvicorn_contract.py checks it is still so.
             transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
@@ -142,7 +144,7 @@ class _WireWriter:
 
     async def close(self) -> None:
         """Flushes every answer before returning: the process exits right after, and bytes still in the
-        transport's buffer would be lost (a client that reads late used to miss its last answers)."""
+        transport's buffer would be lost to a client that reads late."""
         if self._writer is None:
             return
         transport = self._writer.transport
@@ -163,8 +165,8 @@ class _WireWriter:
 
 def _pollable(fd: int) -> bool:
     """Pipes and sockets only. A character device may refuse epoll (/dev/null does, with EPERM), and
-    uvloop then aborts the whole process (`hexmcp stdio > /dev/null` exited 134); terminals and devices
-    take the blocking paths, which cost nothing measurable there."""
+    uvloop then aborts the whole process; terminals and devices take the blocking paths, which cost
+    nothing measurable there."""
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
@@ -210,8 +212,8 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
         while chunk := await reader.read(_CHUNK):
             lines, oversize = splitter.feed(chunk)
             for _ in range(oversize):
-                await connection._send_error(None, jsonrpc.INVALID_REQUEST,
-                                             f"Message too large: the limit is {max_message_bytes} bytes")
+                await connection.refuse(None, ErrorCode.PAYLOAD_TOO_LARGE,
+                                        f"Message too large: the limit is {max_message_bytes} bytes")
             for line in lines:
                 if line.strip():
                     await connection.receive_raw(line)
@@ -255,7 +257,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
-    switches); its import adds ~3 ms to start-up.
+    switches), for a small price in start-up time (ADR 0008 keeps the figures).
     """
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,

@@ -4,16 +4,18 @@ Adapters open a `Session` per connection (`McpServer.open_session`) and feed it 
 notifications; they get back `Ok(result)` or a `Rejection` and own everything about the wire.
 """
 
-from . import models, versions
+from . import meta, models, versions
 from .context import ToolContext
 from .errors import ErrorCode, ProtocolError, Rejection, ToolError
 from .ids import new_event_id
+from .options import ServerOptions
 from .ports import NullPeer, Peer, PeerRequestFailed, RequestKey
-from .server import McpServer, ServerOptions
-from .session import Ok, Outcome, Session
+from .routing import Call, Ok, Outcome
+from .server import McpServer
+from .session import Session
 
 __all__ = [
-    "ErrorCode", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",
-    "Rejection", "RequestKey", "ServerOptions", "Session", "ToolContext", "ToolError", "models", "new_event_id",
-    "versions",
+    "Call", "ErrorCode", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",
+    "Rejection", "RequestKey", "ServerOptions", "Session", "ToolContext", "ToolError", "meta", "models",
+    "new_event_id", "versions",
 ]

@@ -57,6 +57,7 @@ class ToolContext:
         answers: dict[str, Any] | None,
         session_id: str,
         trace_id: str,
+        client_id: str | None = None,
     ) -> None:
         self._peer = peer
         self.version = version
@@ -68,6 +69,8 @@ class ToolContext:
         self._questions_asked = 0
         self.session_id = session_id
         self.trace_id = trace_id
+        self.client_id = client_id or session_id
+        """Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it."""
 
     @property
     def stateless(self) -> bool:

@@ -25,6 +25,7 @@ class Event(enum.Enum):
     PING = "ping"
     REQUEST = "request"  # any other request
     NOTIFICATION = "notification"  # any other notification
+    CLOSE = "close"  # the transport ended the session (disconnect, DELETE, expiry, shutdown)
 
 
 class Verdict(enum.Enum):
@@ -61,6 +62,11 @@ TABLE: dict[tuple[State, Event], tuple[Verdict, State]] = {
     (State.CLOSED, Event.PING): (Verdict.REJECT, State.CLOSED),
     (State.CLOSED, Event.REQUEST): (Verdict.REJECT, State.CLOSED),
     (State.CLOSED, Event.NOTIFICATION): (Verdict.IGNORE, State.CLOSED),
+    # Closing is always allowed, from any state, and closing twice changes nothing.
+    (State.AWAITING_INITIALIZE, Event.CLOSE): (Verdict.ACCEPT, State.CLOSED),
+    (State.INITIALIZING, Event.CLOSE): (Verdict.ACCEPT, State.CLOSED),
+    (State.READY, Event.CLOSE): (Verdict.ACCEPT, State.CLOSED),
+    (State.CLOSED, Event.CLOSE): (Verdict.IGNORE, State.CLOSED),
 }
 
 REJECTION_REASONS: dict[State, str] = {

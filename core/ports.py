@@ -38,3 +38,4 @@ class NullPeer:
 
     async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
         raise PeerRequestFailed("this transport cannot carry requests from the server to the client")
+

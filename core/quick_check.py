@@ -1,9 +1,8 @@
 """A fast "valid" for the simple JSON Schemas tool signatures produce, compiled to plain predicates.
 
-jsonschema walks a schema through its generic keyword dispatch on every call: about 9 µs for an object
-with one string property, as much as the rest of a `tools/call`. Schemas derived from type hints use a
-handful of keywords, so for those `compile_quick_check` builds a predicate of plain type and key checks
-(well under a microsecond). The predicate is only trusted when it says *valid*: it may be stricter
+jsonschema walks a schema through its generic keyword dispatch on every call, which for a small object
+costs as much as the rest of a `tools/call` (figures in ADR 0006). Schemas derived from type hints use a
+handful of keywords, so for those `compile_quick_check` builds a predicate of plain type and key checks. The predicate is only trusted when it says *valid*: it may be stricter
 than the schema where JSON Schema is subtle (there 1.0 is an integer, here it is not), and when it
 says no, the full validator decides and explains. A schema using any keyword outside the subset, or
 naming its own `$schema`, gets no predicate and is always checked in full.

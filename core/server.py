@@ -1,42 +1,30 @@
-"""The server: what it offers (tools, resources, prompts) and the sessions that use it.
+"""The server: what it offers (tools, resources, prompts, methods) and the sessions that use it.
 
 `McpServer` is the object an application builds and registers things on; each connection an adapter
-accepts becomes a `Session` (session.py). The server tells open sessions when its lists change.
+accepts becomes a `Session` (session.py), handed this server (as the `ServerView` it needs) and the
+server's method table. The server tells open sessions when its lists change.
 """
 
 from __future__ import annotations
 
 import secrets
 import weakref
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any
 
 from . import models, versions
+from .handlers import ROUTES
+from .options import ServerOptions
+from .params import NoParams
+from .ports import Peer
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
+from .routing import Handler, MethodTable, Route
+from .session import Session
 from .subscriptions import SubscriptionHub
 from .tools import ToolRegistry
 
-if TYPE_CHECKING:
-    from .ports import Peer
-    from .session import Session
-
-
-@attrs.frozen(kw_only=True)
-class ServerOptions:
-    page_size: int = 100
-    """Items per page of every list."""
-    cache_ttl_ms: int = 60_000
-    """2026-07-28 cache hint on list/read/discover results."""
-    cache_scope: str = "public"
-    """2026-07-28 cache scope: nothing we list depends on who asks."""
-    request_state_secret: bytes | None = None
-    """Key that seals multi round-trip state; instances behind one load balancer must share it."""
-    tool_timeout_s: float | None = None
-    """Stop a tool that runs longer than this and report the timeout as a tool error."""
-    validate_structured_output: bool = True
+__all__ = ["McpServer", "ServerOptions"]
 
 
 class McpServer:
@@ -56,6 +44,22 @@ class McpServer:
         self.prompts.listeners.append(lambda: self._broadcast_list_changed("prompts"))
         self.tool = self.tools.tool
         self.prompt = self.prompts.prompt
+        self._methods = MethodTable.of(ROUTES)
+
+    def add_method(self, method: str, handler: Handler, *, params: type = NoParams, handshake: bool = True,
+                   stateless: bool = True) -> None:
+        """Serve an extension method (`models/list`, say) on every transport, in sessions opened from now on.
+
+        `handler(session, params, call)` gets `params` parsed into the attrs class `params` (invalid params
+        are answered -32602 before it runs) and returns a result: an attrs model or a JSON object. Served on
+        handshake versions and/or 2026-07-28 as the flags say. The MCP methods themselves cannot be replaced.
+        """
+        if method in ROUTES:
+            raise ValueError(f"{method!r} is an MCP method; it cannot be replaced")
+        if not (handshake or stateless):
+            raise ValueError(f"{method!r} would be served on no protocol version")
+        self._methods = self._methods.with_method(method, Route(handler=handler, params=params, handshake=handshake,
+                                                                stateless=stateless))
 
     def capabilities(self, version: str) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -68,11 +72,12 @@ class McpServer:
             caps["completions"] = {}
         return caps
 
-    def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None) -> Session:
-        """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions)."""
-        from .session import Session
-
-        session = Session(self, session_id=session_id, peer=peer, assume_version=assume_version)
+    def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None,
+                     client_id: str | None = None) -> Session:
+        """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions);
+        `client_id` names the client across its sessions (default: the session id)."""
+        session = Session(self, session_id=session_id, peer=peer, methods=self._methods,
+                          assume_version=assume_version, client_id=client_id)
         self._sessions.add(session)
         return session
 

@@ -3,60 +3,31 @@
 `handle_request` and `handle_notification` are the whole interface an adapter needs. They take a
 method name and params (already decoded JSON) and return values: `Ok(result)` with the result shaped
 for the request's protocol version, or a `Rejection`. Nothing here knows JSON-RPC, ids or framing.
+What lives here: admission (era, lifecycle verdict, route), in-flight tracking and cancellation, and
+shaping results. What each method does is `handlers.py`'s; the session is handed the method table.
+Every state change goes through `lifecycle.step`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable
 
 import attrs
 import structlog
 
 from . import lifecycle, models, versions
-from .context import InputNeeded, ToolContext
+from .context import ToolContext
 from .convert import to_wire
-from .errors import ErrorCode, ProtocolError, Rejection, ToolError
+from .errors import ErrorCode, ProtocolError, Rejection
 from .ids import new_event_id
-from .pagination import page
-from .params import (CallToolParams, CancelledParams, CompleteParams, GetPromptParams, InitializeParams,
-                     ListenParams, NoParams, PaginatedParams, ResourceParams, SetLevelParams, parse_params)
+from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
+from .params import CancelledParams, parse_params
 from .ports import Peer, RequestKey
-from .tools import OutputSchemaViolation, to_call_result
-
-if TYPE_CHECKING:
-    from .server import McpServer
+from .routing import Call, MethodTable, Ok, Outcome, Route
+from .server_view import ServerView
 
 log = structlog.get_logger("hexmcp.core")
-
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-
-
-@attrs.frozen
-class Ok:
-    result: dict[str, Any]
-
-
-Outcome = Ok | Rejection
-
-
-@attrs.frozen(kw_only=True)
-class Call:
-    """Everything about one request that is not its params."""
-
-    version: str
-    request_key: RequestKey | None
-    trace_id: str
-    client_capabilities: dict[str, Any]
-    progress_token: str | int | None
-    log_level: str | None
-
-
-Handler = Callable[["Session", Any, Call], Awaitable[Any]]
 
 
 @attrs.define(eq=False)
@@ -73,18 +44,14 @@ class _InFlight:
     """The client cancelled it: work not yet started never starts, work running is stopped."""
 
 
-@attrs.frozen(kw_only=True)
-class Route:
-    handler: Handler
-    params: type
-    handshake: bool = True  # served on handshake versions
-    stateless: bool = True  # served on 2026-07-28
-
-
 class Session:
-    def __init__(self, server: McpServer, *, session_id: str, peer: Peer, assume_version: str | None) -> None:
+    def __init__(self, server: ServerView, *, session_id: str, peer: Peer, methods: MethodTable,
+                 assume_version: str | None, client_id: str | None = None) -> None:
         self.server = server
+        self._methods = methods
         self.session_id = session_id
+        # Who is asking, for per-client limits: outlives the session when a client opens one per request.
+        self.client_id = client_id or session_id
         self.peer = peer
         self.state = lifecycle.State.READY if assume_version else lifecycle.State.AWAITING_INITIALIZE
         self.version: str | None = assume_version
@@ -93,7 +60,10 @@ class Session:
         self.log_level: str = "debug"  # until logging/setLevel says otherwise, the client gets everything
         self.subscriptions: set[str] = set()
         self._in_flight: dict[RequestKey, _InFlight] = {}
-        self._listening: set[RequestKey] = set()  # subscriptions/listen requests: they end, not get cancelled
+        self.listening: set[RequestKey] = set()  # subscriptions/listen requests: they end, not get cancelled
+        # Notifications the server sends on its own (list changes, resource updates), kept until sent:
+        # the event loop holds only weak references to tasks, and one collected mid-send is lost.
+        self._notifying: set[asyncio.Task[None]] = set()
         # Set on close, or by `end_listens` when the transport winds down; subscriptions/listen waits on it.
         self.closed = asyncio.Event()
 
@@ -178,7 +148,7 @@ class Session:
     def cancel_all(self) -> None:
         """Stop every in-flight request except listeners, which end with their result when `closed` is set."""
         for key, entry in list(self._in_flight.items()):
-            if key not in self._listening and entry.task is not None:
+            if key not in self.listening and entry.task is not None:
                 entry.task.cancel()
 
     def end_listens(self) -> None:
@@ -190,27 +160,34 @@ class Session:
         self.closed.set()
 
     async def close(self) -> None:
-        self.state = lifecycle.State.CLOSED
+        _, self.state = lifecycle.step(self.state, lifecycle.Event.CLOSE)
         self.closed.set()
         self.cancel_all()
 
     # --- server-originated events -------------------------------------------------------------
 
     def list_changed(self, kind: str) -> None:
-        if self.state is lifecycle.State.READY and self.version is not None and _loop_running():
-            asyncio.ensure_future(self.peer.notify(f"notifications/{kind}/list_changed", {}, related=None))
+        if self.state is lifecycle.State.READY and self.version is not None:
+            self._notify_soon(f"notifications/{kind}/list_changed", {})
 
     def resource_updated(self, uri: str) -> None:
-        if uri in self.subscriptions and _loop_running():
-            asyncio.ensure_future(self.peer.notify("notifications/resources/updated", {"uri": uri}, related=None))
+        if uri in self.subscriptions:
+            self._notify_soon("notifications/resources/updated", {"uri": uri})
+
+    def _notify_soon(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification from a synchronous call site (a registry change), if a loop is running."""
+        if not _loop_running():
+            return
+        task = asyncio.ensure_future(self.peer.notify(method, params, related=None))
+        self._notifying.add(task)
+        task.add_done_callback(self._notifying.discard)
 
     # --- admission: which era, which lifecycle verdict, which route ----------------------------
 
     def _admit(self, method: str, params: Any, request_key: RequestKey | None, trace_id: str) -> tuple[Call, Route]:
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        meta = meta if isinstance(meta, dict) else {}
+        meta = request_meta(params)
         requested = meta.get(META_PROTOCOL_VERSION)
-        if requested is not None or method in STATELESS_ONLY_METHODS:
+        if requested is not None or method in self._methods.stateless_only:
             return self._admit_stateless(method, meta, requested, request_key, trace_id)
         verdict, next_state = lifecycle.step(self.state, lifecycle.classify(method, is_request=True))
         if verdict is not lifecycle.Verdict.ACCEPT:
@@ -219,7 +196,7 @@ class Session:
                                 {"state": self.state.value})
         self.state = next_state
         version = self.version or versions.LATEST_HANDSHAKE_VERSION
-        route = ROUTES.get(method)
+        route = self._methods.routes.get(method)
         if route is None or not route.handshake:
             raise _method_not_found(method, version)
         return Call(version=version, request_key=request_key, trace_id=trace_id,
@@ -242,7 +219,7 @@ class Session:
                                 f"params._meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object",
                                 {"path": f"$._meta.{META_CLIENT_CAPABILITIES}"})
         log_level = meta.get(META_LOG_LEVEL)
-        route = ROUTES.get(method)
+        route = self._methods.routes.get(method)
         if route is None or not route.stateless:
             raise _method_not_found(method, requested)
         return Call(version=requested, request_key=request_key, trace_id=trace_id,
@@ -273,7 +250,7 @@ class Session:
         return ToolContext(peer=self.peer, version=call.version, request_key=call.request_key,
                            client_capabilities=call.client_capabilities, progress_token=call.progress_token,
                            log_level=call.log_level, answers=answers, session_id=self.session_id,
-                           trace_id=call.trace_id)
+                           client_id=self.client_id, trace_id=call.trace_id)
 
     async def run_cancellable(self, call: Call, work: Awaitable[Any]) -> Any:
         """Run `work` so that `notifications/cancelled` for this request really stops it.
@@ -333,8 +310,7 @@ def _loop_running() -> bool:
 
 
 def _stateless_version(params: Any) -> Any:
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return request_meta(params).get(META_PROTOCOL_VERSION)
 
 
 def _method_not_found(method: str, version: str) -> ProtocolError:
@@ -342,187 +318,5 @@ def _method_not_found(method: str, version: str) -> ProtocolError:
                          {"method": method})
 
 
-def _server_info_wire(server: McpServer, version: str) -> dict[str, Any]:
+def _server_info_wire(server: ServerView, version: str) -> dict[str, Any]:
     return to_wire(server.info, version)
-
-
-# --- method handlers ---------------------------------------------------------------------------
-
-async def _initialize(session: Session, params: InitializeParams, call: Call) -> models.InitializeResult:
-    version = versions.negotiate_handshake_version(params.protocol_version)
-    session.version = version
-    session.client_capabilities = params.capabilities
-    session.client_info = params.client_info
-    log.info("session initialized", requested=params.protocol_version, negotiated=version,
-             client=params.client_info.name)
-    return models.InitializeResult(protocol_version=version, capabilities=session.server.capabilities(version),
-                                   server_info=session.server.info, instructions=session.server.instructions)
-
-
-async def _discover(session: Session, params: NoParams, call: Call) -> models.DiscoverResult:
-    server = session.server
-    return models.DiscoverResult(supported_versions=list(versions.SUPPORTED_VERSIONS),
-                                 capabilities=server.capabilities(call.version), instructions=server.instructions)
-
-
-async def _ping(session: Session, params: NoParams, call: Call) -> models.EmptyResult:
-    return models.EmptyResult()
-
-
-async def _list_tools(session: Session, params: PaginatedParams, call: Call) -> models.ListToolsResult:
-    tools, cursor = page(session.server.tools.definitions(), params.cursor, session.server.options.page_size)
-    return models.ListToolsResult(tools=tools, next_cursor=cursor)
-
-
-async def _call_tool(session: Session, params: CallToolParams, call: Call) -> Any:
-    server = session.server
-    tool = server.tools.get(params.name)
-    if tool is None:
-        raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {params.name}",
-                            {"path": "$.name", "tool": params.name})
-    arguments = params.arguments or {}
-    tool.check_arguments(arguments)
-    answers = _gathered_answers(session, params, call, "tools/call", params.name)
-    ctx = session.context(call, answers)
-    try:
-        value = await session.run_cancellable(call, tool.handler(arguments, ctx))
-        return to_call_result(value, tool)
-    except InputNeeded as need:
-        return _input_required(session, need, "tools/call", params.name)
-    except ToolError as error:
-        return _tool_failure(str(error), params.name)
-    except TimeoutError:
-        return _tool_failure(f"The tool '{params.name}' timed out after {server.options.tool_timeout_s} s.",
-                             params.name)
-    except ProtocolError:
-        raise
-    except OutputSchemaViolation as violation:
-        return _tool_failure(f"The tool '{params.name}' produced a result that does not match its output schema.",
-                             params.name, detail=str(violation))
-    except Exception:
-        return _tool_failure(f"The tool '{params.name}' failed unexpectedly.", params.name, with_traceback=True)
-
-
-def _gathered_answers(session: Session, params: Any, call: Call, method: str, name: str) -> dict[str, Any]:
-    if versions.features(call.version).handshake:
-        return {}
-    answers = session.server.sealer.open(params.request_state, method, name) if params.request_state else {}
-    answers.update(params.input_responses or {})
-    return answers
-
-
-def _input_required(session: Session, need: InputNeeded, method: str, name: str) -> models.InputRequiredResult:
-    return models.InputRequiredResult(input_requests=need.requests,
-                                      request_state=session.server.sealer.seal(need.answers, method, name))
-
-
-def _tool_failure(message: str, tool: str, *, detail: str | None = None,
-                  with_traceback: bool = False) -> models.CallToolResult:
-    event_id = new_event_id()
-    if with_traceback:
-        log.exception("tool failed", tool=tool, code=ErrorCode.TOOL_EXECUTION_FAILED.value, eventId=event_id)
-    else:
-        log.warning("tool failed", tool=tool, code=ErrorCode.TOOL_EXECUTION_FAILED.value, reason=detail or message,
-                    eventId=event_id)
-    return models.CallToolResult(content=[models.TextContent(text=f"{message} (eventId {event_id})")], is_error=True,
-                                 meta={"io.hexmcp/eventId": event_id,
-                                       "io.hexmcp/errorCode": ErrorCode.TOOL_EXECUTION_FAILED.value})
-
-
-async def _list_resources(session: Session, params: PaginatedParams, call: Call) -> models.ListResourcesResult:
-    items, cursor = page(session.server.resources.definitions(), params.cursor, session.server.options.page_size)
-    return models.ListResourcesResult(resources=items, next_cursor=cursor)
-
-
-async def _list_templates(session: Session, params: PaginatedParams, call: Call) -> models.ListResourceTemplatesResult:
-    items, cursor = page(session.server.resources.template_definitions(), params.cursor,
-                         session.server.options.page_size)
-    return models.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
-
-
-async def _read_resource(session: Session, params: ResourceParams, call: Call) -> models.ReadResourceResult:
-    return await session.run_cancellable(call, session.server.resources.read(params.uri))
-
-
-async def _subscribe(session: Session, params: ResourceParams, call: Call) -> models.EmptyResult:
-    session.subscriptions.add(params.uri)
-    return models.EmptyResult()
-
-
-async def _unsubscribe(session: Session, params: ResourceParams, call: Call) -> models.EmptyResult:
-    session.subscriptions.discard(params.uri)
-    return models.EmptyResult()
-
-
-async def _list_prompts(session: Session, params: PaginatedParams, call: Call) -> models.ListPromptsResult:
-    items, cursor = page(session.server.prompts.definitions(), params.cursor, session.server.options.page_size)
-    return models.ListPromptsResult(prompts=items, next_cursor=cursor)
-
-
-async def _get_prompt(session: Session, params: GetPromptParams, call: Call) -> Any:
-    answers = _gathered_answers(session, params, call, "prompts/get", params.name)
-    ctx = session.context(call, answers)
-    try:
-        return await session.run_cancellable(call, session.server.prompts.render(params.name, params.arguments or {},
-                                                                                 ctx))
-    except InputNeeded as need:
-        return _input_required(session, need, "prompts/get", params.name)
-
-
-async def _complete(session: Session, params: CompleteParams, call: Call) -> models.CompleteResult:
-    ref_type = params.ref.get("type")
-    server = session.server
-    if ref_type == "ref/prompt":
-        completer = server.prompts.get(str(params.ref.get("name"))).completer
-    elif ref_type == "ref/resource":
-        completer = server.resources.completer_for(str(params.ref.get("uri")))
-    else:
-        raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown completion reference type: {ref_type!r}",
-                            {"path": "$.ref.type"})
-    values: list[str] = []
-    if completer is not None:
-        context_arguments = (params.context.arguments if params.context else None) or {}
-        values = await completer(params.argument.name, params.argument.value, context_arguments)
-    shown = values[:100]
-    return models.CompleteResult(completion=models.Completion(values=shown, total=len(values),
-                                                              has_more=len(values) > len(shown)))
-
-
-async def _set_level(session: Session, params: SetLevelParams, call: Call) -> models.EmptyResult:
-    session.log_level = params.level
-    return models.EmptyResult()
-
-
-async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
-    """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
-    subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
-    session._listening.add(call.request_key)
-    try:
-        await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),
-                                  related=call.request_key)
-        await session.run_cancellable(call, session.closed.wait())
-    finally:
-        session._listening.discard(call.request_key)
-        session.server.subscriptions.close(subscription)
-    return models.SubscriptionsListenResult(meta=subscription.meta())
-
-
-ROUTES: dict[str, Route] = {
-    "initialize": Route(handler=_initialize, params=InitializeParams, stateless=False),
-    "server/discover": Route(handler=_discover, params=NoParams, handshake=False),
-    "ping": Route(handler=_ping, params=NoParams, stateless=False),
-    "tools/list": Route(handler=_list_tools, params=PaginatedParams),
-    "tools/call": Route(handler=_call_tool, params=CallToolParams),
-    "resources/list": Route(handler=_list_resources, params=PaginatedParams),
-    "resources/templates/list": Route(handler=_list_templates, params=PaginatedParams),
-    "resources/read": Route(handler=_read_resource, params=ResourceParams),
-    "resources/subscribe": Route(handler=_subscribe, params=ResourceParams, stateless=False),
-    "resources/unsubscribe": Route(handler=_unsubscribe, params=ResourceParams, stateless=False),
-    "prompts/list": Route(handler=_list_prompts, params=PaginatedParams),
-    "prompts/get": Route(handler=_get_prompt, params=GetPromptParams),
-    "completion/complete": Route(handler=_complete, params=CompleteParams),
-    "logging/setLevel": Route(handler=_set_level, params=SetLevelParams, stateless=False),
-    "subscriptions/listen": Route(handler=_listen, params=ListenParams, handshake=False),
-}
-STATELESS_ONLY_METHODS = frozenset(method for method, route in ROUTES.items() if not route.handshake) | {
-    "server/discover"}

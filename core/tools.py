@@ -174,7 +174,7 @@ def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
 
 
 def json_text(value: Any) -> str:
-    """Compact JSON for a text block: orjson (about 10x the stdlib), the stdlib for what orjson refuses
+    """Compact JSON for a text block: orjson (ADR 0401), the stdlib for what orjson refuses
     (integers beyond 64 bits, subclasses it does not know)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()

@@ -1,54 +1,128 @@
-"""The dependency direction is the architecture: check it on the source, not by convention."""
+"""The dependency direction is the architecture: check it on the source, not by convention.
+
+`tests/support/import_graph.py` reads every module's imports with `ast` (absolute and relative, at
+module level and deferred inside functions); these tests hold the rules against that graph, and a
+self-test feeds the checker a synthetic bad package, so a checker that stopped seeing would fail too.
+"""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from .support import import_graph
+
 ROOT = Path(__file__).resolve().parents[1]
-COMPOSITION_ROOT = ROOT / "adapters" / "cli.py"
+COMPOSITION_ROOT = "hexmcp.adapters.cli"
+RULES = {"core": {"adapters", "tools"}, "tools": {"adapters"}, "adapters": {"tools"}}
+"""Layer -> layers it must not import. Only the composition root (adapters/cli.py) imports tools."""
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+@pytest.fixture(scope="module")
+def imports() -> list[import_graph.Import]:
+    return import_graph.graph(ROOT)
 
 
-def sources(folder: str) -> list[Path]:
-    return sorted((ROOT / folder).rglob("*.py"))
+def _described(found: list[import_graph.Import]) -> list[str]:
+    return [f"{imp.source} (line {imp.line}) imports {imp.target}" for imp in found]
 
 
-@pytest.mark.parametrize("path", sources("core"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_core_imports_neither_adapters_nor_tools(path: Path) -> None:
-    forbidden = {m for m in imported_modules(path) if m.startswith(("hexmcp.adapters", "hexmcp.tools"))}
-    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+def test_the_graph_sees_every_layer_and_relative_imports(imports) -> None:
+    sources = {import_graph.layer_of(imp.source) for imp in imports}
+    assert sources == {"core", "adapters", "tools"}
+    # adapters/http/app.py imports its siblings relatively; the graph must name them in full.
+    assert any(imp.source == "hexmcp.adapters.http.app" and imp.target.startswith("hexmcp.adapters.http.")
+               for imp in imports)
 
 
-@pytest.mark.parametrize("path", sources("tools"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_tools_do_not_import_adapters(path: Path) -> None:
-    forbidden = {m for m in imported_modules(path) if m.startswith("hexmcp.adapters")}
-    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+def test_no_layer_imports_what_it_must_not(imports) -> None:
+    assert _described(import_graph.forbidden(imports, RULES, exempt={COMPOSITION_ROOT})) == []
 
 
-@pytest.mark.parametrize("path", [p for p in sources("adapters") if p != COMPOSITION_ROOT],
-                         ids=lambda p: str(p.relative_to(ROOT)))
-def test_only_the_composition_root_imports_tools(path: Path) -> None:
-    forbidden = {m for m in imported_modules(path) if m.startswith("hexmcp.tools")}
-    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+def test_hexmcp_modules_import_one_another_without_cycles(imports) -> None:
+    assert import_graph.cycles(imports) == []
 
 
-@pytest.mark.parametrize("path", sources("core"), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", sorted((ROOT / "core").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_core_does_no_io(path: Path) -> None:
     io_modules = {"socket", "subprocess", "sys", "os", "select", "selectors", "http", "urllib", "starlette",
                   "uvicorn", "websockets"}
-    used = {m.split(".")[0] for m in imported_modules(path)} & io_modules
+    module = next(name for name, p in import_graph.modules(ROOT).items() if p == path)
+    used = {imp.target.split(".")[0] for imp in import_graph.imports_of(module, path, {})} & io_modules
     allowed = {"log.py": {"sys"}}  # logging configuration picks stderr, the only stream the core names
     assert used <= allowed.get(path.name, set()), f"{path.name} imports {sorted(used)}"
+
+
+# --- the checker, checked ------------------------------------------------------------------------
+
+BAD_PACKAGE = {
+    "core/__init__.py": "",
+    # A relative import from the core into the adapters, at module level.
+    "core/leaky.py": "from ..adapters import wire\n",
+    # A cycle that only a deferred import closes: circle_a -> circle_b at import, circle_b -> circle_a later.
+    "core/circle_a.py": "from . import circle_b\n",
+    "core/circle_b.py": "def later():\n    from .circle_a import something\n    return something\n",
+    # Importing each other only for annotations: still a circle.
+    "core/typed_a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .typed_b import B\n",
+    "core/typed_b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .typed_a import A\n",
+    "adapters/__init__.py": "",
+    "adapters/wire.py": "",
+    "adapters/http/__init__.py": "",
+    # Two levels up and into tools, from a subpackage; and an absolute import the old test already saw.
+    "adapters/http/deep.py": "from ...tools.engine import run\nimport hexmcp.tools.engine\n",
+    "tools/__init__.py": "",
+    "tools/engine.py": "from hexmcp.adapters.wire import send\n",
+}
+
+
+@pytest.fixture
+def bad_package(tmp_path: Path) -> list[import_graph.Import]:
+    for name, text in BAD_PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return import_graph.graph(tmp_path)
+
+
+def test_the_checker_catches_relative_imports_across_layers(bad_package) -> None:
+    found = {(imp.source, imp.target) for imp in import_graph.forbidden(bad_package, RULES)}
+    assert found == {
+        ("hexmcp.core.leaky", "hexmcp.adapters.wire"),
+        ("hexmcp.adapters.http.deep", "hexmcp.tools.engine"),
+        ("hexmcp.tools.engine", "hexmcp.adapters.wire"),
+    }
+
+
+def test_the_checker_catches_cycles_closed_by_deferred_or_typing_only_imports(bad_package) -> None:
+    assert sorted(import_graph.cycles(bad_package)) == [["hexmcp.core.circle_a", "hexmcp.core.circle_b"],
+                                                        ["hexmcp.core.typed_a", "hexmcp.core.typed_b"]]
+    closing = [imp for imp in bad_package if imp.source in ("hexmcp.core.circle_b", "hexmcp.core.typed_a")
+               and imp.target.startswith("hexmcp.")]
+    assert {(imp.source, imp.deferred, imp.typing_only) for imp in closing} == {
+        ("hexmcp.core.circle_b", True, False), ("hexmcp.core.typed_a", False, True)}
+
+
+def test_the_checker_sees_a_circle_through_a_packages_init(tmp_path: Path) -> None:
+    """Importing a submodule of a sibling package runs that package's `__init__.py` first."""
+    files = {
+        "adapters/__init__.py": "",
+        "adapters/fence.py": "from .http.admission import Ledger\n",
+        "adapters/http/__init__.py": "from .runner import run\n",
+        "adapters/http/admission.py": "",
+        "adapters/http/runner.py": "from ..fence import Guard\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert import_graph.cycles(import_graph.graph(tmp_path)) == [
+        ["hexmcp.adapters.fence", "hexmcp.adapters.http", "hexmcp.adapters.http.runner"]]
+
+
+def test_the_checker_sees_the_circle_the_core_once_had(tmp_path: Path) -> None:
+    """server.py imported session.py inside a function; session.py imported server.py for annotations."""
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "server.py").write_text("def open_session():\n    from .session import Session\n")
+    (tmp_path / "core" / "session.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .server import McpServer\n")
+    assert import_graph.cycles(import_graph.graph(tmp_path)) == [["hexmcp.core.server", "hexmcp.core.session"]]

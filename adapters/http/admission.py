@@ -5,7 +5,7 @@ open connections per peer IP and in total, and refuses beyond either cap at `con
 a byte of the request is read. `ConnectionLedger.admit` answers an `Admitted` ticket (hand it back
 to `release` when the connection ends) or a `Refusal` value; `refusal_bytes` is its wire form, a
 complete minimal HTTP/1.1 response, because the refused connection never reaches the ASGI app.
-The protocol that calls this lives in `uvicorn_protocol.py`; nothing here knows sockets or uvicorn.
+The protocol that calls this lives in `adapters/http/uvicorn_fence.py`; nothing here knows sockets or uvicorn.
 """
 
 from __future__ import annotations

@@ -31,9 +31,10 @@ from .config import HttpConfig
 from .endpoint import McpEndpoint
 from .guard import BearerAuth, HostOriginGuard
 from .health import HealthEndpoint, HealthFn, ReadyFn
+from .json_body import readable_id
 from .limits import ConcurrencyLimit
+from .refusals import refuse, refuse_upgrade
 from .rest import RestEndpoint
-from .status import readable_id, refuse, refuse_upgrade
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -122,7 +123,7 @@ class HttpApp:
             return
         self.stopping = True
         self.bodies.stop()  # uploads still arriving end now (503), not when uvicorn's grace period runs out
-        await self.mcp.modern.end_streams()
+        await self.mcp.stateless_era.end_streams()
         for route in self._extra_routes:
             # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely
             # before the core closes their sessions under them.

@@ -4,7 +4,7 @@ A client that sends its headers and then stalls mid-body (`Content-Length: 100`,
 otherwise hold a slot for as long as it liked, and a few hundred such sockets would turn every other
 request away with 503. So `BodyBuffer` sits outside `ConcurrencyLimit`: it reads the body of a POST to
 the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes`, leaves it in the
-scope for the endpoint (`asgi.body_of`), and only then lets the request on towards a slot. A stalled
+scope for the endpoint (`body_of`), and only then lets the request on towards a slot. A stalled
 upload gets 408 and an oversized one 413, each naming a logged eventId in the error shape of the endpoint it
 was sent to (JSON-RPC on `{path}`, REST on `{path}/{method}`). When the server begins to stop, bodies
 still arriving are cut short with 503 at once instead of waiting for uvicorn to cancel them when its
@@ -17,19 +17,55 @@ from __future__ import annotations
 
 from hexmcp.core import ErrorCode
 
-from .asgi import (
-    BODY,
-    ASGIApp,
-    BodyTooLarge,
-    ClientGone,
-    RawHeaders,
-    Receive,
-    Scope,
-    Send,
-    read_body,
-)
+from .asgi import ASGIApp, RawHeaders, Receive, Scope, Send
 from .deadlines import Deadlines
-from .status import refuse, refuse_rest
+from .refusals import refuse, refuse_rest
+from .request_headers import header
+
+BODY = "hexmcp.body"
+"""Scope key of a POST body already read in full (by `body.BodyBuffer`, before the concurrency cap)."""
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body arrived."""
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The request body, refused as soon as it passes `limit` bytes (never buffered past it)."""
+    declared = header(scope, b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    first = await receive()
+    if first["type"] == "http.disconnect":
+        raise ClientGone
+    body = first.get("body", b"")
+    if not first.get("more_body", False):
+        if len(body) > limit:
+            raise BodyTooLarge
+        return body
+    chunks = [body]
+    size = len(body)
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def body_of(scope: Scope) -> bytes:
+    """The request body `body.BodyBuffer` read for this request."""
+    return scope[BODY]
+
 
 CLOSE: RawHeaders = [(b"connection", b"close")]  # the rest of a cut-short body is not worth waiting for
 STOPPING = "The server is shutting down"

@@ -7,7 +7,7 @@ during one pass of the event loop and hands it to the socket as one write at the
 head and body leave together (SSE events written in one pass are joined the same way). Anything that
 ends the connection flushes first, so no byte is lost or reordered, and more than `FLUSH_AT` bytes held
 are written at once, so a large or fast producer still meets the transport's flow control.
-uvicorn's protocol is put on it in `uvicorn_protocol.py`.
+uvicorn's protocol is put on it in `adapters/http/uvicorn_fence.py`, which owns this reliance on how uvicorn writes.
 """
 
 from __future__ import annotations

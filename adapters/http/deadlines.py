@@ -1,7 +1,7 @@
 """Request deadlines on one timer instead of one timer per request.
 
-`asyncio.timeout` arms and cancels a timer for every request: about 5 µs on uvloop, as much as the
-core's work for a trivial tool. Every request run through one `Deadlines` gets the same timeout, so
+`asyncio.timeout` arms and cancels a timer for every request, which costs as much as the core's work
+for a trivial tool. Every request run through one `Deadlines` gets the same timeout, so
 their deadlines fall in arrival order: a dict kept in that order and one timer armed for its first
 entry are enough. A request only joins and leaves the dict; the timer is re-armed when it fires (under
 steady load about once per timeout period). A request past its deadline is cancelled, and `run`

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from hexmcp.core import McpServer, versions
 
-from .asgi import Receive, Scope, Send, header
+from .asgi import Receive, Scope, Send
 from .config import HttpConfig
-from .legacy import LegacyTransport
-from .modern import ModernTransport
+from .handshake_era import HandshakeEraTransport
+from .request_headers import header
 from .sessions import SessionStore
+from .stateless_era import StatelessEraTransport
 
 _HANDSHAKE = {v.encode(): v for v in versions.HANDSHAKE_VERSIONS}
 
@@ -23,17 +24,17 @@ _HANDSHAKE = {v.encode(): v for v in versions.HANDSHAKE_VERSIONS}
 class McpEndpoint:
     def __init__(self, server: McpServer, config: HttpConfig) -> None:
         self.sessions = SessionStore(server, config)
-        self.legacy = LegacyTransport(server, config, self.sessions)
-        self.modern = ModernTransport(server, config)
+        self.handshake_era = HandshakeEraTransport(server, config, self.sessions)
+        self.stateless_era = StatelessEraTransport(server, config)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A POST's body has been read already (`body.BodyBuffer`); GET and DELETE carry none."""
         raw = header(scope, b"mcp-protocol-version")
         if raw is None:
-            await self.legacy.handle(scope, receive, send, None)
+            await self.handshake_era.handle(scope, receive, send, None)
             return
         version = _HANDSHAKE.get(raw.strip())
         if version is not None:
-            await self.legacy.handle(scope, receive, send, version)
+            await self.handshake_era.handle(scope, receive, send, version)
         else:
-            await self.modern.handle(scope, receive, send)
+            await self.stateless_era.handle(scope, receive, send)

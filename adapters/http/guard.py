@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 
 from hexmcp.core import ErrorCode
 
-from .asgi import ASGIApp, Receive, Scope, Send, header
-from .status import refuse, refuse_upgrade
+from .asgi import ASGIApp, Receive, Scope, Send
+from .refusals import refuse, refuse_upgrade
+from .request_headers import header
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})

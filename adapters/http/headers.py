@@ -19,9 +19,10 @@ import re
 from typing import Any
 
 from hexmcp.core import ErrorCode, versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
-from .asgi import Scope, header_values
+from .asgi import Scope
+from .request_headers import header_values
 
 ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 # The body member each method's Mcp-Name must equal.

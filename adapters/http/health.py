@@ -17,7 +17,8 @@ import structlog
 
 from hexmcp.core import new_event_id
 
-from .asgi import Receive, Scope, Send, respond
+from .asgi import Receive, Scope, Send
+from .responses import respond
 
 log = structlog.get_logger("hexmcp.adapters.http")
 

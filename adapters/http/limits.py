@@ -14,7 +14,8 @@ from typing import Iterable
 from hexmcp.core import ErrorCode
 
 from .asgi import ASGIApp, Receive, Scope, Send
-from .status import readable_id, refuse
+from .json_body import readable_id
+from .refusals import refuse
 
 RELEASE = "hexmcp.release_slot"
 RETRY_AFTER_S = b"1"

@@ -17,15 +17,20 @@ import itertools
 from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, NullPeer, Ok, versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from .. import jsonrpc
 from . import dispatch
-from .asgi import Receive, Scope, Send, body_of, header, respond_json, until_done_or_gone
+from .asgi import Receive, Scope, Send
+from .body import body_of
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
 from .headers import Problem
-from .status import refuse_rest, send_rest_error
+from .refusals import refuse_rest, send_rest_error
+from .request_headers import header
+from .responses import respond_json
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 
@@ -69,7 +74,7 @@ class RestEndpoint:
         else:
             assume = None if method == "initialize" else version
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
-                                        assume_version=assume)
+                                        assume_version=assume, client_id=client_identity(scope))
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         if not await until_done_or_gone(work, receive):

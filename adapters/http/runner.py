@@ -1,20 +1,16 @@
 """Run the HTTP app under uvicorn, with a shutdown that ends long-lived streams first.
 
 uvicorn's graceful shutdown stops accepting, then waits for every open connection to finish before
-it sends the ASGI lifespan shutdown. An SSE stream never finishes by itself, so we end sessions and
-streams when shutdown *begins* (overriding `Server.shutdown`), then let uvicorn finish the in-flight
-requests. We also install our own SIGINT/SIGTERM handlers: uvicorn re-raises the caught signal after
-serving, which would turn a clean SIGTERM shutdown into exit status 143 instead of 0.
+it sends the ASGI lifespan shutdown. An SSE stream never finishes by itself, so sessions and streams
+are ended when shutdown *begins* (`uvicorn_fence.HookedServer.before_shutdown`), then uvicorn finishes
+the in-flight requests. SIGTERM ends the process with status 0, not uvicorn's 143.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import signal
-import threading
-from typing import Any, Iterator
+from typing import Any
 
 import structlog
 import uvicorn
@@ -26,38 +22,21 @@ from .admission import ConnectionLedger
 from .app import HttpApp, create_app
 from .config import HttpConfig
 from .descriptors import connection_cap, current_soft_limit, raise_open_files_limit
-from .uvicorn_protocol import GuardedHttpToolsProtocol
+from .uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
 
-class _Server(uvicorn.Server):
+class _Server(HookedServer):
+    keep_exit_status = True
+
     def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
         super().__init__(config)
         self.http_app = app
-        app.on_failure = self._stop_after_failure
+        app.on_failure = self.request_exit
 
-    def _stop_after_failure(self) -> None:
-        self.should_exit = True  # uvicorn's main loop checks this flag, as its own signal handler does
-
-    async def shutdown(self, sockets: Any = None) -> None:
+    async def before_shutdown(self) -> None:
         await self.http_app.shutdown()
-        await super().shutdown(sockets)
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        loop = asyncio.get_running_loop()
-        handled = (signal.SIGINT, signal.SIGTERM)
-        for sig in handled:
-            loop.add_signal_handler(sig, self.handle_exit, sig, None)
-        try:
-            yield
-        finally:
-            for sig in handled:
-                loop.remove_signal_handler(sig)
 
 
 def connection_ledger(config: HttpConfig) -> ConnectionLedger:

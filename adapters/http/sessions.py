@@ -16,8 +16,9 @@ import structlog
 
 from hexmcp.core import McpServer, Session
 
+from ..rpc_layer import PendingRequests
 from .config import HttpConfig
-from .peer import HttpPeer, PendingRequests
+from .peer import HttpPeer
 from .sse import EventStream
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -26,12 +27,12 @@ KEPT_STREAMS = 16  # finished SSE streams per session kept for Last-Event-ID res
 
 
 class HttpSession:
-    def __init__(self, session_id: str, server: McpServer, config: HttpConfig) -> None:
+    def __init__(self, session_id: str, server: McpServer, config: HttpConfig, client_id: str | None = None) -> None:
         self.id = session_id
         self.config = config
         self.pending = PendingRequests(config.client_request_timeout_s)
         self.peer = HttpPeer(pending=self.pending)
-        self.core: Session = server.open_session(session_id=session_id, peer=self.peer)
+        self.core: Session = server.open_session(session_id=session_id, peer=self.peer, client_id=client_id)
         self.streams: OrderedDict[str, EventStream] = OrderedDict()
         self.last_used = time.monotonic()
         self.active = 0  # requests in flight and streams attached: such a session is never evicted
@@ -84,8 +85,8 @@ class SessionStore:
             session.touch()
         return session
 
-    async def create(self) -> HttpSession | None:
-        """A new session, or None when the table is full of busy sessions."""
+    async def create(self, client_id: str | None = None) -> HttpSession | None:
+        """A new session for `client_id`, or None when the table is full of busy sessions."""
         if len(self._sessions) >= self._config.max_sessions:
             await self.sweep()
         if len(self._sessions) >= self._config.max_sessions:
@@ -97,7 +98,7 @@ class SessionStore:
             else:
                 return None
         # 128 random bits, hex: unguessable and within the visible-ASCII range the spec requires.
-        session = HttpSession(secrets.token_hex(16), self._server, self._config)
+        session = HttpSession(secrets.token_hex(16), self._server, self._config, client_id)
         self._sessions[session.id] = session
         return session
 

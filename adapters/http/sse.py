@@ -17,7 +17,8 @@ from collections import deque
 from typing import Any, Callable
 
 from .. import jsonrpc
-from .asgi import JSON, SSE, RawHeaders, Send
+from .asgi import RawHeaders, Send
+from .request_headers import JSON, SSE
 
 SSE_HEADERS: RawHeaders = [(b"content-type", SSE), (b"cache-control", b"no-cache, no-transform"),
                            (b"x-accel-buffering", b"no")]

@@ -44,7 +44,8 @@ class Ending:
 
 
 class WsConnection:
-    def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send) -> None:
+    def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send, *,
+                 client_id: str | None = None) -> None:
         self.config = config
         self.dialect = dialect
         self._receive = receive
@@ -54,7 +55,7 @@ class WsConnection:
                              on_overflow=self._overflowed)
         self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
                                  require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
-                                 peer_timeout_s=config.client_request_timeout_s)
+                                 peer_timeout_s=config.client_request_timeout_s, client_id=client_id)
         self.session_id = self.rpc.session_id
         self.stopping = False
         self.ended: Ending | None = None
@@ -105,8 +106,8 @@ class WsConnection:
                 continue
             text = message.get("text")
             if text is None:
-                await self._error(None, jsonrpc.INVALID_REQUEST,
-                                  "Invalid request: binary frames are not accepted; send each JSON message as text")
+                await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,
+                                      "Invalid request: binary frames are not accepted; send each JSON message as text")
                 continue
             if _too_big(text, self.config.max_frame_bytes):
                 self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
@@ -118,26 +119,20 @@ class WsConnection:
         try:
             value = jsonrpc.decode(text)
         except ValueError as exc:
-            await self._error(None, jsonrpc.PARSE_ERROR, f"Parse error: {exc}")
+            await self.rpc.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
             return
         if isinstance(value, list):
             # RpcConnection would treat an array as a batch; on a socket each frame is one message.
-            await self._error(None, jsonrpc.INVALID_REQUEST,
-                              "Invalid request: a frame must hold one JSON object, not an array (no batches)")
+            await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,
+                                  "Invalid request: a frame must hold one JSON object, not an array (no batches)")
             return
         if self.stopping:
             message = jsonrpc.classify(value, require_jsonrpc=self.dialect.require_jsonrpc)
             if isinstance(message, jsonrpc.Request):
-                await self._error(message.id, jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY],
-                                  "The server is shutting down; reconnect and retry")
+                await self.rpc.refuse(message.id, ErrorCode.SERVER_BUSY,
+                                      "The server is shutting down; reconnect and retry")
                 return
         await self.rpc.receive(value)
-
-    async def _error(self, request_id: Any, code: int, message: str) -> None:
-        event_id = new_event_id()
-        log.info("error frame sent", code=code, reason=message, eventId=event_id)
-        await self.outbox.put(jsonrpc.encode_error(request_id, code, message, {"eventId": event_id},
-                                                   with_version=self.dialect.with_version))
 
     # --- ending ----------------------------------------------------------------------------------
 

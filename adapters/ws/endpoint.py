@@ -16,7 +16,9 @@ from starlette.routing import WebSocketRoute
 
 from hexmcp.core import ErrorCode, McpServer
 
-from ..http.asgi import Receive, Scope, Send, respond
+from ..http.asgi import Receive, Scope, Send
+from ..http.client_identity import client_identity
+from ..http.responses import respond
 from .config import WsConfig
 from .connection import WsConnection
 from .dialect import choose_dialect
@@ -51,7 +53,7 @@ class WsEndpoint:
             await refuse(scope, send, refusal)
             return
         connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
-                                  receive, send)
+                                  receive, send, client_id=client_identity(scope))
         self.connections.add(connection)
         try:
             await connection.run()

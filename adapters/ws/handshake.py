@@ -18,9 +18,10 @@ import attrs
 
 from hexmcp.core import ErrorCode
 
-from ..http.asgi import Receive, Scope, Send, header
+from ..http.asgi import Receive, Scope, Send
 from ..http.guard import HostOriginGuard
-from ..http.status import refuse_upgrade
+from ..http.refusals import refuse_upgrade
+from ..http.request_headers import header
 from .config import WsConfig
 
 

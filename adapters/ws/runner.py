@@ -2,8 +2,8 @@
 
 uvicorn's graceful shutdown closes every open WebSocket at once with 1012 (`connection.shutdown()`)
 and only then waits for tasks. Sockets with requests in flight should instead get their answers and
-then 1001, so this `uvicorn.Server` runs each endpoint's `shutdown()` first — the same override the
-HTTP adapter's runner makes for its streams. Used by the tests and the benchmark server.
+then 1001, so this server runs each endpoint's `shutdown()` first (`uvicorn_fence.HookedServer`, as
+the HTTP adapter's runner does for its streams). Used by the tests and the benchmark server.
 """
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ from typing import Any, Sequence
 
 import uvicorn
 
+from ..http.uvicorn_fence import HookedServer
 from .config import WsConfig
 from .endpoint import WsEndpoint
 
 
-class WsUvicornServer(uvicorn.Server):
+class WsUvicornServer(HookedServer):
     def __init__(self, config: uvicorn.Config, endpoints: Sequence[WsEndpoint]) -> None:
         super().__init__(config)
         self.endpoints = list(endpoints)
 
-    async def shutdown(self, sockets: Any = None) -> None:
+    async def before_shutdown(self) -> None:
         for endpoint in self.endpoints:
             await endpoint.shutdown()
-        await super().shutdown(sockets)
 
 
 def make_server(app: Any, endpoint: WsEndpoint, *, host: str = "127.0.0.1", port: int = 8090,

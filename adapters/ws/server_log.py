@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import logging
 
-UVICORN_LOGGER = "uvicorn.error"
-_UVICORN_MESSAGE = "Invalid UTF-8 sequence received from client."
+from ..http.uvicorn_fence import INVALID_UTF8_MESSAGE, UVICORN_ERROR_LOGGER
 
 
 class InvalidUtf8Filter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.getMessage() == _UVICORN_MESSAGE:
+        if record.getMessage() == INVALID_UTF8_MESSAGE:
             record.msg, record.args = "invalid UTF-8 in a WebSocket text frame; closed with 1007", ()
             record.levelno, record.levelname = logging.WARNING, "WARNING"
             record.exc_info, record.exc_text = None, None
@@ -24,6 +23,6 @@ class InvalidUtf8Filter(logging.Filter):
 
 
 def install_invalid_utf8_filter() -> None:
-    logger = logging.getLogger(UVICORN_LOGGER)
+    logger = logging.getLogger(UVICORN_ERROR_LOGGER)
     if not any(isinstance(f, InvalidUtf8Filter) for f in logger.filters):
         logger.addFilter(InvalidUtf8Filter())

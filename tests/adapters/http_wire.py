@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from hexmcp.core import versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from tests.support.schemas import Transcript
 
 ACCEPT_BOTH = "application/json, text/event-stream"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hexmcp.adapters.rpc_connection import RpcConnection
 from hexmcp.core import versions
-from hexmcp.core.session import ROUTES
+from hexmcp.core.handlers import ROUTES
 
 from ..fixtures.demo_server import build_demo_server
 from ..support.peer import initialize_params

@@ -1,17 +1,23 @@
-"""What `adapters/http/uvicorn_protocol.py` relies on in uvicorn's internals: fails loudly when a release
-moves it. The live tests (test_http_admission.py, test_http_slowloris.py) check the behaviour; this
-names the exact hook that went missing, so an upgrade's failure says what to re-read."""
+"""What `adapters/http/uvicorn_fence.py` relies on in uvicorn's internals (and `adapters/stdio.py` in asyncio's):
+fails loudly when a release moves it. The live tests (test_http_admission.py, test_http_slowloris.py,
+test_ws_limits.py, the SIGTERM tests) check the behaviour; this names the exact piece that went missing,
+so an upgrade's failure says what to re-read."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import re
 
 import httptools
 import pytest
+import uvicorn
 import uvicorn.server
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from hexmcp.adapters.http.uvicorn_protocol import GuardedHttpToolsProtocol
+from hexmcp.adapters.http import uvicorn_fence
+from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 OVERRIDDEN = ["connection_made", "connection_lost", "data_received", "eof_received", "on_message_begin",
               "on_headers_complete", "handle_websocket_upgrade"]
@@ -54,3 +60,61 @@ def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:
         parser.feed_data(b"ET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
     assert calls == ["begin", "head"]
 
+
+
+
+# --- uvicorn's Server: the shutdown hook and the signal handlers -----------------------------------
+
+def test_uvicorn_calls_shutdown_with_the_sockets_when_graceful_shutdown_begins() -> None:
+    assert list(inspect.signature(uvicorn.Server.shutdown).parameters) == ["self", "sockets"]
+    serve = inspect.getsource(uvicorn.Server._serve)
+    assert "await self.shutdown(sockets=sockets)" in serve, "uvicorn no longer calls shutdown(sockets=...)"
+    shutdown = inspect.getsource(uvicorn.Server.shutdown)
+    # Our hook must run before uvicorn waits on connections and tasks, i.e. first thing in shutdown().
+    assert "connection.shutdown()" in shutdown and "_wait_tasks_to_complete" in shutdown
+
+
+def test_uvicorn_installs_signal_handlers_through_capture_signals_around_serve() -> None:
+    assert isinstance(inspect.getattr_static(uvicorn.Server, "capture_signals"), object)
+    assert "with self.capture_signals():" in inspect.getsource(uvicorn.Server.serve)
+    # Read from the source: sse-starlette (the SDK's dependency) replaces Server.handle_exit when imported.
+    assert re.search(r"def handle_exit\(self, sig\b[^)]*, frame\b", inspect.getsource(uvicorn.server))
+
+
+def test_should_exit_is_the_flag_uvicorns_main_loop_stops_on() -> None:
+    server = uvicorn.Server(uvicorn.Config(app=None))
+    assert server.should_exit is False
+    assert "self.should_exit" in inspect.getsource(uvicorn.Server.on_tick)
+
+
+def test_the_fence_server_overrides_only_the_pieces_it_names() -> None:
+    ours = {name for name in vars(HookedServer) if not name.startswith("_")}
+    assert ours & set(dir(uvicorn.Server)) == {"shutdown", "capture_signals"}
+
+
+def test_without_keep_exit_status_uvicorns_own_signal_handling_is_kept() -> None:
+    server = HookedServer(uvicorn.Config(app=None))
+    assert isinstance(server.capture_signals(), contextlib.AbstractContextManager)
+
+
+# --- uvicorn's log text ------------------------------------------------------------------------------
+
+def test_uvicorn_still_logs_the_invalid_utf8_message_we_rewrite() -> None:
+    from uvicorn.protocols.websockets import websockets_sansio_impl
+
+    source = inspect.getsource(websockets_sansio_impl)
+    assert f'self.logger.exception("{uvicorn_fence.INVALID_UTF8_MESSAGE}")' in source
+    assert 'logging.getLogger("uvicorn.error")' in source
+    assert uvicorn_fence.UVICORN_ERROR_LOGGER == "uvicorn.error"
+
+
+# --- asyncio's FlowControlMixin (stdio's wire writer) -------------------------------------------------
+
+def test_the_stdio_writer_can_build_a_stream_writer_on_flow_control_mixin() -> None:
+    """`adapters/stdio.py` opens its write pipe with `asyncio.streams.FlowControlMixin` as the protocol:
+    not exported, but what `StreamWriter.drain()` needs (it awaits the protocol's `_drain_helper`)."""
+    mixin = asyncio.streams.FlowControlMixin
+    assert issubclass(mixin, asyncio.Protocol)
+    for hook in ("pause_writing", "resume_writing", "connection_lost", "_drain_helper"):
+        assert callable(getattr(mixin, hook, None)), f"FlowControlMixin lost {hook}"
+    assert "self._protocol._drain_helper()" in inspect.getsource(asyncio.StreamWriter.drain)

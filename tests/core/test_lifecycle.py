@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hexmcp.core import ErrorCode, lifecycle, versions
-from hexmcp.core.session import ROUTES
+from hexmcp.core.handlers import ROUTES
 
 from ..support.peer import CoreClient, initialize_params
 
@@ -113,3 +113,16 @@ async def test_a_closed_session_rejects_everything(client: CoreClient) -> None:
     await client.session.close()
     for method in ("ping", "tools/list"):
         assert (await client.rejected(method)).code is ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("state", list(lifecycle.State))
+def test_closing_is_a_table_event_that_ends_in_closed_from_every_state(state: lifecycle.State) -> None:
+    verdict, after = lifecycle.step(state, lifecycle.Event.CLOSE)
+    assert after is lifecycle.State.CLOSED
+    assert verdict is (lifecycle.Verdict.IGNORE if state is lifecycle.State.CLOSED else lifecycle.Verdict.ACCEPT)
+
+
+async def test_closing_before_initialize_closes_too(client: CoreClient) -> None:
+    await client.session.close()
+    assert client.session.state is lifecycle.State.CLOSED
+    assert "closed" in (await client.rejected("initialize", {})).message

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Rejection, models, versions
 from hexmcp.core.convert import from_wire, to_wire
-from hexmcp.core.session import META_PROTOCOL_VERSION, ROUTES
+from hexmcp.core.handlers import ROUTES
+from hexmcp.core.meta import META_PROTOCOL_VERSION
 
 from ..fixtures.demo_server import build_demo_server
 from ..support import schemas

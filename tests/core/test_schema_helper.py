@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hexmcp.core import versions
-from hexmcp.core.session import ROUTES
+from hexmcp.core.handlers import ROUTES
 
 from ..support import schemas
 

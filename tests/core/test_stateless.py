@@ -6,7 +6,8 @@ import pytest
 
 from hexmcp.core import ErrorCode, McpServer, versions
 from hexmcp.core.models import CACHEABLE_RESULTS
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, ROUTES
+from hexmcp.core.handlers import ROUTES
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO
 
 from ..support.peer import CoreClient, stateless_meta
 

@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 import attrs
 
 from hexmcp.core import McpServer, Ok, Outcome, PeerRequestFailed, Rejection, Session, versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from . import schemas
 

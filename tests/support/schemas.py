@@ -22,7 +22,7 @@ import referencing
 from referencing.jsonschema import specification_with
 
 from hexmcp.core import versions
-from hexmcp.core.session import META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_PROTOCOL_VERSION
 
 SCHEMA_DIR_ENV = "HEXMCP_SCHEMA_DIR"
 REPO_ROOT = Path(__file__).resolve().parents[2]

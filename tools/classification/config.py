@@ -42,7 +42,8 @@ class ClassificationConfig:
     # target machine each run a text.
     workers: int | None = attrs.field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     max_queue: int = attrs.field(default=256, validator=[v.instance_of(int), v.ge(1)])
-    # Places in that queue one client (session) may hold. None: a quarter of max_queue.
+    # Places in that queue one client (ToolContext.client_id: a token digest or an address) may hold.
+    # None: a quarter of max_queue.
     max_queue_per_client: int | None = attrs.field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     request_timeout_s: float = attrs.field(default=10.0, validator=v.gt(0.0))
 

@@ -41,11 +41,13 @@ class TaxonomyError(ClassificationError):
 
 
 class ClassificationInputError(ClassificationError):
-    """A classify request carries an unusable argument; `field` names it for the client."""
+    """A classify request carries an unusable argument; `field` names it for the client, `details` says
+    more where a number helps (the limit and the length of a text that is too long)."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, details: dict[str, int] | None = None) -> None:
         self.field = field
         self.message = message
+        self.details = details or {}
         super().__init__(f"{field}: {message}")
 
 

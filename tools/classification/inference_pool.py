@@ -77,8 +77,13 @@ class InferencePool:
     def workers(self) -> int:
         return len(self._threads)
 
+    @property
+    def waiting(self) -> int:
+        """Submitted and not yet answered (queued or running)."""
+        return self._outstanding
+
     async def submit(self, item: Any, owner: str | None = None) -> Any:
-        """`owner` (a session id) gets at most `max_per_owner` of the queue's places."""
+        """`owner` (a client identity) gets at most `max_per_owner` of the queue's places."""
         if self._closing:
             raise ServiceNotReadyError("the classification service is shutting down")
         if self._outstanding >= self._max_queue:

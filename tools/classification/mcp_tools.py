@@ -14,8 +14,6 @@ from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
 
-TEXT_PATH = "$.arguments.text"
-
 LIST_CATEGORIES_OUTPUT = {
     "type": "object",
     "properties": {
@@ -68,20 +66,15 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
         return service.list_categories()
 
     async def classify_text(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        text = arguments["text"]
-        if not text.strip():
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'classify_text': "
-                                "argument text must not be empty or whitespace only", {"path": TEXT_PATH})
-        if len(text) > max_chars:
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool 'classify_text': argument "
-                                f"text is {len(text)} characters long; the limit is {max_chars}",
-                                {"path": TEXT_PATH, "limit": max_chars, "length": len(text)})
-        await service.start()
+        # The arguments are checked once, by the service, before it waits for the model to load.
         try:
-            return await service.classify(text, with_probabilities=bool(arguments.get("with_probabilities", False)),
-                                          client=ctx.session_id)
+            return await service.classify(arguments["text"], with_probabilities=arguments.get("with_probabilities",
+                                                                                              False),
+                                          client=ctx.client_id)
         except ClassificationInputError as error:
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, str(error), {"path": f"$.arguments.{error.field}"}) from None
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool 'classify_text': argument "
+                                f"{error.field} {error.message}",
+                                {"path": f"$.arguments.{error.field}", **error.details}) from None
         except ServiceOverloadedError as error:
             raise ProtocolError(ErrorCode.SERVER_BUSY, str(error)) from None
         except RequestTimeoutError as error:

@@ -158,7 +158,7 @@ class ClassificationService:
         }
 
     async def classify(self, text: str, with_probabilities: bool = False, client: str | None = None) -> dict[str, Any]:
-        """`client` (the MCP session id) bounds how much of the shared queue one client may hold."""
+        """`client` (`ToolContext.client_id`) bounds how much of the shared queue one client may hold."""
         text = validate_text(text, self.config.max_text_chars)
         with_probabilities = validate_flag(with_probabilities, "with_probabilities")
         if not self.ready:

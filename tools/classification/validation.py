@@ -1,4 +1,8 @@
-"""Checks on classify() arguments, raising ClassificationInputError that names the field."""
+"""The one check of classify() arguments, raising ClassificationInputError that names the field.
+
+Every caller goes through it: the MCP tool (whose JSON Schema has already made sure of the types),
+the Python API, the benches. The MCP tool turns the error into invalid params with this message.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ def validate_text(text: object, max_chars: int, field: str = "text") -> str:
     if not text.strip():
         raise ClassificationInputError(field, "must not be empty or whitespace only")
     if len(text) > max_chars:
-        raise ClassificationInputError(field, f"is {len(text)} characters; the limit is {max_chars}")
+        raise ClassificationInputError(field, f"is {len(text)} characters long; the limit is {max_chars}",
+                                       {"limit": max_chars, "length": len(text)})
     return text
 
 

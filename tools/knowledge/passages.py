@@ -37,10 +37,6 @@ class SourceDocument:
     sections: tuple[Section, ...]
     metadata: dict[str, str] = attrs.field(factory=dict, eq=False)
 
-    @property
-    def content_digest(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
 
 @attrs.frozen(kw_only=True)
 class Passage:

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import attrs
 import structlog
@@ -48,10 +48,6 @@ class KnowledgeConfig:
 
 def resource_uri(document_id: str) -> str:
     return RESOURCE_PREFIX + quote(document_id, safe="/")
-
-
-def document_id_of(uri: str) -> str | None:
-    return unquote(uri[len(RESOURCE_PREFIX):]) if uri.startswith(RESOURCE_PREFIX) else None
 
 
 @attrs.frozen(kw_only=True)

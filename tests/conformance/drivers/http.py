@@ -23,7 +23,7 @@ import httpx
 from hexmcp.adapters.http.headers import NAME_MEMBER
 from hexmcp.adapters.jsonrpc import JSONRPC_VERSION
 from hexmcp.core import versions
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from ...adapters.http_wire import ACCEPT_BOTH, parse_sse
 from ...support.peer import initialize_params

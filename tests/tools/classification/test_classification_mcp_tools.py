@@ -50,12 +50,35 @@ def test_pool_errors_map_to_core_codes(error, code):
         return None
 
     async def failing(text: str, with_probabilities: bool = False, client: str | None = None):
-        assert client == "session-1"  # the per-client share of the queue is keyed by session
+        assert client == "address:10.0.0.7"  # the per-client share of the queue is keyed by client, not session
         raise error
 
     service.start, service.classify = started, failing
     handler = server.tools.get("classify_text").handler
     with pytest.raises(ProtocolError) as caught:
-        asyncio.run(handler({"text": "What is 5 + 3?"}, SimpleNamespace(session_id="session-1")))
+        asyncio.run(handler({"text": "What is 5 + 3?"}, SimpleNamespace(session_id="session-1",
+                                                                                 client_id="address:10.0.0.7")))
     assert caught.value.code is code
     assert caught.value.message == str(error)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message", "data"),
+    [
+        ({"text": " \n\t"}, "argument text must not be empty or whitespace only", {"path": "$.arguments.text"}),
+        ({"text": "x" * 11}, "argument text is 11 characters long; the limit is 10",
+         {"path": "$.arguments.text", "limit": 10, "length": 11}),
+        ({"text": "fine", "with_probabilities": "yes"}, "argument with_probabilities must be a boolean, got str",
+         {"path": "$.arguments.with_probabilities"}),
+    ],
+)
+def test_classify_text_arguments_are_checked_once_with_one_message(arguments, message, data):
+    """The service's check answers, before any model is loaded; the tool only words it for the client."""
+    server, service = registered(ClassificationConfig(max_text_chars=10))
+    handler = server.tools.get("classify_text").handler
+    with pytest.raises(ProtocolError) as caught:
+        asyncio.run(handler(arguments, SimpleNamespace(session_id="s", client_id="c")))
+    assert caught.value.code is ErrorCode.INVALID_PARAMS
+    assert caught.value.message == f"Invalid arguments for tool 'classify_text': {message}"
+    assert caught.value.data == data
+    assert not service.ready  # refused without starting the model

@@ -18,7 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from hexmcp.adapters.startup import ExitCode
 from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode, check_vector_store_spec
-from hexmcp.tools.knowledge.vectors.factory import DEFAULT_COLLECTION, StoreKind, parse_vector_store_spec
+from hexmcp.tools.knowledge.vectors.collection import DEFAULT_COLLECTION
+from hexmcp.tools.knowledge.vectors.factory import StoreKind, parse_vector_store_spec
 from tests.support.net import free_port
 
 pytestmark = pytest.mark.timeout(120)

@@ -22,12 +22,12 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import attrs
 
+from .collection import DEFAULT_COLLECTION
 from .errors import VectorStoreError, VectorStoreErrorCode
 
 if TYPE_CHECKING:  # the port imports numpy, which checking a spec at start-up need not load
     from .port import VectorStore
 
-DEFAULT_COLLECTION = "hexmcp_passages"  # the Qdrant collection when a URL spec names none
 
 #: The spec forms, as the error for an unknown one lists them.
 SPEC_FORMS = ("memory", "qdrant+path:DIR", "qdrant+http://HOST:PORT[?collection=NAME]", "qdrant+https://…")

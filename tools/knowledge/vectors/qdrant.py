@@ -15,8 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .collection import DEFAULT_COLLECTION
 from .errors import VectorStoreError, VectorStoreErrorCode
-from .factory import DEFAULT_COLLECTION
 from .port import VectorHit
 from .rows import prepare_query, prepare_rows
 

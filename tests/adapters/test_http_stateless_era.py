@@ -12,7 +12,7 @@ import pytest
 from hexmcp.adapters import jsonrpc
 from hexmcp.adapters.http import STATUS
 from hexmcp.core import ErrorCode, NullPeer, ToolContext
-from hexmcp.core.session import META_PROTOCOL_VERSION
+from hexmcp.core.meta import META_PROTOCOL_VERSION
 from tests.adapters.http_live import live_server
 from tests.adapters.http_wire import MODERN, Wire, modern_params, parse_sse
 from tests.fixtures.demo_server import build_demo_server

@@ -17,25 +17,30 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
-from .. import jsonrpc
+from .. import jsonrpc, rpc_layer
 from . import dispatch, headers
-from .asgi import Receive, Scope, Send, accepts, until_done_or_gone
+from .asgi import Receive, Scope, Send
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
+from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
+from .refusals import refuse
+from .request_headers import accepts
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, readable_id, refuse, rpc_status
+from .status import rpc_status
 
 ALLOW = [(b"allow", b"POST")]
 LISTEN = "subscriptions/listen"
 
 
-class ModernTransport:
+class StatelessEraTransport:
     def __init__(self, server: McpServer, config: HttpConfig) -> None:
         self.server = server
         self.config = config
@@ -95,7 +100,7 @@ class ModernTransport:
         if message.method == LISTEN:
             await self._listen(scope, receive, send, message, sse_ok)
             return
-        await self._serve(receive, send, message)
+        await self._serve(scope, receive, send, message)
 
     def _check_params(self, scope: Scope, params: dict) -> headers.Problem | None:
         tool = self.server.tools.get(params.get("name")) if isinstance(params.get("name"), str) else None
@@ -108,22 +113,30 @@ class ModernTransport:
             self._annotations[id(schema)] = cached
         return headers.check_param_headers(scope, cached[1], params.get("arguments")) if cached[1] else None
 
-    def _open(self, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
+    def _open(self, scope: Scope, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
         """A one-request core session whose answer (and any stream) goes out through `send`."""
         reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
-        return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer)
+        return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer,
+                                               client_id=client_identity(scope))
 
-    async def _serve(self, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
-        reply, core = self._open(send, request)
-        work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
-        if not await until_done_or_gone(work, receive):  # the client closed the stream: that is how 2026 cancels
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+        reply, core = self._open(scope, send, request)
+        await self._answer(receive, reply, core, request, asyncio.ensure_future(dispatch.run(core, request,
+                                                                                               self.deadlines)))
+
+    async def _answer(self, receive: Receive, reply: Reply, core: Session, request: jsonrpc.Request,
+                      work: asyncio.Future[Outcome], *, keepalive_s: float | None = None,
+                      keepalive: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Send the answer `work` comes to on `reply`, unless the client closes the stream first: that is how
+        2026 cancels, so the work is cancelled and its session closed."""
+        if not await until_done_or_gone(work, receive, keepalive_s=keepalive_s, keepalive=keepalive):
             work.cancel()
             await core.close()
             return
         outcome = work.result()
-        answer = dispatch.encode(request.id, outcome)
+        answer = rpc_layer.answer(request.id, outcome)
         if answer is None:
             if reply.stream is not None:
                 await reply.stream.close()
@@ -142,23 +155,14 @@ class ModernTransport:
                          headers=[(b"retry-after", b"5")])
             return
         release_slot(scope)
-        reply, core = self._open(send, request)
+        reply, core = self._open(scope, send, request)
         self.open_streams += 1
         try:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time
             work = asyncio.ensure_future(dispatch.run(core, request, None))
             self._listening[core] = work
-            if not await until_done_or_gone(work, receive, keepalive_s=self.config.keepalive_s,
-                                            keepalive=reply.stream.comment):  # type: ignore[union-attr]
-                work.cancel()
-                await core.close()
-                return
-            outcome = work.result()
-            answer = dispatch.encode(request.id, outcome)
-            if answer is None:
-                await reply.stream.close()  # type: ignore[union-attr]
-            else:
-                await reply.finish(answer)
+            await self._answer(receive, reply, core, request, work, keepalive_s=self.config.keepalive_s,
+                               keepalive=reply.stream.comment)  # type: ignore[union-attr]
         finally:
             self.open_streams -= 1
             self._listening.pop(core, None)

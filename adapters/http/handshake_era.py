@@ -20,16 +20,23 @@ from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
 
-from .. import jsonrpc
+from .. import jsonrpc, rpc_layer
+from ..rpc_layer import PendingRequests
 from . import dispatch
-from .asgi import Receive, Scope, Send, accepts, header, respond_json, until_done_or_gone
+from .asgi import Receive, Scope, Send
+from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
+from .disconnects import until_done_or_gone
+from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
-from .peer import HttpPeer, PendingRequests
+from .peer import HttpPeer
+from .refusals import refuse
+from .request_headers import accepts, header
+from .responses import respond_json
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import NOT_JSON, json_body, readable_id, refuse
+from .status import http_status
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -43,7 +50,7 @@ PRIMING_SINCE = versions.V2025_11_25
 SESSIONLESS_VERSION = versions.LATEST_HANDSHAKE_VERSION
 
 
-class LegacyTransport:
+class HandshakeEraTransport:
     def __init__(self, server: McpServer, config: HttpConfig, sessions: SessionStore) -> None:
         self.server = server
         self.config = config
@@ -95,9 +102,10 @@ class LegacyTransport:
             if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
                 # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
                 # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
-                await self._post_one_shot(send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
+                await self._post_one_shot(scope, send, messages, batch, header_version or SESSIONLESS_VERSION,
+                                          json_ok)
                 return
-            session = await self.sessions.create()
+            session = await self.sessions.create(client_identity(scope))
             if session is None:
                 await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
                              headers=[(b"retry-after", b"5")], request_id=first_id)
@@ -127,9 +135,9 @@ class LegacyTransport:
 
     async def _post_stateless(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool,
                               header_version: str | None, json_ok: bool) -> None:
-        await self._post_one_shot(send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+        await self._post_one_shot(scope, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
 
-    async def _post_one_shot(self, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
+    async def _post_one_shot(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
                              json_ok: bool) -> None:
         """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries)."""
         if batch and not _batching(version):
@@ -140,7 +148,8 @@ class LegacyTransport:
         handshake = not batch and isinstance(first, jsonrpc.Request) and first.method == "initialize"
         peer = HttpPeer(pending=self.stateless_pending)
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
-                                        assume_version=None if handshake else version)
+                                        assume_version=None if handshake else version,
+                                        client_id=client_identity(scope))
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
                           make_stream=lambda: EventStream(None), session_id=None, announce=False)
 
@@ -154,16 +163,15 @@ class LegacyTransport:
             if isinstance(message, jsonrpc.Request):
                 requests.append(message)
             elif isinstance(message, jsonrpc.Notification):
-                await core.handle_notification(message.method, message.params, trace_id="")
+                await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
             elif isinstance(message, jsonrpc.Response):
                 pending.resolve(message)
             else:
                 assert isinstance(message, jsonrpc.Invalid)
-                errors.append(jsonrpc.encode_error(message.id, message.code, f"Invalid request: {message.message}"))
+                errors.append(rpc_layer.invalid_reply(message))
         if not requests:
             if errors and not batch:
-                await refuse(send, ErrorCode.INVALID_REQUEST, errors[0]["error"]["message"],
-                             request_id=errors[0]["id"])
+                await respond_json(send, http_status(ErrorCode.INVALID_REQUEST), jsonrpc.dumps(errors[0]))
             elif errors:
                 await respond_json(send, 400, jsonrpc.dumps(errors))
             else:
@@ -185,7 +193,7 @@ class LegacyTransport:
         finally:
             for request in requests:
                 peer.replies.pop(request.id, None)
-        answers = [a for a in (dispatch.encode(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
+        answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
         if announce and not succeeded and not reply.streaming:
             headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)

@@ -1,12 +1,22 @@
-"""The one module that touches uvicorn's internals: its httptools protocol, subclassed.
+"""The fence around uvicorn: the one module that relies on more of it than `uvicorn.Config` and `.serve()`.
 
-What we rely on (tests/adapters/test_uvicorn_contract.py fails loudly when a release moves any of it):
-- `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
-- the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
-  `on_message_begin` (first byte of a request) and `on_headers_complete` (its head is complete), which
-  uvicorn defines as methods of the protocol;
-- `handle_websocket_upgrade`, after which the transport belongs to a new WebSocket protocol
-  (`transport.get_protocol()`), so that protocol's `connection_lost` is the end of the connection.
+pyproject pins uvicorn below the next minor release, and tests/adapters/test_uvicorn_contract.py fails
+loudly, naming the piece, when a release moves any of what this module relies on:
+
+1. Its httptools protocol, subclassed (`GuardedHttpToolsProtocol`):
+   `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
+   the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
+   `on_message_begin` (first byte of a request) and `on_headers_complete` (its head is complete), which
+   uvicorn defines as methods of the protocol; `handle_websocket_upgrade`, after which the transport
+   belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
+   `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
+   writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
+2. Its `Server`, subclassed (`HookedServer`): `shutdown(sockets)` runs when graceful shutdown begins
+   (before it waits for connections to finish), `capture_signals()` installs the signal handlers
+   around `serve()` and re-raises the caught signal afterwards, `handle_exit(sig, frame)` is what a
+   signal calls, and setting `should_exit` stops the main loop.
+3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
+   `ws/server_log.py` rewrites.
 
 On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
@@ -22,9 +32,13 @@ On top of uvicorn's protocol:
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
 
 import structlog
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
@@ -126,3 +140,52 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             log.debug("request head not complete in time, connection closed", client=self.client,
                      head_timeout_s=self._head_timeout_s)
             self.transport.close()
+
+
+class HookedServer(uvicorn.Server):
+    """uvicorn's `Server` with a hook that runs when graceful shutdown *begins*, and, on request, signal
+    handlers that let a SIGTERM'd server exit 0.
+
+    uvicorn's graceful shutdown stops accepting, then waits for every open connection to finish; a
+    stream that never finishes by itself (SSE, an idle WebSocket) would hold it until its timeout.
+    `before_shutdown` ends them first. uvicorn's own handlers re-raise the caught signal after serving,
+    which turns a clean SIGTERM into exit status 143; with `keep_exit_status` ours are installed instead
+    (in the main thread only: a server run in a test's thread leaves signals alone).
+    """
+
+    keep_exit_status = False
+
+    async def before_shutdown(self) -> None:
+        """Override: end what would otherwise keep uvicorn waiting."""
+
+    def request_exit(self) -> None:
+        """Stop serving (graceful shutdown follows), as uvicorn's own signal handler does."""
+        self.should_exit = True
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await self.before_shutdown()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if not self.keep_exit_status:
+            with super().capture_signals():
+                yield
+            return
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        handled = (signal.SIGINT, signal.SIGTERM)
+        for sig in handled:
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        try:
+            yield
+        finally:
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+
+
+UVICORN_ERROR_LOGGER = "uvicorn.error"
+INVALID_UTF8_MESSAGE = "Invalid UTF-8 sequence received from client."
+"""What uvicorn's websockets-sansio protocol logs, with a traceback, when a text frame is not UTF-8."""

@@ -1,0 +1,45 @@
+"""The JSON in a POST body: decoded, or refused with the right error; and the request id, when readable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hexmcp.core import ErrorCode
+
+from .. import jsonrpc
+from .asgi import Scope, Send
+from .body import BODY, body_of
+from .refusals import refuse
+from .request_headers import JSON, header
+
+
+def readable_id(scope: Scope) -> Any:
+    """The id of the JSON-RPC request in this POST's body, for a refusal made before the body was parsed
+    (a busy server, a wrong Accept): an answer names the request it refuses whenever the id can be read."""
+    raw = scope.get(BODY)
+    if not raw:
+        return None
+    try:
+        message = jsonrpc.classify(jsonrpc.decode(raw))
+    except ValueError:
+        return None
+    return message.id if isinstance(message, (jsonrpc.Request, jsonrpc.Invalid)) else None
+
+
+NOT_JSON = object()
+"""What `json_body` returns after it has refused the request itself."""
+
+
+async def json_body(scope: Scope, send: Send) -> Any:
+    """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or NOT_JSON once the request
+    was refused (415 or parse error)."""
+    content_type = header(scope, b"content-type")
+    if content_type is None or not content_type.lower().startswith(JSON):
+        await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
+                     status=415)
+        return NOT_JSON
+    try:
+        return jsonrpc.decode(body_of(scope))
+    except ValueError as exc:
+        await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        return NOT_JSON

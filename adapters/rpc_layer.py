@@ -1,0 +1,148 @@
+"""The JSON-RPC layer every transport shares, around a core `Session`: each of its jobs written once.
+
+stdio, WebSocket (both dialects, through `RpcConnection`), Streamable HTTP (both eras) and the REST
+dialect all do the same four things with the core's values; they do them here:
+- bind a request's `sessionId` and `traceId` into the log context, so every line logged while it is
+  served (the core's "request rejected" with its eventId included) can be followed back to it;
+- turn an `Outcome` into the JSON-RPC answer (none for a request the client cancelled);
+- refuse with an error that carries a fresh eventId, logged under that id so a quoted id can be found;
+- match the client's answers to requests the server sent it (`PendingRequests`).
+
+What stays with each transport: how bytes arrive and leave, and which of its streams an answer goes on.
+`jsonrpc.py` below this is sans-IO framing (classify, encode); nothing here touches a socket either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from typing import Any, Awaitable, Callable, Iterator
+
+import structlog
+
+from hexmcp.core import ErrorCode, Ok, Outcome, PeerRequestFailed, Rejection, Session, new_event_id
+from hexmcp.core.ports import RequestKey
+
+from . import jsonrpc
+
+log = structlog.get_logger("hexmcp.adapters")
+
+
+class TraceIds:
+    """Trace ids for the requests of one owner (a connection, or every HTTP request): `<prefix>-<n>`."""
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._numbers = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self._prefix}-{next(self._numbers)}"
+
+
+HTTP_TRACES = TraceIds("h")
+"""HTTP requests are served by many short-lived core sessions: one counter for all of them."""
+
+
+def bind(session_id: str, trace_id: str) -> None:
+    """Bind the ids into the current context and leave them there, until the task ends or the next
+    message binds its own: a task spawned from here copies them."""
+    structlog.contextvars.bind_contextvars(sessionId=session_id, traceId=trace_id)
+
+
+@contextlib.contextmanager
+def bound(session_id: str, trace_id: str) -> Iterator[None]:
+    """The ids bound for the duration of a block only (an error minted between two requests)."""
+    with structlog.contextvars.bound_contextvars(sessionId=session_id, traceId=trace_id):
+        yield
+
+
+async def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) -> Outcome:
+    """One request through the core, every log line it causes carrying its session and trace ids.
+
+    The ids are bound and left (`bind`), not reset afterwards: binding and resetting costs several times
+    more (ADR 0008), and every caller runs this in a task of its own (an HTTP request, a batch item, a
+    2026 request) or on a reader that binds again before its next message.
+    """
+    bind(core.session_id, trace_id)
+    return await core.handle_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
+
+
+async def serve_notification(core: Session, notification: jsonrpc.Notification, trace_id: str) -> None:
+    bind(core.session_id, trace_id)
+    await core.handle_notification(notification.method, notification.params, trace_id=trace_id)
+
+
+def answer(request_id: jsonrpc.RequestId, outcome: Outcome, *, with_version: bool = True) -> dict[str, Any] | None:
+    """The JSON-RPC answer for an outcome; None for a cancelled request (the client wants no answer)."""
+    if isinstance(outcome, Ok):
+        return jsonrpc.encode_result(request_id, outcome.result, with_version=with_version)
+    if outcome.code is ErrorCode.REQUEST_CANCELLED:
+        return None
+    return jsonrpc.encode_rejection(request_id, outcome, with_version=with_version)
+
+
+def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
+    """A rejection minted by an adapter (bad framing, a busy server, a transport rule), logged under its
+    fresh eventId so the id a client quotes can be found in the logs."""
+    rejection = Rejection(code=code, message=message, data=data, event_id=new_event_id())
+    log.info("request refused", code=code.value, reason=message, eventId=rejection.event_id)
+    return rejection
+
+
+def error_reply(request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str,
+                data: dict[str, Any] | None = None, *, with_version: bool = True) -> dict[str, Any]:
+    """`refusal` as a JSON-RPC error message, its eventId in `error.data`."""
+    return jsonrpc.encode_rejection(request_id, refusal(code, message, data), with_version=with_version)
+
+
+def invalid_reply(message: jsonrpc.Invalid, *, with_version: bool = True) -> dict[str, Any]:
+    """The answer to something that is not a JSON-RPC message (the id echoed when it could be read)."""
+    return error_reply(message.id, ErrorCode.INVALID_REQUEST, f"Invalid request: {message.message}",
+                       with_version=with_version)
+
+
+SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class PendingRequests:
+    """Requests the server sent the client, waiting for the client's answer.
+
+    The answer may come back on the same pipe (stdio, WebSocket) or on another POST (HTTP): whoever reads
+    it hands it to `resolve`, and the waiting `request` returns its result.
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
+        self._waiting: dict[RequestKey, asyncio.Future[jsonrpc.Response]] = {}
+        self._ids = itertools.count(1)
+
+    async def request(self, method: str, params: dict[str, Any], send: SendMessage, *,
+                      with_version: bool = True) -> dict[str, Any]:
+        """Send a request through `send` and return the client's result; `PeerRequestFailed` otherwise."""
+        request_id = f"s-{next(self._ids)}"
+        future: asyncio.Future[jsonrpc.Response] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        try:
+            await send(jsonrpc.encode_request(request_id, method, params, with_version=with_version))
+            response = await asyncio.wait_for(future, self._timeout_s)
+        except TimeoutError:
+            raise PeerRequestFailed(f"no answer to {method} within {self._timeout_s:.0f} s") from None
+        finally:
+            self._waiting.pop(request_id, None)
+        return jsonrpc.result_of(response)
+
+    def resolve(self, response: jsonrpc.Response) -> bool:
+        """Hand a client's answer to the request waiting for it; False when none is (unknown or late id)."""
+        future = self._waiting.get(response.id)
+        if future is None or future.done():
+            log.info("response to an unknown request ignored")
+            return False
+        future.set_result(response)
+        return True
+
+    def fail_all(self, reason: str) -> None:
+        """No answer can come any more (input closed, session ended): every waiting request fails."""
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(PeerRequestFailed(reason))

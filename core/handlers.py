@@ -1,0 +1,204 @@
+"""The method handlers: what each MCP method does, and `ROUTES`, the table from method to handler.
+
+A handler gets the `Session` serving the request, its params already parsed into their attrs type, and
+the `Call` (version, request key, capabilities, ...); it returns a result model, which the session
+shapes for the request's version. Admission (lifecycle, era, which routes exist) is the session's job,
+not theirs. `McpServer.add_method` adds extension methods to a server's copy of this table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from . import models, versions
+from .context import InputNeeded
+from .errors import ErrorCode, ProtocolError, ToolError
+from .ids import new_event_id
+from .meta import META_ERROR_CODE, META_EVENT_ID
+from .pagination import page
+from .params import (CallToolParams, CompleteParams, GetPromptParams, InitializeParams, ListenParams, NoParams,
+                     PaginatedParams, ResourceParams, SetLevelParams)
+from .routing import Call, Route
+from .session import Session
+from .tools import OutputSchemaViolation, to_call_result
+
+log = structlog.get_logger("hexmcp.core")
+
+
+async def _initialize(session: Session, params: InitializeParams, call: Call) -> models.InitializeResult:
+    version = versions.negotiate_handshake_version(params.protocol_version)
+    session.version = version
+    session.client_capabilities = params.capabilities
+    session.client_info = params.client_info
+    log.info("session initialized", requested=params.protocol_version, negotiated=version,
+             client=params.client_info.name)
+    return models.InitializeResult(protocol_version=version, capabilities=session.server.capabilities(version),
+                                   server_info=session.server.info, instructions=session.server.instructions)
+
+
+async def _discover(session: Session, params: NoParams, call: Call) -> models.DiscoverResult:
+    server = session.server
+    return models.DiscoverResult(supported_versions=list(versions.SUPPORTED_VERSIONS),
+                                 capabilities=server.capabilities(call.version), instructions=server.instructions)
+
+
+async def _ping(session: Session, params: NoParams, call: Call) -> models.EmptyResult:
+    return models.EmptyResult()
+
+
+async def _list_tools(session: Session, params: PaginatedParams, call: Call) -> models.ListToolsResult:
+    tools, cursor = page(session.server.tools.definitions(), params.cursor, session.server.options.page_size)
+    return models.ListToolsResult(tools=tools, next_cursor=cursor)
+
+
+async def _call_tool(session: Session, params: CallToolParams, call: Call) -> Any:
+    server = session.server
+    tool = server.tools.get(params.name)
+    if tool is None:
+        raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {params.name}",
+                            {"path": "$.name", "tool": params.name})
+    arguments = params.arguments or {}
+    tool.check_arguments(arguments)
+    answers = _gathered_answers(session, params, call, "tools/call", params.name)
+    ctx = session.context(call, answers)
+    try:
+        value = await session.run_cancellable(call, tool.handler(arguments, ctx))
+        return to_call_result(value, tool)
+    except InputNeeded as need:
+        return _input_required(session, need, "tools/call", params.name)
+    except ToolError as error:
+        return _tool_failure(str(error), params.name)
+    except TimeoutError:
+        return _tool_failure(f"The tool '{params.name}' timed out after {server.options.tool_timeout_s} s.",
+                             params.name)
+    except ProtocolError:
+        raise
+    except OutputSchemaViolation as violation:
+        return _tool_failure(f"The tool '{params.name}' produced a result that does not match its output schema.",
+                             params.name, detail=str(violation))
+    except Exception:
+        return _tool_failure(f"The tool '{params.name}' failed unexpectedly.", params.name, with_traceback=True)
+
+
+def _gathered_answers(session: Session, params: Any, call: Call, method: str, name: str) -> dict[str, Any]:
+    if versions.features(call.version).handshake:
+        return {}
+    answers = session.server.sealer.open(params.request_state, method, name) if params.request_state else {}
+    answers.update(params.input_responses or {})
+    return answers
+
+
+def _input_required(session: Session, need: InputNeeded, method: str, name: str) -> models.InputRequiredResult:
+    return models.InputRequiredResult(input_requests=need.requests,
+                                      request_state=session.server.sealer.seal(need.answers, method, name))
+
+
+def _tool_failure(message: str, tool: str, *, detail: str | None = None,
+                  with_traceback: bool = False) -> models.CallToolResult:
+    event_id = new_event_id()
+    if with_traceback:
+        log.exception("tool failed", tool=tool, code=ErrorCode.TOOL_EXECUTION_FAILED.value, eventId=event_id)
+    else:
+        log.warning("tool failed", tool=tool, code=ErrorCode.TOOL_EXECUTION_FAILED.value, reason=detail or message,
+                    eventId=event_id)
+    return models.CallToolResult(content=[models.TextContent(text=f"{message} (eventId {event_id})")], is_error=True,
+                                 meta={META_EVENT_ID: event_id, META_ERROR_CODE: ErrorCode.TOOL_EXECUTION_FAILED.value})
+
+
+async def _list_resources(session: Session, params: PaginatedParams, call: Call) -> models.ListResourcesResult:
+    items, cursor = page(session.server.resources.definitions(), params.cursor, session.server.options.page_size)
+    return models.ListResourcesResult(resources=items, next_cursor=cursor)
+
+
+async def _list_templates(session: Session, params: PaginatedParams, call: Call) -> models.ListResourceTemplatesResult:
+    items, cursor = page(session.server.resources.template_definitions(), params.cursor,
+                         session.server.options.page_size)
+    return models.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+
+async def _read_resource(session: Session, params: ResourceParams, call: Call) -> models.ReadResourceResult:
+    return await session.run_cancellable(call, session.server.resources.read(params.uri))
+
+
+async def _subscribe(session: Session, params: ResourceParams, call: Call) -> models.EmptyResult:
+    session.subscriptions.add(params.uri)
+    return models.EmptyResult()
+
+
+async def _unsubscribe(session: Session, params: ResourceParams, call: Call) -> models.EmptyResult:
+    session.subscriptions.discard(params.uri)
+    return models.EmptyResult()
+
+
+async def _list_prompts(session: Session, params: PaginatedParams, call: Call) -> models.ListPromptsResult:
+    items, cursor = page(session.server.prompts.definitions(), params.cursor, session.server.options.page_size)
+    return models.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+
+async def _get_prompt(session: Session, params: GetPromptParams, call: Call) -> Any:
+    answers = _gathered_answers(session, params, call, "prompts/get", params.name)
+    ctx = session.context(call, answers)
+    try:
+        return await session.run_cancellable(call, session.server.prompts.render(params.name, params.arguments or {},
+                                                                                 ctx))
+    except InputNeeded as need:
+        return _input_required(session, need, "prompts/get", params.name)
+
+
+async def _complete(session: Session, params: CompleteParams, call: Call) -> models.CompleteResult:
+    ref_type = params.ref.get("type")
+    server = session.server
+    if ref_type == "ref/prompt":
+        completer = server.prompts.get(str(params.ref.get("name"))).completer
+    elif ref_type == "ref/resource":
+        completer = server.resources.completer_for(str(params.ref.get("uri")))
+    else:
+        raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown completion reference type: {ref_type!r}",
+                            {"path": "$.ref.type"})
+    values: list[str] = []
+    if completer is not None:
+        context_arguments = (params.context.arguments if params.context else None) or {}
+        values = await completer(params.argument.name, params.argument.value, context_arguments)
+    shown = values[:100]
+    return models.CompleteResult(completion=models.Completion(values=shown, total=len(values),
+                                                              has_more=len(values) > len(shown)))
+
+
+async def _set_level(session: Session, params: SetLevelParams, call: Call) -> models.EmptyResult:
+    session.log_level = params.level
+    return models.EmptyResult()
+
+
+async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
+    """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
+    subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
+    session.listening.add(call.request_key)
+    try:
+        await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),
+                                  related=call.request_key)
+        await session.run_cancellable(call, session.closed.wait())
+    finally:
+        session.listening.discard(call.request_key)
+        session.server.subscriptions.close(subscription)
+    return models.SubscriptionsListenResult(meta=subscription.meta())
+
+
+ROUTES: dict[str, Route] = {
+    "initialize": Route(handler=_initialize, params=InitializeParams, stateless=False),
+    "server/discover": Route(handler=_discover, params=NoParams, handshake=False),
+    "ping": Route(handler=_ping, params=NoParams, stateless=False),
+    "tools/list": Route(handler=_list_tools, params=PaginatedParams),
+    "tools/call": Route(handler=_call_tool, params=CallToolParams),
+    "resources/list": Route(handler=_list_resources, params=PaginatedParams),
+    "resources/templates/list": Route(handler=_list_templates, params=PaginatedParams),
+    "resources/read": Route(handler=_read_resource, params=ResourceParams),
+    "resources/subscribe": Route(handler=_subscribe, params=ResourceParams, stateless=False),
+    "resources/unsubscribe": Route(handler=_unsubscribe, params=ResourceParams, stateless=False),
+    "prompts/list": Route(handler=_list_prompts, params=PaginatedParams),
+    "prompts/get": Route(handler=_get_prompt, params=GetPromptParams),
+    "completion/complete": Route(handler=_complete, params=CompleteParams),
+    "logging/setLevel": Route(handler=_set_level, params=SetLevelParams, stateless=False),
+    "subscriptions/listen": Route(handler=_listen, params=ListenParams, handshake=False),
+}
