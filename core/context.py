@@ -70,6 +70,11 @@ class ToolContext:
         self.trace_id = trace_id
 
     @property
+    def wants_progress(self) -> bool:
+        """The client sent a progress token: worth producing progress (streamed text, say) for."""
+        return self._progress_token is not None
+
+    @property
     def stateless(self) -> bool:
         return not versions.features(self.version).handshake
 

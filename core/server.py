@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from . import models, versions
+from .extensions import ExtensionHandler, ExtensionMethods
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
@@ -48,6 +49,7 @@ class McpServer:
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()
+        self.extensions = ExtensionMethods()
         self.sealer = RequestStateSealer(self.options.request_state_secret or secrets.token_bytes(32))
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.subscriptions = SubscriptionHub()
@@ -66,7 +68,13 @@ class McpServer:
         }
         if version >= versions.V2025_03_26:
             caps["completions"] = {}
+        if experimental := self.extensions.experimental():
+            caps["experimental"] = experimental
         return caps
+
+    def add_method(self, name: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None) -> None:
+        """Serve a method MCP does not define (extensions.py), advertised under `capabilities.experimental`."""
+        self.extensions.add(name, handler, capability=capability)
 
     def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None) -> Session:
         """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions)."""

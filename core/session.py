@@ -219,7 +219,7 @@ class Session:
                                 {"state": self.state.value})
         self.state = next_state
         version = self.version or versions.LATEST_HANDSHAKE_VERSION
-        route = ROUTES.get(method)
+        route = ROUTES.get(method) or self.server.extensions.route(method)
         if route is None or not route.handshake:
             raise _method_not_found(method, version)
         return Call(version=version, request_key=request_key, trace_id=trace_id,
@@ -242,7 +242,7 @@ class Session:
                                 f"params._meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object",
                                 {"path": f"$._meta.{META_CLIENT_CAPABILITIES}"})
         log_level = meta.get(META_LOG_LEVEL)
-        route = ROUTES.get(method)
+        route = ROUTES.get(method) or self.server.extensions.route(method)
         if route is None or not route.stateless:
             raise _method_not_found(method, requested)
         return Call(version=requested, request_key=request_key, trace_id=trace_id,
