@@ -26,7 +26,7 @@ from .service import GatewayService, GatewaySettings
 
 log = structlog.get_logger("hexmcp.gateway")
 
-MAX_PROMPT_CHARS = 100_000
+MAX_PROMPT_CHARS = 20_000  # the classifier reads at most this much (ClassificationConfig.max_text_chars)
 ERROR_META = "io.hexmcp/error"
 
 ROUTE_INPUT = {
