@@ -1,5 +1,5 @@
 """A minimal OpenAI-compatible upstream for bench/gateway.py: a raw ASGI app under uvicorn answering
-`POST /v1/chat/completions` with one fixed completion and `GET /v1/models` with two models, at once.
+`POST /v1/chat/completions` with one fixed completion (whatever the request) and `GET /v1/models` with two models, at once.
 `python -m bench.servers.fake_openai --port P`.
 """
 
@@ -16,26 +16,17 @@ MODELS = orjson.dumps({"object": "list", "data": [{"id": m, "object": "model", "
                                                   for m in ("llama-3.1-8b-instruct", "qwen3-32b")]})
 
 
-def completion(model: str) -> bytes:
-    return orjson.dumps({"id": "bench", "object": "chat.completion", "model": model,
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": "The answer is 42."},
-                                      "finish_reason": "stop"}],
-                         "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}})
+COMPLETION = orjson.dumps({"id": "bench", "object": "chat.completion", "model": "qwen3-32b",
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "The answer is 42."},
+                                        "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}})
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The same answer whatever was asked: the request body is left to uvicorn to discard."""
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    if scope["path"].endswith("/models"):
-        payload = MODELS
-    else:
-        payload = completion(orjson.loads(body).get("model", "?"))
+    payload = MODELS if scope["path"].endswith("/models") else COMPLETION
     await send({"type": "http.response.start", "status": 200, "headers": JSON_HEADERS})
     await send({"type": "http.response.body", "body": payload})
 
