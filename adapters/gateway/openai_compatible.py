@@ -11,8 +11,10 @@ client go away and can stop generating.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import httpx
@@ -28,6 +30,10 @@ from .failures import Redactor, for_exception, for_status, unusable
 from .retry import RetryableFailure, with_retries
 
 log = structlog.get_logger("hexmcp.gateway")
+# httpx logs every request at INFO (method, URL, status): one line per completion is noise next to ours,
+# and a URL may carry credentials.
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
 
 ANTHROPIC_VERSION = "2023-06-01"
 POOL = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0)
@@ -43,7 +49,7 @@ class OpenAICompatibleGateway:
             raise ValueError("an OpenAICompatibleGateway needs config.url")
         self.provider = config.provider_type
         self.config = config
-        self._redact = Redactor(config.api_key)
+        self._redact = Redactor(config.api_key, urlsplit(config.url).password)
         # Connect, read, write and pool waits each get TIMEOUT; a whole non-streamed answer does too (below).
         self._client = httpx.AsyncClient(base_url=config.url + "/", headers=_headers(config), limits=POOL,
                                          timeout=httpx.Timeout(config.timeout_s), transport=transport)

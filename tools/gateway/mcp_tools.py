@@ -92,7 +92,7 @@ class GatewayTools:
         is a warning (the gateway may come up later), never a reason to stop."""
         if self.service.gateway is None:
             log.info("no gateway configured: routeCompletion and listModels will answer -32005")
-            await self.resources.sync()
+            await self._sync()
             return
         failure = await self.service.refresh()
         if failure is None:
@@ -101,7 +101,7 @@ class GatewayTools:
         else:
             log.warning("gateway connection", state="unreachable", latency_ms=self.service.last_check_ms,
                         code=failure.code, reason=failure.message)
-        await self.resources.sync()
+        await self._sync()
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
         """Re-read the gateway's models list every refresh_s; announce changes as resource notifications."""
@@ -114,8 +114,19 @@ class GatewayTools:
                 return
             except TimeoutError:
                 pass
-            await self.service.refresh()
+            try:
+                await self.service.refresh()  # failures are values; this guards against bugs only
+            except Exception:
+                log.exception("refreshing the models list failed")
+            await self._sync()
+
+    async def _sync(self) -> None:
+        """Publish the catalogue; a failure here is logged, never allowed to end the start-up hooks
+        (an adapter stops the server when one of them raises)."""
+        try:
             await self.resources.sync()
+        except Exception:
+            log.exception("publishing the model catalogue failed")
 
     def describe(self) -> dict[str, Any]:
         return self.service.describe()

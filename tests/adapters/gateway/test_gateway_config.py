@@ -117,3 +117,8 @@ def test_invalid_configuration_stops_start_up_with_one_line_and_exit_2(tmp_path,
     assert out.stdout == b""
     lines = out.stderr.decode().strip().splitlines()
     assert lines == [f"hexmcp {command}: invalid gateway configuration: MAX_RETRIES: must be a whole number, got 'many'"]
+
+
+def test_the_public_url_carries_no_credentials():
+    config = load_gateway_config({}, {"GATEWAY_URL": "https://user:pa55word@gw.example:8443/v1?key=abc"})
+    assert config.public_url() == "https://gw.example:8443/v1"
