@@ -2,7 +2,8 @@
 
 The gateway tools need a category, its system prompt and the routing policy's model and reasoning for
 a prompt. `ClassifierRouting` reads them from the classification service (duck-typed: its `classify`,
-`ensure_taxonomy` and `config`), so this package depends on the gateway port and on nothing else.
+`ensure_taxonomy` and `config`; its two saturation errors are imported where they are caught), so the
+rest of this package depends on the gateway port alone.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import attrs
+
+from hexmcp.core import ErrorCode, ProtocolError
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +63,16 @@ class ClassifierRouting:
                                    reasoning_effort=c.routing.reasoning_effort) for c in taxonomy.categories)
 
     async def route(self, prompt: str, client: str | None) -> RouteChoice:
-        decision = await self._service.classify(prompt, client=client)
+        """Raises ProtocolError SERVER_BUSY or REQUEST_TIMEOUT when the classifier is saturated, as
+        classify_text answers them."""
+        from hexmcp.tools.classification.inference_pool import RequestTimeoutError, ServiceOverloadedError
+
+        try:
+            decision = await self._service.classify(prompt, client=client)
+        except ServiceOverloadedError as error:
+            raise ProtocolError(ErrorCode.SERVER_BUSY, str(error)) from None
+        except RequestTimeoutError as error:
+            raise ProtocolError(ErrorCode.REQUEST_TIMEOUT, str(error)) from None
         category = (await self.categories())[decision["class"]]
         return RouteChoice(category=category, confidence=float(decision["confidence"]), model=decision["model"],
                            use_reasoning=bool(decision["use_reasoning"]))

@@ -165,9 +165,12 @@ def test_list_models_tool_and_resources(served):
         listed = await session.call_tool("listModels", {})
         resources = await session.list_resources()
         catalogue = await session.read_resource("hexmcp://models")
-        return listed, resources, catalogue
+        category = await session.read_resource("hexmcp://categories/math")
+        return listed, resources, catalogue, category
 
-    listed, resources, catalogue = _sdk(served, scenario)
+    listed, resources, catalogue, category = _sdk(served, scenario)
+    math = json.loads(category.contents[0].text)
+    assert math["name"] == "math" and math["model"] == "qwen3-32b" and math["systemPrompt"]
     models = {m["id"]: m for m in listed.structured_content["models"]}
     assert {"qwen3-32b", "llama-3.1-8b-instruct"} <= models.keys()
     assert "math" in models["qwen3-32b"]["capabilities"]["categories"]
