@@ -29,7 +29,7 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 
 def _stdio_session(env_extra: dict[str, str], *messages: dict) -> tuple[list[dict], str]:
     env = {**os.environ, **env_extra}
-    for name in ("GATEWAY_URL", "GATEWAY_CONFIG"):
+    for name in ("GATEWAY_URL", "GATEWAY_CONFIG", "LOG_LEVEL", "HEXMCP_LOG_LEVEL"):
         if name not in env_extra:
             env.pop(name, None)
     lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *messages]
@@ -57,6 +57,15 @@ def test_without_a_gateway_the_tools_answer_minus_32005():
     result = replies[3]["result"]
     assert result["isError"] is True
     assert json.loads(result["content"][0]["text"])["error"]["code"] == -32005
+
+
+@pytest.mark.slow
+def test_log_level_sets_the_level_unless_hexmcp_log_level_does():
+    _, default = _stdio_session({})
+    _, quiet = _stdio_session({"LOG_LEVEL": "error"})
+    _, overridden = _stdio_session({"LOG_LEVEL": "error", "HEXMCP_LOG_LEVEL": "info"})
+    assert "no gateway configured" in default and "no gateway configured" in overridden
+    assert "no gateway configured" not in quiet
 
 
 @pytest.mark.slow
