@@ -16,6 +16,7 @@ from hexmcp.core import McpServer, ServerOptions
 
 from .startup import ExitCode, StartupFailure
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
+from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -116,6 +117,23 @@ def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
     return register_knowledge_tools(server, config)
 
 
+def build_gateway_tools(server: McpServer, gateway: Any, service: Any, knowledge: Any) -> Any:
+    """routeCompletion, listModels and models/list over the configured gateway (registered without one
+    too: they then answer -32005), routed by the classifier, completing the knowledge base's document ids."""
+    from hexmcp.tools.gateway.mcp_tools import register_gateway_tools
+    from hexmcp.tools.gateway.routing_source import ClassifierRouting
+    from hexmcp.tools.gateway.service import GatewaySettings
+    document_uri = None
+    if knowledge is not None:
+        from hexmcp.tools.knowledge.service import resource_uri as document_uri
+
+    settings = GatewaySettings(provider=gateway.provider_type, default_model=gateway.default_model, routing=gateway.routing)
+    return register_gateway_tools(server, build_gateway(gateway), ClassifierRouting(service) if service else None,
+                                  settings, refresh_s=gateway.models_refresh_s,
+                                  documents=(lambda: knowledge.documents) if knowledge else None,
+                                  document_uri=document_uri)
+
+
 def _classification_config(args: argparse.Namespace) -> Any:
     from hexmcp.tools.classification import ClassificationConfig
 
@@ -134,6 +152,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
+    add_gateway_flags(parser)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -228,8 +247,10 @@ def _serve_http(args: argparse.Namespace) -> int:
     except ValueError as error:
         _say("serve", str(error))
         return ExitCode.USAGE
+    gateway = apply_gateway_log_level(gateway_config(args), args.log_level)
     server, service = build_server_and_service(args, options)
     knowledge = build_knowledge(server, args)
+    gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
     hooks: dict[str, Any] = {"on_startup": []}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -242,6 +263,10 @@ def _serve_http(args: argparse.Namespace) -> int:
         hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
                                    "knowledge": knowledge.describe()}
         hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(knowledge, "serve"), knowledge.watch]
+    before_gateway = hooks.get("health")
+    hooks["health"] = lambda: {**(before_gateway() if before_gateway else {}),
+                               "gateway": gateway_health(gateway, gateway_tools.describe)}
+    hooks["on_startup"] = [*hooks["on_startup"], gateway_tools.start, gateway_tools.watch]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -263,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     from hexmcp.tools.knowledge.errors import CorpusError
     from hexmcp.tools.knowledge.vectors import VectorStoreError
 
+    from .gateway import GatewayConfigError
+
     try:
         if args.command == "stdio":
             from .stdio import claim_stdout
@@ -281,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
-    except (CorpusError, VectorStoreError) as error:  # a bad --docs path or --vector-store, found before serving
+    except (CorpusError, VectorStoreError, GatewayConfigError) as error:  # a bad --docs, --vector-store, gateway setting
         _say(args.command, str(error))
         return ExitCode.USAGE
 
@@ -307,12 +334,15 @@ def _index(args: argparse.Namespace) -> int:
 def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     from .stdio import run_stdio
 
+    gateway = apply_gateway_log_level(gateway_config(args), args.log_level)
     server, service = build_server_and_service(args)
     knowledge = build_knowledge(server, args)
+    gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
     background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
+    background += [gateway_tools.start, gateway_tools.watch]
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -16,6 +16,7 @@ import attrs
 import orjson
 
 from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection
+from hexmcp.core.gateway_port import GatewayErrorKind
 
 JSONRPC_VERSION = "2.0"
 
@@ -43,6 +44,9 @@ ERROR_CODES: dict[ErrorCode, int] = {
     ErrorCode.FORBIDDEN: -32011,
     ErrorCode.SESSION_NOT_FOUND: -32012,
     ErrorCode.REQUEST_CANCELLED: -32800,  # never sent on the wire: cancelled requests get no response
+    # The LLM gateway design's fixed codes (-32001..-32007); two collide with the codes above, on purpose:
+    # the design fixes them, and only gateway methods (models/list) ever answer them.
+    **{kind.error_code: kind.value for kind in GatewayErrorKind},
 }
 
 RequestId = str | int

@@ -73,6 +73,11 @@ class ToolContext:
         """Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it."""
 
     @property
+    def wants_progress(self) -> bool:
+        """The client sent a progress token: worth producing progress (streamed text, say) for."""
+        return self._progress_token is not None
+
+    @property
     def stateless(self) -> bool:
         return not versions.features(self.version).handshake
 

@@ -51,6 +51,21 @@ class ErrorCode(str, enum.Enum):
     """An HTTP session id that is unknown or expired."""
     INTERNAL_ERROR = "internal_error"
     """A bug or an unexpected failure on our side; the details are in the log under the eventId."""
+    # An outbound LLM gateway's failures (gateway_port.py's GatewayErrorKind names the design's codes).
+    GATEWAY_AUTHENTICATION = "gateway_authentication"
+    """The LLM gateway refused the server's credentials."""
+    GATEWAY_RATE_LIMITED = "gateway_rate_limited"
+    """The LLM gateway kept answering 429 until the retries ran out."""
+    GATEWAY_MODEL_NOT_FOUND = "gateway_model_not_found"
+    """The LLM gateway does not serve the model asked for."""
+    GATEWAY_UNAVAILABLE = "gateway_unavailable"
+    """The LLM gateway failed (5xx), refused, or answered something unusable."""
+    GATEWAY_NOT_CONFIGURED = "gateway_not_configured"
+    """No LLM gateway is configured."""
+    GATEWAY_NETWORK = "gateway_network"
+    """The connection to the LLM gateway could not be made or broke."""
+    GATEWAY_TIMEOUT = "gateway_timeout"
+    """The LLM gateway did not answer in time."""
 
 
 @attrs.frozen(kw_only=True)

@@ -12,14 +12,14 @@ import weakref
 from typing import Any
 
 from . import models, versions
+from .extensions import ExtensionHandler, extension_route
 from .handlers import ROUTES
 from .options import ServerOptions
-from .params import NoParams
 from .ports import Peer
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
-from .routing import Handler, MethodTable, Route
+from .routing import MethodTable
 from .session import Session
 from .subscriptions import SubscriptionHub
 from .tools import ToolRegistry
@@ -36,6 +36,7 @@ class McpServer:
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()
+        self._experimental: dict[str, dict[str, Any]] = {}  # capabilities.experimental: one entry per extension
         self.sealer = RequestStateSealer(self.options.request_state_secret or secrets.token_bytes(32))
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.subscriptions = SubscriptionHub()
@@ -46,20 +47,22 @@ class McpServer:
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
 
-    def add_method(self, method: str, handler: Handler, *, params: type = NoParams, handshake: bool = True,
-                   stateless: bool = True) -> None:
+    def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,
+                   handshake: bool = True, stateless: bool = True) -> None:
         """Serve an extension method (`models/list`, say) on every transport, in sessions opened from now on.
 
-        `handler(session, params, call)` gets `params` parsed into the attrs class `params` (invalid params
-        are answered -32602 before it runs) and returns a result: an attrs model or a JSON object. Served on
-        handshake versions and/or 2026-07-28 as the flags say. The MCP methods themselves cannot be replaced.
+        `handler(params, ctx)` gets the request's params as a JSON object and a `ToolContext`, and returns
+        a result (a JSON object or an attrs model) or raises `ProtocolError`. `capability` is what
+        `capabilities.experimental[method]` says about it (default `{}`). Served on handshake versions
+        and/or 2026-07-28 as the flags say. The MCP methods themselves cannot be replaced.
         """
         if method in ROUTES:
             raise ValueError(f"{method!r} is an MCP method; it cannot be replaced")
         if not (handshake or stateless):
             raise ValueError(f"{method!r} would be served on no protocol version")
-        self._methods = self._methods.with_method(method, Route(handler=handler, params=params, handshake=handshake,
-                                                                stateless=stateless))
+        route = extension_route(handler, handshake=handshake, stateless=stateless)
+        self._methods = self._methods.with_method(method, route)
+        self._experimental[method] = dict(capability or {})
 
     def capabilities(self, version: str) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -70,6 +73,8 @@ class McpServer:
         }
         if version >= versions.V2025_03_26:
             caps["completions"] = {}
+        if self._experimental:
+            caps["experimental"] = {method: dict(cap) for method, cap in self._experimental.items()}
         return caps
 
     def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None,

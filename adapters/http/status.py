@@ -40,6 +40,14 @@ STATUS: dict[ErrorCode, Statuses] = {
     ErrorCode.FORBIDDEN: Statuses(403, 403),
     ErrorCode.SESSION_NOT_FOUND: Statuses(404, 404),
     ErrorCode.INTERNAL_ERROR: Statuses(200, 500),
+    # The LLM gateway's failures: an error response, but the fault is upstream (a gateway's statuses for REST).
+    ErrorCode.GATEWAY_AUTHENTICATION: Statuses(200, 502),
+    ErrorCode.GATEWAY_RATE_LIMITED: Statuses(200, 429),
+    ErrorCode.GATEWAY_MODEL_NOT_FOUND: Statuses(200, 404),
+    ErrorCode.GATEWAY_UNAVAILABLE: Statuses(200, 502),
+    ErrorCode.GATEWAY_NOT_CONFIGURED: Statuses(200, 503),
+    ErrorCode.GATEWAY_NETWORK: Statuses(200, 502),
+    ErrorCode.GATEWAY_TIMEOUT: Statuses(200, 504),
 }
 
 

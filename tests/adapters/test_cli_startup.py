@@ -49,7 +49,9 @@ def test_the_stdio_start_path_imports_no_deferred_module():
         "args = cli.parse_args(['stdio'])\n"
         "configure_logging('warning')\n"
         "server, service = cli.build_server_and_service(args)\n"
-        "assert service is not None and cli.build_knowledge(server, args) is not None\n"
+        "knowledge = cli.build_knowledge(server, args)\n"
+        "assert service is not None and knowledge is not None\n"
+        "cli.build_gateway_tools(server, cli.gateway_config(args), service, knowledge)\n"
         f"print(sorted(m for m in {DEFERRED_MODULES!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

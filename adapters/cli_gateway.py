@@ -1,0 +1,62 @@
+"""The LLM gateway's flags, configuration and client, for the composition root (cli.py), which alone
+imports the gateway tools: this module builds the adapter side (config, OpenAICompatibleGateway)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from .gateway import GatewayConfig, load_gateway_config
+from .gateway.config import PROVIDER_TYPES
+
+
+def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("LLM gateway (flag > environment > --gateway-config file > default)")
+    group.add_argument("--gateway-config", metavar="PATH",
+                       help="YAML or TOML file (gateway.*, providers.*, log_level); default: $GATEWAY_CONFIG")
+    group.add_argument("--gateway-url", metavar="URL",
+                       help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default: $GATEWAY_URL; "
+                            "none: the gateway tools answer -32005). The API key comes only from $GATEWAY_API_KEY "
+                            "or the file, never a flag (flags show in ps)")
+    group.add_argument("--provider-type", choices=PROVIDER_TYPES, help="default: $PROVIDER_TYPE, else openai")
+    group.add_argument("--default-model", metavar="MODEL",
+                       help="model for categories whose routing names none (default: $DEFAULT_MODEL)")
+    group.add_argument("--gateway-timeout", metavar="SECONDS", help="per-attempt timeout (default: $TIMEOUT, else 60)")
+    group.add_argument("--max-retries", metavar="N", help="retries after the first attempt (default: $MAX_RETRIES, else 3)")
+
+
+def gateway_config(args: argparse.Namespace) -> GatewayConfig:
+    """Resolve the gateway's configuration; raises GatewayConfigError (exit 2) on a bad value."""
+    flags = {name: getattr(args, name, None) for name in
+             ("gateway_url", "provider_type", "default_model", "gateway_timeout", "max_retries")}
+    return load_gateway_config(flags, os.environ, getattr(args, "gateway_config", None))
+
+
+def build_gateway(config: GatewayConfig) -> Any:
+    """The OpenAI-compatible client for a configured gateway, else None (the tools then answer -32005)."""
+    if not config.configured:
+        return None
+    from .gateway.openai_compatible import OpenAICompatibleGateway
+
+    return OpenAICompatibleGateway(config)
+
+
+def gateway_health(config: GatewayConfig, describe: Any) -> dict[str, Any]:
+    """/health's `gateway` member: the tools' view plus where the gateway is (never the key)."""
+    report = dict(describe())
+    if config.configured:
+        report["url"] = config.public_url()
+    return report
+
+
+def apply_gateway_log_level(config: GatewayConfig, log_level: str) -> GatewayConfig:
+    """LOG_LEVEL (or the file's log_level) sets the log level unless --log-level or HEXMCP_LOG_LEVEL did."""
+    import sys
+
+    explicit = "HEXMCP_LOG_LEVEL" in os.environ or any(a.startswith("--log-level") for a in sys.argv[1:])
+    if config.log_level and not explicit and config.log_level != log_level:
+        from hexmcp.core.log import configure_logging
+
+        configure_logging(config.log_level)
+    return config

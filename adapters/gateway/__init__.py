@@ -1,0 +1,10 @@
+"""The outbound LLM gateway adapter: configuration, the OpenAI-compatible client, retries, the error map.
+
+The client module (httpx, httpx-sse) is imported only when a gateway is configured: `hexmcp stdio`
+without one starts as fast as before (ADR 0007).
+"""
+
+from .config import GatewayConfig, GatewayConfigError, load_gateway_config
+from .retry import RetryPolicy
+
+__all__ = ["GatewayConfig", "GatewayConfigError", "RetryPolicy", "load_gateway_config"]

@@ -1,0 +1,265 @@
+"""`ChatGateway` for OpenAI-compatible chat-completions APIs (vLLM, OpenAI, LiteLLM, the semantic router).
+
+One `httpx.AsyncClient` per gateway: pooled HTTP/1.1 connections kept alive between calls (ADR 0701).
+A streamed completion (`stream: true`) is read as server-sent events with httpx-sse, each text piece
+handed to the caller as it arrives. Every attempt runs under `with_retries` (retry.py); once text has
+reached the caller a broken stream is not retried, since a second attempt would repeat it.
+Cancelling the calling task closes the response, which closes its connection: the gateway sees the
+client go away and can stop generating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import httpx
+import httpx_sse
+import orjson
+import structlog
+
+from hexmcp.core.gateway_port import (ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink,
+                                      TokenUsage)
+
+from .config import GatewayConfig
+from .failures import Redactor, for_exception, for_status, unusable
+from .retry import RetryableFailure, with_retries
+
+log = structlog.get_logger("hexmcp.gateway")
+# httpx logs every request at INFO (method, URL, status): one line per completion is noise next to ours,
+# and a URL may carry credentials.
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+
+ANTHROPIC_VERSION = "2023-06-01"
+POOL = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0)
+
+
+class TooLarge(Exception):
+    pass
+
+
+class OpenAICompatibleGateway:
+    def __init__(self, config: GatewayConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        if config.url is None:
+            raise ValueError("an OpenAICompatibleGateway needs config.url")
+        self.provider = config.provider_type
+        self.config = config
+        self._redact = Redactor(config.api_key, urlsplit(config.url).password)
+        # Connect, read, write and pool waits each get TIMEOUT; a whole non-streamed answer does too (below).
+        self._client = httpx.AsyncClient(base_url=config.url + "/", headers=_headers(config), limits=POOL,
+                                         timeout=httpx.Timeout(config.timeout_s), transport=transport)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # --- the port ------------------------------------------------------------------------------
+
+    async def complete(self, request: ChatRequest, on_text: TextSink | None = None) -> ChatAnswer | GatewayFailure:
+        body = _body(request, stream=on_text is not None)
+        delivered = False  # text has reached the caller: a retry would repeat it
+
+        async def sink(piece: str) -> None:
+            nonlocal delivered
+            delivered = True
+            assert on_text is not None
+            await on_text(piece)
+
+        async def attempt(number: int) -> ChatAnswer | GatewayFailure:
+            try:
+                if on_text is None:
+                    async with asyncio.timeout(self.config.timeout_s):
+                        return await self._post(body, request.model, number, None)
+                return await self._post(body, request.model, number, sink)
+            except TimeoutError:
+                return self._transport_failure(httpx.ReadTimeout("the whole answer took too long"), number, False)
+            except httpx.HTTPError as error:
+                return self._transport_failure(error, number, delivered)
+
+        started = time.perf_counter()
+        outcome = await with_retries(self.config.retries, attempt, on_retry=self._log_retry)
+        self._log_outcome("chat completion", outcome, started, model=request.model)
+        return outcome
+
+    async def list_models(self) -> tuple[GatewayModel, ...] | GatewayFailure:
+        async def attempt(number: int) -> tuple[GatewayModel, ...] | GatewayFailure:
+            try:
+                async with asyncio.timeout(self.config.timeout_s):
+                    async with self._client.stream("GET", "models") as response:
+                        raw = await self._read_limited(response)
+                        if response.status_code >= 300:
+                            return self._status_failure(response, raw, None, number)
+                        return _models(orjson.loads(raw))
+            except TimeoutError:
+                return self._transport_failure(httpx.ReadTimeout("the models list took too long"), number, False)
+            except httpx.HTTPError as error:
+                return self._transport_failure(error, number, False)
+            except TooLarge:
+                return attrs.evolve(self._too_large(response.status_code), attempts=number)
+            except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+                return unusable("the gateway's models list is not the OpenAI shape ({data: [{id}]})",
+                                response.status_code, self._redact)
+
+        started = time.perf_counter()
+        outcome = await with_retries(self.config.retries, attempt, on_retry=self._log_retry)
+        self._log_outcome("models list", outcome, started)
+        return outcome
+
+    # --- one attempt -------------------------------------------------------------------------------
+
+    async def _post(self, body: dict[str, Any], model: str, number: int, sink: TextSink | None) -> ChatAnswer | GatewayFailure:
+        async with self._client.stream("POST", "chat/completions", content=orjson.dumps(body),
+                                       headers={"content-type": "application/json"}) as response:
+            try:
+                if response.status_code >= 300:
+                    return self._status_failure(response, await self._read_limited(response), model, number)
+                streaming = sink is not None and response.headers.get("content-type", "").startswith("text/event-stream")
+                if streaming:
+                    assert sink is not None
+                    return await self._read_stream(response, sink, number)
+                answer = _answer(orjson.loads(await self._read_limited(response)), number)
+                if sink is not None and answer.text:
+                    await sink(answer.text)  # a gateway that ignored `stream: true`: one piece
+                return answer
+            except TooLarge:
+                return attrs.evolve(self._too_large(response.status_code), attempts=number)
+            except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+                return attrs.evolve(unusable("the gateway's answer is not an OpenAI chat completion",
+                                             response.status_code, self._redact), attempts=number)
+
+    async def _read_stream(self, response: httpx.Response, sink: TextSink, number: int) -> ChatAnswer | GatewayFailure:
+        pieces: list[str] = []
+        size = 0
+        model, finish, usage = "", None, TokenUsage()
+        async for event in httpx_sse.EventSource(response).aiter_sse():
+            size += len(event.data)
+            if size > self.config.max_response_bytes:
+                raise TooLarge()
+            if event.data.strip() == "[DONE]":
+                break
+            chunk = orjson.loads(event.data)
+            if "error" in chunk:
+                return unusable(f"the gateway failed mid-stream: {_error_message(chunk)}", response.status_code,
+                                self._redact)
+            model = chunk.get("model") or model
+            if chunk.get("usage"):
+                usage = _usage(chunk["usage"])
+            for choice in chunk.get("choices") or []:
+                finish = choice.get("finish_reason") or finish
+                piece = (choice.get("delta") or {}).get("content")
+                if piece:
+                    pieces.append(piece)
+                    await sink(piece)
+        return ChatAnswer(text="".join(pieces), model=model, usage=usage, finish_reason=finish, attempts=number)
+
+    async def _read_limited(self, response: httpx.Response) -> bytes:
+        """The body, refusing (TooLarge) as soon as it passes max_response_bytes: never held whole in memory."""
+        limit = self.config.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise TooLarge()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    # --- failures --------------------------------------------------------------------------------
+
+    def _status_failure(self, response: httpx.Response, raw: bytes, model: str | None, number: int) -> GatewayFailure:
+        try:
+            message = _error_message(orjson.loads(raw))
+        except (orjson.JSONDecodeError, TypeError, AttributeError):
+            message = raw[:200].decode("utf-8", "replace").strip() or None
+        failure = for_status(response.status_code, message, response.headers, model=model, redact=self._redact)
+        if isinstance(failure, RetryableFailure):
+            failure.failure = attrs.evolve(failure.failure, attempts=number)
+            raise failure
+        return attrs.evolve(failure, attempts=number)
+
+    def _transport_failure(self, error: httpx.HTTPError, number: int, delivered: bool) -> GatewayFailure:
+        failure = for_exception(error, self._redact)
+        if delivered:  # part of the answer already went out: stop here rather than repeat it
+            return attrs.evolve(failure.failure, attempts=number)
+        raise failure
+
+    def _too_large(self, status: int) -> GatewayFailure:
+        return unusable(f"the gateway's answer is larger than the {self.config.max_response_bytes}-byte limit",
+                        status, self._redact)
+
+    def _log_retry(self, error: RetryableFailure, attempt: int, wait_s: float) -> None:
+        log.warning("gateway call failed, retrying", kind=error.failure.kind.name.lower(), status=error.failure.status,
+                    attempt=attempt, wait_s=round(wait_s, 3), reason=error.failure.message)
+
+    def _log_outcome(self, what: str, outcome: Any, started: float, **fields: Any) -> None:
+        latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        if isinstance(outcome, GatewayFailure):
+            log.warning(f"{what} failed", kind=outcome.kind.name.lower(), code=outcome.code, status=outcome.status,
+                        attempts=outcome.attempts, reason=outcome.message, latency_ms=latency_ms, **fields)
+        else:
+            log.debug(f"{what} done", latency_ms=latency_ms, **fields)
+
+
+def _headers(config: GatewayConfig) -> dict[str, str]:
+    headers = {"accept": "application/json, text/event-stream", "user-agent": "hexmcp-gateway"}
+    if config.api_key:
+        headers["authorization"] = f"Bearer {config.api_key}"
+        if config.provider_type == "anthropic":  # Anthropic's OpenAI-compatible endpoint also reads these
+            headers["x-api-key"] = config.api_key
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+    return headers
+
+
+def _body(request: ChatRequest, *, stream: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": request.model,
+                            "messages": [{"role": m.role, "content": m.content} for m in request.messages]}
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    if request.reasoning_effort is not None:
+        body["reasoning_effort"] = request.reasoning_effort
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}  # the last chunk then carries the token counts
+    return body
+
+
+def _answer(document: dict[str, Any], number: int) -> ChatAnswer:
+    choice = document["choices"][0]
+    text = (choice.get("message") or {}).get("content") or ""
+    if not isinstance(text, str):
+        raise TypeError("content is not text")
+    return ChatAnswer(text=text, model=str(document.get("model") or ""), usage=_usage(document.get("usage") or {}),
+                      finish_reason=choice.get("finish_reason"), attempts=number)
+
+
+def _usage(raw: dict[str, Any]) -> TokenUsage:
+    prompt = int(raw.get("prompt_tokens") or 0)
+    completion = int(raw.get("completion_tokens") or 0)
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=completion,
+                      total_tokens=int(raw.get("total_tokens") or prompt + completion))
+
+
+def _models(document: dict[str, Any]) -> tuple[GatewayModel, ...]:
+    return tuple(GatewayModel(id=str(item["id"]), owned_by=item.get("owned_by")) for item in document["data"])
+
+
+def _error_message(document: Any) -> str | None:
+    """The gateway's one-line explanation: OpenAI's `{"error": {"message"}}`, or `{"detail"}`, `{"message"}`."""
+    if not isinstance(document, dict):
+        return None
+    error = document.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or "") or None
+    if isinstance(error, str):
+        return error
+    for key in ("detail", "message"):
+        if isinstance(document.get(key), str):
+            return document[key]
+    return None

@@ -1,0 +1,126 @@
+"""The outbound port to an LLM gateway, in the core's terms: chat requests and answers as values.
+
+An adapter (adapters/gateway/) speaks some provider's HTTP API behind `ChatGateway`; tools
+(tools/gateway/) see only this module. Failures are values too: every call returns its answer or a
+`GatewayFailure` whose `kind` is one of the design's fixed codes (-32001..-32007), with the upstream
+status and the number of attempts made, so a tool can report them without knowing HTTP.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Awaitable, Callable, Protocol
+
+import attrs
+
+from .errors import ErrorCode
+
+
+class GatewayErrorKind(enum.Enum):
+    """Why a gateway call failed; the value is the design's error code, carried in a tool error's data."""
+
+    AUTHENTICATION = -32001
+    """The gateway refused our credentials (HTTP 401/403); retrying cannot help."""
+    RATE_LIMITED = -32002
+    """HTTP 429 on every attempt: the provider's rate limit (or quota) held."""
+    MODEL_NOT_FOUND = -32003
+    """The gateway does not serve the model asked for (HTTP 404, or a 400 naming the model)."""
+    PROVIDER_UNAVAILABLE = -32004
+    """HTTP 5xx on every attempt, another refusal, or an answer we cannot use (too large, not JSON)."""
+    CONFIGURATION = -32005
+    """No gateway is configured (or its configuration cannot work); set GATEWAY_URL."""
+    NETWORK = -32006
+    """The connection could not be made or broke (refused, reset, closed mid-answer)."""
+    TIMEOUT = -32007
+    """The gateway did not answer within the configured timeout (or answered HTTP 408)."""
+
+    @property
+    def error_code(self) -> ErrorCode:
+        """The core's semantic code for the same failure (a `models/list` rejection carries it)."""
+        return _SEMANTIC[self]
+
+
+_SEMANTIC = {
+    GatewayErrorKind.AUTHENTICATION: ErrorCode.GATEWAY_AUTHENTICATION,
+    GatewayErrorKind.RATE_LIMITED: ErrorCode.GATEWAY_RATE_LIMITED,
+    GatewayErrorKind.MODEL_NOT_FOUND: ErrorCode.GATEWAY_MODEL_NOT_FOUND,
+    GatewayErrorKind.PROVIDER_UNAVAILABLE: ErrorCode.GATEWAY_UNAVAILABLE,
+    GatewayErrorKind.CONFIGURATION: ErrorCode.GATEWAY_NOT_CONFIGURED,
+    GatewayErrorKind.NETWORK: ErrorCode.GATEWAY_NETWORK,
+    GatewayErrorKind.TIMEOUT: ErrorCode.GATEWAY_TIMEOUT,
+}
+
+
+@attrs.frozen(kw_only=True)
+class GatewayFailure:
+    """A gateway call that did not produce an answer, as a value."""
+
+    kind: GatewayErrorKind
+    message: str
+    """One line fit for a model and an operator; never holds a credential."""
+    status: int | None = None
+    """The last upstream HTTP status, if an answer came at all."""
+    attempts: int = 1
+
+    @property
+    def code(self) -> int:
+        return self.kind.value
+
+    def data(self) -> dict[str, Any]:
+        """The error's `data`: its kind by name, the upstream status and the attempts made."""
+        return {"code": self.code, "kind": self.kind.name.lower(), "status": self.status, "attempts": self.attempts}
+
+
+@attrs.frozen(kw_only=True)
+class ChatMessage:
+    role: str
+    content: str
+
+
+@attrs.frozen(kw_only=True)
+class ChatRequest:
+    model: str
+    messages: tuple[ChatMessage, ...]
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    """None: reasoning off (nothing sent); else low, medium or high."""
+
+
+@attrs.frozen(kw_only=True)
+class TokenUsage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class ChatAnswer:
+    text: str
+    model: str
+    """The model the gateway says answered (it may resolve an alias)."""
+    usage: TokenUsage
+    finish_reason: str | None
+    attempts: int = 1
+
+
+@attrs.frozen(kw_only=True)
+class GatewayModel:
+    """A model the gateway says it serves."""
+
+    id: str
+    owned_by: str | None = None
+
+
+TextSink = Callable[[str], Awaitable[None]]
+"""Receives the answer's text piece by piece as it streams in."""
+
+
+class ChatGateway(Protocol):
+    provider: str
+    """The provider kind (openai, anthropic, local), for listings."""
+
+    async def complete(self, request: ChatRequest, on_text: TextSink | None = None) -> ChatAnswer | GatewayFailure:
+        """One chat completion; with `on_text`, streamed, each piece handed over as it arrives."""
+
+    async def list_models(self) -> tuple[GatewayModel, ...] | GatewayFailure:
+        """The models the gateway serves (a cheap request, also the start-up connectivity check)."""

@@ -1,0 +1,1 @@
+"""Routed completions through an LLM gateway: listModels, routeCompletion, models/list, argument completion."""

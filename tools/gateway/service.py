@@ -1,0 +1,205 @@
+"""GatewayService: routed completions and the model catalogue, over the `ChatGateway` port.
+
+routeCompletion = classify the prompt, inject the category's system prompt, pick model and reasoning
+(the caller's model, else `providers.routing` for the category, else the routing policy's choice),
+call the gateway and return the answer with the decision, the token usage and the latency. The
+catalogue is the set of models the routing policy can choose, each marked with whether the gateway
+says it serves it; `refresh()` re-reads the gateway's list and says whether anything changed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import attrs
+import structlog
+
+from hexmcp.core.gateway_port import (ChatAnswer, ChatGateway, ChatMessage, ChatRequest, GatewayErrorKind,
+                                      GatewayFailure, GatewayModel, TextSink)
+
+from .routing_source import CategoryRoute, RoutingSource
+
+log = structlog.get_logger("hexmcp.gateway")
+
+
+@attrs.frozen(kw_only=True)
+class GatewaySettings:
+    provider: str = "openai"
+    default_model: str | None = None
+    """DEFAULT_MODEL: replaces the routing policy's default model (categories that name none)."""
+    routing: Mapping[str, str] = attrs.field(factory=dict)
+    """`providers.routing`: category -> model, ahead of the taxonomy's recommendation."""
+
+
+@attrs.frozen(kw_only=True)
+class CatalogueEntry:
+    id: str
+    provider: str
+    categories: tuple[str, ...]
+    """Categories the routing sends here."""
+    reasoning: bool
+    """Some category routed here may turn reasoning on."""
+    default: bool
+    fallback: bool
+    served: bool | None
+    """The gateway lists it (None: its list is not known yet)."""
+
+    def wire(self) -> dict[str, Any]:
+        return {"id": self.id, "provider": self.provider,
+                "capabilities": {"chat": True, "streaming": True, "reasoning": self.reasoning,
+                                 "categories": list(self.categories), "default": self.default,
+                                 "fallback": self.fallback, "served": self.served}}
+
+
+@attrs.frozen(kw_only=True)
+class RoutedCompletion:
+    answer: ChatAnswer
+    category: str | None
+    confidence: float | None
+    model: str
+    model_source: str
+    """caller, routing (providers.routing), policy (the taxonomy's routing) or default."""
+    reasoning: bool
+    reasoning_effort: str | None
+    classification_ms: float
+    gateway_ms: float
+
+    def wire(self) -> dict[str, Any]:
+        usage = self.answer.usage
+        return {
+            "completion": self.answer.text,
+            "routing": {"category": self.category, "confidence": self.confidence, "model": self.model,
+                        "modelSource": self.model_source, "reasoning": self.reasoning,
+                        "reasoningEffort": self.reasoning_effort},
+            "model": self.answer.model or self.model,
+            "finishReason": self.answer.finish_reason,
+            "usage": {"promptTokens": usage.prompt_tokens, "completionTokens": usage.completion_tokens,
+                      "totalTokens": usage.total_tokens},
+            "latencyMs": {"total": round(self.classification_ms + self.gateway_ms, 3),
+                          "classification": round(self.classification_ms, 3), "gateway": round(self.gateway_ms, 3)},
+            "attempts": self.answer.attempts,
+        }
+
+
+class GatewayService:
+    def __init__(self, gateway: ChatGateway | None, routing: RoutingSource | None, settings: GatewaySettings) -> None:
+        self.gateway = gateway
+        self.routing = routing
+        self.settings = settings
+        self.served: tuple[GatewayModel, ...] | None = None
+        self.last_check: GatewayFailure | None = None
+        self.last_check_ms: float | None = None
+
+    # --- routeCompletion ---------------------------------------------------------------------------
+
+    async def route_completion(self, prompt: str, *, model: str | None = None, max_tokens: int | None = None,
+                               system: str | None = None, on_text: TextSink | None = None,
+                               client: str | None = None) -> RoutedCompletion | GatewayFailure:
+        if self.gateway is None:
+            return _not_configured()
+        started = time.perf_counter()
+        category: CategoryRoute | None = None
+        confidence: float | None = None
+        reasoning = False
+        source = "caller"
+        chosen = model
+        if self.routing is not None:
+            choice = await self.routing.route(prompt, client)
+            category, confidence, reasoning = choice.category, choice.confidence, choice.use_reasoning
+            if chosen is None:
+                chosen, source = self._routed_model(category, choice.model)
+        if chosen is None:
+            chosen, source = self.settings.default_model, "default"
+        if chosen is None:
+            return GatewayFailure(kind=GatewayErrorKind.CONFIGURATION, attempts=0,
+                                  message="no model to call: pass `model`, or set DEFAULT_MODEL (the classifier is off)")
+        system_prompt = system if system is not None else (category.system_prompt if category else None)
+        messages = ((ChatMessage(role="system", content=system_prompt),) if system_prompt else ()) + (
+            ChatMessage(role="user", content=prompt),)
+        effort = (category.reasoning_effort if category else "medium") if reasoning else None
+        classified = time.perf_counter()
+        outcome = await self.gateway.complete(ChatRequest(model=chosen, messages=messages, max_tokens=max_tokens,
+                                                          reasoning_effort=effort), on_text)
+        if isinstance(outcome, GatewayFailure):
+            return outcome
+        return RoutedCompletion(answer=outcome, category=category.name if category else None, confidence=confidence,
+                                model=chosen, model_source=source, reasoning=reasoning, reasoning_effort=effort,
+                                classification_ms=(classified - started) * 1000,
+                                gateway_ms=(time.perf_counter() - classified) * 1000)
+
+    def _routed_model(self, category: CategoryRoute, policy_model: str) -> tuple[str, str]:
+        if category.name in self.settings.routing:
+            return self.settings.routing[category.name], "routing"
+        if category.model is None and self.settings.default_model is not None and policy_model == self.routing_default():
+            return self.settings.default_model, "default"
+        return policy_model, "policy"
+
+    def routing_default(self) -> str | None:
+        return self.routing.default_model if self.routing is not None else None
+
+    # --- the catalogue -----------------------------------------------------------------------------
+
+    async def catalogue(self) -> list[CatalogueEntry] | GatewayFailure:
+        """The models the routing can choose (refreshing the gateway's list first)."""
+        if self.gateway is None:
+            return _not_configured()
+        failure = await self.refresh()
+        if failure is not None:  # not a stale list: the caller should learn the gateway is failing
+            return failure
+        return await self.entries()
+
+    async def entries(self) -> list[CatalogueEntry]:
+        """The catalogue from what is known now (no gateway call)."""
+        categories = await self.routing.categories() if self.routing is not None else ()
+        default = self.settings.default_model or self.routing_default()
+        fallback = self.routing.fallback_model if self.routing is not None else None
+        routed: dict[str, list[CategoryRoute]] = {}
+        for category in categories:
+            target = self.settings.routing.get(category.name) or category.model or default
+            if target:
+                routed.setdefault(target, []).append(category)
+        for extra in (default, fallback):
+            if extra:
+                routed.setdefault(extra, [])
+        served = None if self.served is None else {m.id for m in self.served}
+        return [CatalogueEntry(id=model, provider=self.settings.provider, categories=tuple(c.name for c in routes),
+                               reasoning=any(c.use_reasoning is not False for c in routes) or model == fallback,
+                               default=model == default, fallback=model == fallback,
+                               served=None if served is None else model in served)
+                for model, routes in sorted(routed.items())]
+
+    async def refresh(self) -> GatewayFailure | None:
+        """Fetch the gateway's models list (the connectivity check); remember how it went."""
+        if self.gateway is None:
+            return _not_configured()
+        started = time.perf_counter()
+        outcome = await self.gateway.list_models()
+        self.last_check_ms = round((time.perf_counter() - started) * 1000, 1)
+        if isinstance(outcome, GatewayFailure):
+            self.last_check = outcome
+            return outcome
+        self.last_check = None
+        self.served = outcome
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """For /health: whether a gateway is configured and how its last check went (never a credential)."""
+        if self.gateway is None:
+            return {"configured": False, "state": "unconfigured"}
+        if self.last_check is not None:
+            state = "unreachable"
+        else:
+            state = "ok" if self.served is not None else "unchecked"
+        report: dict[str, Any] = {"configured": True, "state": state, "provider": self.settings.provider,
+                                  "latency_ms": self.last_check_ms,
+                                  "models": None if self.served is None else len(self.served)}
+        if self.last_check is not None:
+            report["error"] = {"code": self.last_check.code, "message": self.last_check.message}
+        return report
+
+
+def _not_configured() -> GatewayFailure:
+    return GatewayFailure(kind=GatewayErrorKind.CONFIGURATION, attempts=0,
+                          message="no gateway configured: start hexmcp with GATEWAY_URL (or --gateway-url, "
+                                  "or gateway.url in a --gateway-config file)")
