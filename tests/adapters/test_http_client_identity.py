@@ -39,7 +39,9 @@ def _scope(headers: list[tuple[bytes, bytes]], client: tuple[str, int] | None = 
 def test_a_bearer_token_names_the_client_without_revealing_the_token(first: bytes, second: bytes) -> None:
     one = client_identity(_scope([(b"authorization", b"Bearer " + first)]))
     other = client_identity(_scope([(b"authorization", b"bearer " + second)], client=("10.9.9.9", 1)))
-    assert one.startswith("token:") and first.hex() not in one
+    # A digest of 16 hex digits can contain a short token's hex by chance: only tokens of 8 bytes and
+    # more (any real credential) are checked for leaking into the identity.
+    assert one.startswith("token:") and (len(first) < 8 or first.hex() not in one)
     assert (one == other) == (first == second)  # the address plays no part once there is a token
 
 
