@@ -70,8 +70,11 @@ async def open_slow_heads(host: str, port: int, count: int) -> AsyncIterator[Slo
     tasks: list[asyncio.Task[None]] = []
     try:
         for _ in range(count):
+            # Timed from before the connect: the server's deadline starts when it accepts, which can be
+            # well before this busy client gets back to the connection it opened.
+            opened_at = time.monotonic()
             reader, writer = await asyncio.open_connection(host, port)
-            head = SlowHead(opened_at=time.monotonic())
+            head = SlowHead(opened_at=opened_at)
             heads.append(head)
             tasks.append(asyncio.create_task(_hold(head, reader, writer, host)))
         yield SlowHeads(heads, tasks)
