@@ -54,6 +54,13 @@ class _GraphBuilder:
         b = self.const(f"{name}.bias", weights[f"{name}.bias"])
         return self.op("Add", [self.op("MatMul", [x, w]), b])
 
+    def split(self, x: str, sizes: str, parts: int) -> list[str]:
+        """Split along the last axis into `parts` outputs of the lengths in `sizes`."""
+        self._count += 1
+        outputs = [f"split_{self._count}_{index}" for index in range(parts)]
+        self.nodes.append(helper.make_node("Split", [x, sizes], outputs, name=f"split_{self._count}", axis=-1))
+        return outputs
+
     def layer_norm(self, x: str, weights: dict, name: str, eps: float) -> str:
         gamma = self.const(f"{name}.weight", weights[f"{name}.weight"])
         beta = self.const(f"{name}.bias", weights[f"{name}.bias"])
@@ -72,8 +79,9 @@ class _GraphBuilder:
         self.nodes.append(helper.make_node("Identity", [x], [output], name=output))
 
     def gelu(self, x: str) -> str:
-        # Exact (erf) GELU, as BERT uses; onnxruntime fuses this pattern into one kernel.
-        scaled = self.op("Mul", [x, "inv_sqrt2"])
+        # Exact (erf) GELU, as BERT uses, spelled the way onnxruntime's GeluFusion matches it
+        # (x / sqrt2, not x * 1/sqrt2: that spelling stayed six Erf kernels and their arithmetic).
+        scaled = self.op("Div", [x, "sqrt2"])
         one_plus = self.op("Add", [self.op("Erf", [scaled]), "one"])
         return self.op("Mul", [self.op("Mul", [x, one_plus]), "half"])
 
@@ -88,10 +96,11 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
 
     g.const("one", np.array(1.0, dtype=np.float32))
     g.const("half", np.array(0.5, dtype=np.float32))
-    g.const("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32))
+    g.const("sqrt2", np.array(math.sqrt(2.0), dtype=np.float32))
     g.const("mask_fill", np.array(MASK_FILL, dtype=np.float32))
     g.const("tiny", np.array(1e-9, dtype=np.float32))
     g.const("heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    g.const("qkv_sizes", np.array([hidden] * 3, dtype=np.int64))
     g.const("merged_shape", np.array([0, 0, hidden], dtype=np.int64))
     g.const("zero_1d", np.array([0], dtype=np.int64))
     g.const("axis_0", np.array([0], dtype=np.int64))
@@ -125,13 +134,16 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
         def heads_first(t: str) -> str:
             return g.op("Transpose", [g.op("Reshape", [t, "heads_shape"])], perm=[0, 2, 1, 3])
 
-        q = heads_first(g.dense(x, w, f"{p}.attention.self.query"))
-        k_t = g.op(
-            "Transpose",
-            [g.op("Reshape", [g.dense(x, w, f"{p}.attention.self.key"), "heads_shape"])],
-            perm=[0, 2, 3, 1],
-        )
-        v = heads_first(g.dense(x, w, f"{p}.attention.self.value"))
+        # One projection for query, key and value: the int8 graph then quantises x once per layer
+        # instead of three times, and runs one larger matrix product instead of three small ones.
+        fused = f"{p}.attention.self.qkv"
+        w[f"{fused}.weight"] = np.concatenate([w[f"{p}.attention.self.{n}.weight"] for n in ("query", "key", "value")])
+        w[f"{fused}.bias"] = np.concatenate([w[f"{p}.attention.self.{n}.bias"] for n in ("query", "key", "value")])
+        qkv = g.dense(x, w, fused)
+        q_flat, k_flat, v_flat = g.split(qkv, "qkv_sizes", parts=3)
+        q = heads_first(q_flat)
+        k_t = g.op("Transpose", [g.op("Reshape", [k_flat, "heads_shape"])], perm=[0, 2, 3, 1])
+        v = heads_first(v_flat)
         scores = g.op("Add", [g.op("MatMul", [q, k_t]), bias])
         probs = g.op("Softmax", [scores], axis=-1)
         context = g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3])

@@ -52,6 +52,23 @@ def test_int8_stays_close_to_fp32(service, files, model_cache_dir):
     assert np.all(np.sum(a.text_features() * b.text_features(), axis=1) / 2 > 0.95)
 
 
+def test_int8_graph_runs_fused_gelu_and_one_quantised_product_per_projection(service, files, model_cache_dir, tmp_path):
+    # What onnxruntime makes of the graph at load time, as it runs it (ADR 0105): the erf GELU fused
+    # into one kernel, and query, key and value one quantised product per layer (four per layer in all).
+    import onnx
+
+    from hexmcp.tools.classification.encoder import quiet_session_options
+
+    options = quiet_session_options(1)
+    options.optimized_model_filepath = str(tmp_path / "as-run.onnx")
+    path = model_cache.load_or_build(files, model_cache_dir, "int8")
+    onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    ops = [node.op_type for node in onnx.load(str(tmp_path / "as-run.onnx")).graph.node]
+    layers = files.bert_config()["num_hidden_layers"]
+    assert "Erf" not in ops and ops.count("Gelu") == layers
+    assert ops.count("DynamicQuantizeMatMul") == 4 * layers and "DynamicQuantizeLinear" not in ops
+
+
 def test_a_texts_features_depend_on_that_text_alone(service, files, model_cache_dir):
     # int8 is the case that matters: its dynamic quantisation would mix batch-mates into the scale.
     encoder = SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "int8"), files.tokenizer, 256, 1)
