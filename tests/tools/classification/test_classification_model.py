@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import load_file
 
 from hexmcp.tools.classification import ClassificationConfig, ModelCacheError
@@ -142,3 +144,20 @@ def test_tokenizer_truncates_at_max_tokens_and_pads_to_longest(files):
     tokenizer = load_tokenizer(files.tokenizer, 256)
     a, b = tokenizer.encode_batch(["one two", "one two three four"])
     assert len(a.ids) == len(b.ids) == 6  # [CLS] + 4 + [SEP]: the longest in the batch, no more
+
+
+@pytest.fixture(scope="module")
+def int8_encoder(service, files, model_cache_dir):
+    return SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "int8"), files.tokenizer, 64, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.text(min_size=1, max_size=600), st.lists(st.sampled_from(["word", "proof", "x", "?"]),
+                                                            max_size=200).map(" ".join)))
+def test_the_single_text_tokenizer_path_feeds_what_the_batch_path_feeds(int8_encoder, text):
+    # embed_one tokenizes alone (ADR 0105); it must give the model the same ids and mask as a batch of one,
+    # truncation at max_tokens (64 here) included.
+    alone, batched = int8_encoder.tokenize_one(text), int8_encoder.tokenize([text])
+    for name in ("input_ids", "attention_mask"):
+        np.testing.assert_array_equal(alone[name], batched[name])
+        assert alone[name].dtype == batched[name].dtype == np.int64
