@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -31,11 +30,6 @@ log = structlog.get_logger(__name__)
 
 _STOP = object()
 _JOIN_SECONDS = 30.0  # one pass takes milliseconds; this only guards against a wedged native call
-# How long a worker coming back from a native call (onnxruntime, tokenizers, numpy) may wait for the GIL
-# while the event loop's thread runs Python. CPython's default, 5 ms, is longer than a whole short
-# forward pass; a worker takes the GIL back several times per text, so under load it spent more time
-# waiting for it than computing (docs/adr/0105).
-GIL_SWITCH_SECONDS = 0.001
 
 
 class ServiceOverloadedError(ClassificationError):
@@ -68,9 +62,6 @@ class InferencePool:
         self._closing = False
         self.completed = 0  # observability for benches and tests
         self.dropped = 0
-        # Process-wide, and only ever lowered: an operator's (or another pool's) smaller value stays.
-        if sys.getswitchinterval() > GIL_SWITCH_SECONDS:
-            sys.setswitchinterval(GIL_SWITCH_SECONDS)
         self._threads = [
             threading.Thread(target=self._run, name=f"{name}-{index}", daemon=True) for index in range(max(1, workers))
         ]

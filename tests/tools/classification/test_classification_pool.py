@@ -143,16 +143,3 @@ print("done", flush=True)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout.strip()) == (0, "done"), out.stderr
-
-
-@pytest.mark.parametrize("before", [0.005, 0.0002])
-def test_the_pool_only_ever_lowers_the_gil_switch_interval(before):
-    from hexmcp.tools.classification.inference_pool import GIL_SWITCH_SECONDS
-
-    saved = sys.getswitchinterval()
-    sys.setswitchinterval(before)
-    try:
-        with gated_pool(workers=1, max_queue=1, timeout=1):
-            assert sys.getswitchinterval() == pytest.approx(min(before, GIL_SWITCH_SECONDS))
-    finally:
-        sys.setswitchinterval(saved)
