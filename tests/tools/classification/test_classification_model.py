@@ -54,9 +54,10 @@ def test_int8_stays_close_to_fp32(service, files, model_cache_dir):
     assert np.all(np.sum(a.text_features() * b.text_features(), axis=1) / 2 > 0.95)
 
 
-def test_int8_graph_runs_fused_gelu_and_one_quantised_product_per_projection(service, files, model_cache_dir, tmp_path):
-    # What onnxruntime makes of the graph at load time, as it runs it (ADR 0105): the erf GELU fused
-    # into one kernel, and query, key and value one quantised product per layer (four per layer in all).
+def test_int8_graph_runs_fused_attention_and_gelu(service, files, model_cache_dir, tmp_path):
+    # What onnxruntime makes of the graph at load time, as it runs it (ADR 0105): per layer one quantised
+    # fused attention (query, key and value one product, no separate reshapes, transposes or softmax),
+    # one fused GELU, and three quantised products (attention output, the two feed-forward ones).
     import onnx
 
     from hexmcp.tools.classification.encoder import quiet_session_options
@@ -67,8 +68,9 @@ def test_int8_graph_runs_fused_gelu_and_one_quantised_product_per_projection(ser
     onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     ops = [node.op_type for node in onnx.load(str(tmp_path / "as-run.onnx")).graph.node]
     layers = files.bert_config()["num_hidden_layers"]
+    assert ops.count("QAttention") == layers and not {"Softmax", "Transpose", "Reshape", "MatMul"} & set(ops)
     assert "Erf" not in ops and ops.count("Gelu") == layers
-    assert ops.count("DynamicQuantizeMatMul") == 4 * layers and "DynamicQuantizeLinear" not in ops
+    assert ops.count("DynamicQuantizeMatMul") == 3 * layers
 
 
 def test_a_texts_features_depend_on_that_text_alone(service, files, model_cache_dir):
