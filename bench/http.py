@@ -1,6 +1,7 @@
 """HTTP benchmark: `tools/call` of a trivial echo tool; hexmcp, the official MCP SDK and a raw-ASGI ceiling.
 
     python bench/http.py [--duration 5] [--rounds 2] [--json out.json] [--skip-classifier]
+                         [--classifier-only] [--against OTHER_CHECKOUT/.venv/bin/python]
 
 Each server runs in its own process (hexmcp: `bench/servers/hexmcp_http_echo.py`, the `hexmcp serve` app
 with one echo tool; SDK: `bench/servers/sdk_http_echo.py`, stateful Streamable HTTP, json_response=True,
@@ -10,12 +11,16 @@ generator, so the client is never the bottleneck; `apt-get install wrk`) replays
 session header at concurrency 1 and 32. All three stay up and the rounds interleave them, so machine noise
 hits each alike. Reported per server: req/s (median of rounds), p50 (median), p99 (worst round), and the
 ratios issue 14 sets targets for. With the classifier available it also measures `classify_text` over
-the REST endpoint (`POST /mcp/tools/call`) at concurrency 1 and 16, interleaved the same way.
+the REST endpoint (`POST /mcp/tools/call`) at concurrency 1 and 16, interleaved the same way, twice:
+with one fixed prompt (issue 14's measure) and with varied prompts (MMLU-Pro question stems taken in
+turn, so a per-text cache could not flatter it). `--against` serves classify_text from another
+checkout's interpreter too, interleaved with this one, for before/after ratios from one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -36,6 +41,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import httpx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+MMLU_PRO = ROOT / "bench" / "data" / "mmlu-pro" / "questions.csv"
 SERVERS = ROOT / "bench" / "servers"
 VERSION = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
@@ -44,6 +50,14 @@ CLASSIFY_TEXT = "What is the derivative of x squared times the sine of x?"
 
 # Every request gets its own JSON-RPC id: ids must be unique among a session's requests in flight, and a
 # server may legitimately route answers by id (the SDK does; replaying one id at c=32 stalls it).
+LUA_DONE = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('RESULT {"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"non2xx":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
+    e.connect + e.read + e.write + e.timeout))
+end
+"""
 LUA = """
 wrk.method = "POST"
 %(headers)s
@@ -56,13 +70,18 @@ request = function()
   counter = counter + 1
   return wrk.format(nil, nil, nil, head .. counter .. tail)
 end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('RESULT {"requests":%%d,"duration_us":%%d,"p50_us":%%d,"p99_us":%%d,"non2xx":%%d,"errors":%%d}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
-    e.connect + e.read + e.write + e.timeout))
+""" + LUA_DONE.replace("%", "%%")
+# Bodies taken in turn, so no two consecutive requests carry the same text (wrk runs one thread: -t1).
+LUA_ROTATING = """
+wrk.method = "POST"
+%(headers)s
+local bodies = {%(bodies)s}
+local counter = 0
+request = function()
+  counter = counter %% #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[counter])
 end
-"""
+""" + LUA_DONE.replace("%", "%%")
 
 
 def free_port() -> int:
@@ -114,13 +133,23 @@ def open_session(url: str) -> dict[str, str]:
     return headers
 
 
-def wrk(url: str, body: dict[str, Any], headers: dict[str, str], connections: int, duration: float) -> dict[str, float]:
+def lua_script(body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, str]) -> str:
+    """One body (JSON-RPC ones numbered per request) or a list of bodies sent in turn."""
     header_lines = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
+    if isinstance(body, list):
+        encoded = [json.dumps(b) for b in body]
+        assert not any("]==]" in b for b in encoded), "a body would end its Lua long string"
+        return LUA_ROTATING % {"bodies": ",".join(f"[==[{b}]==]" for b in encoded), "headers": header_lines}
     # The body around its id: `{"id": <n>, ...rest}` (REST bodies have no id and stay as they are).
     rest = json.dumps({k: v for k, v in body.items() if k != "id"})
     head, tail = ('{"id":', "," + rest[1:]) if "id" in body else (rest, "")
-    script = LUA % {"head": head, "tail": tail, "numbered": "true" if "id" in body else "false",
-                    "headers": header_lines}
+    return LUA % {"head": head, "tail": tail, "numbered": "true" if "id" in body else "false",
+                  "headers": header_lines}
+
+
+def wrk(url: str, body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, str], connections: int,
+        duration: float) -> dict[str, float]:
+    script = lua_script(body, headers)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
@@ -143,6 +172,7 @@ REFERENCE_TARGET_RATIO = 10.0  # issue 14: at c=32, at least 10x the SDK's req/s
 CEILING_TARGET_RATIO = 0.6  # and at least 0.6 of the raw-ASGI ceiling
 CLASSIFY_P99_TARGET_MS = 50.0  # issue 14: classify_text at 16 callers, p99 at or under 50 ms
 CLASSIFY_SCALING_TARGET = 1.8  # and at least 1.8x the single caller's throughput
+CLASSIFY_LEVELS = (1, 16)
 
 
 def summarize(rounds: list[dict[str, float]]) -> dict[str, float]:
@@ -180,25 +210,54 @@ def bench_echo(duration: float, rounds: int) -> dict[str, Any]:
             stop(process)
 
 
-def bench_classifier(duration: float, rounds: int) -> dict[str, Any] | None:
+def varied_prompts() -> list[str]:
+    """The question stems of bench/data/mmlu-pro (the text before its answer options), in file order:
+    each text comes round once per ~1,000 requests, so a per-text cache could not flatter the figures."""
+    with MMLU_PRO.open(newline="", encoding="utf-8") as handle:
+        return [row["text"].split(" Options:")[0] for row in csv.DictReader(handle)]
+
+
+def start_classifier(python: str) -> tuple[subprocess.Popen, str] | None:
+    """`hexmcp serve` under `python` (this checkout's, or another's for a before/after run): process, URL."""
     port = free_port()
     try:
-        process = start([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port)], port,
+        process = start([python, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port)], port,
                         ready_path="/health", timeout_s=180)
     except RuntimeError as error:
         print(f"classify_text benchmark skipped: {str(error).splitlines()[-1] if str(error) else error}")
         return None
-    try:
-        url = f"http://127.0.0.1:{port}/mcp/tools/call"
-        body = {"name": "classify_text", "arguments": {"text": CLASSIFY_TEXT}}
-        check = httpx.post(url, json=body, timeout=30)
-        if check.status_code != 200 or check.json().get("isError"):
-            print(f"classify_text benchmark skipped: {check.status_code} {check.text[:200]}")
-            return None
-        return interleave({"rest": (url, body, {"Content-Type": "application/json"})}, (1, 16), duration,
-                          rounds)["rest"]
-    finally:
+    url = f"http://127.0.0.1:{port}/mcp/tools/call"
+    check = httpx.post(url, json=classify_body(CLASSIFY_TEXT), timeout=30)
+    if check.status_code != 200 or check.json().get("isError"):
+        print(f"classify_text benchmark skipped: {check.status_code} {check.text[:200]}")
         stop(process)
+        return None
+    return process, url
+
+
+def classify_body(text: str) -> dict[str, Any]:
+    return {"name": "classify_text", "arguments": {"text": text}}
+
+
+def bench_classifier(duration: float, rounds: int, against: str | None = None) -> dict[str, Any] | None:
+    """classify_text over REST, one fixed prompt (issue 14's measure) and varied ones, at 1 and 16
+    callers; with `against` (another checkout's interpreter) its server too, every run interleaved."""
+    servers = {"this": sys.executable, **({"base": against} if against else {})}
+    started: dict[str, tuple[subprocess.Popen, str]] = {}
+    try:
+        for name, python in servers.items():
+            served = start_classifier(python)
+            if served is None:
+                return None
+            started[name] = served
+        prompts = {"fixed": classify_body(CLASSIFY_TEXT), "varied": [classify_body(t) for t in varied_prompts()]}
+        headers = {"Content-Type": "application/json"}
+        targets = {f"{name} {kind}": (url, body, headers)
+                   for kind, body in prompts.items() for name, (_, url) in started.items()}
+        return interleave(targets, CLASSIFY_LEVELS, duration, rounds)
+    finally:
+        for process, _ in started.values():
+            stop(process)
 
 
 def print_row(label: str, figures: dict[str, float]) -> None:
@@ -211,18 +270,9 @@ def verdict(met: bool) -> str:
     return "meets" if met else "MISSES"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per server and level")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
-    parser.add_argument("--skip-classifier", action="store_true")
-    args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        print("wrk is required: apt-get install -y wrk", file=sys.stderr)
-        return 2
-    results: dict[str, Any] = bench_echo(args.duration, args.rounds)
-    print(f"{'tools/call echo':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}   ({args.rounds} interleaved rounds)")
+def report_echo(duration: float, rounds: int) -> dict[str, Any]:
+    results: dict[str, Any] = bench_echo(duration, rounds)
+    print(f"{'tools/call echo':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}   ({rounds} interleaved rounds)")
     for name in ECHO_SERVERS:
         for level, figures in results[name].items():
             print_row(f"{name} {level}", figures)
@@ -239,17 +289,48 @@ def main() -> int:
     print(f"c32 targets: >= {REFERENCE_TARGET_RATIO:g}x SDK {verdict(c32['rps_vs_sdk'] >= REFERENCE_TARGET_RATIO)}, "
           f">= {CEILING_TARGET_RATIO} of ceiling {verdict(c32['rps_vs_ceiling'] >= CEILING_TARGET_RATIO)}, "
           f"p99 < SDK p50 {verdict(c32['p99_vs_sdk_p50'] < 1)}")
+    return results
+
+
+def report_classifier(classify: dict[str, Any]) -> None:
+    print(f"{'classify_text REST':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}   (server, prompts, callers)")
+    for target, by_level in classify.items():
+        for level, figures in by_level.items():
+            print_row(f"{target} {level}", figures)
+    for target, by_level in classify.items():
+        scaling = by_level["c16"]["rps"] / by_level["c1"]["rps"]
+        p99 = by_level["c16"]["p99_ms"]
+        print(f"{target}: c16 {scaling:.2f}x the single caller ({verdict(scaling >= CLASSIFY_SCALING_TARGET)} "
+              f">= {CLASSIFY_SCALING_TARGET}x); worst-round p99 {p99:.1f} ms "
+              f"({verdict(p99 <= CLASSIFY_P99_TARGET_MS)} <= {CLASSIFY_P99_TARGET_MS:g} ms)")
+    for kind in ("fixed", "varied"):
+        if f"base {kind}" in classify:
+            this, base = classify[f"this {kind}"], classify[f"base {kind}"]
+            print(f"{kind} prompts, this / base: " + "; ".join(
+                f"{level} req/s {this[level]['rps'] / base[level]['rps']:.2f}x, "
+                f"p50 {this[level]['p50_ms'] / base[level]['p50_ms']:.2f}x" for level in this))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds per server and level")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    parser.add_argument("--skip-classifier", action="store_true")
+    parser.add_argument("--classifier-only", action="store_true", help="skip the echo servers")
+    parser.add_argument("--against", metavar="PYTHON",
+                        help="also serve classify_text from another checkout's interpreter (its venv's python), "
+                             "interleaved with this one, and print this / base ratios")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is required: apt-get install -y wrk", file=sys.stderr)
+        return 2
+    results: dict[str, Any] = {} if args.classifier_only else report_echo(args.duration, args.rounds)
     if not args.skip_classifier:
-        classify = bench_classifier(args.duration, args.rounds)
+        classify = bench_classifier(args.duration, args.rounds, args.against)
         if classify is not None:
             results["classify_text_rest"] = classify
-            for level, figures in classify.items():
-                print_row(f"classify REST {level}", figures)
-            scaling = classify["c16"]["rps"] / classify["c1"]["rps"]
-            print(f"classify_text REST c16: {scaling:.2f}x the single caller "
-                  f"({verdict(scaling >= CLASSIFY_SCALING_TARGET)} >= {CLASSIFY_SCALING_TARGET}x); worst-round p99 "
-                  f"{classify['c16']['p99_ms']:.1f} ms ({verdict(classify['c16']['p99_ms'] <= CLASSIFY_P99_TARGET_MS)} "
-                  f"<= {CLASSIFY_P99_TARGET_MS:g} ms)")
+            report_classifier(classify)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -5,4 +5,4 @@ served) does not import numpy and onnx along with the converter (ADR 0007). Bump
 changes.
 """
 
-CONVERTER_VERSION = "2"
+CONVERTER_VERSION = "4"

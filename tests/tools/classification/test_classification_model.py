@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import load_file
 
 from hexmcp.tools.classification import ClassificationConfig, ModelCacheError
@@ -50,6 +52,25 @@ def test_int8_stays_close_to_fp32(service, files, model_cache_dir):
     a, b = fp32.encode(SENTENCES), int8.encode(SENTENCES)
     assert np.all(np.sum(a.sentences * b.sentences, axis=1) > 0.97)  # per-tensor int8 falls to ~0.95
     assert np.all(np.sum(a.text_features() * b.text_features(), axis=1) / 2 > 0.95)
+
+
+def test_int8_graph_runs_fused_attention_and_gelu(service, files, model_cache_dir, tmp_path):
+    # What onnxruntime makes of the graph at load time, as it runs it (ADR 0105): per layer one quantised
+    # fused attention (query, key and value one product, no separate reshapes, transposes or softmax),
+    # one fused GELU, and three quantised products (attention output, the two feed-forward ones).
+    import onnx
+
+    from hexmcp.tools.classification.encoder import quiet_session_options
+
+    options = quiet_session_options(1)
+    options.optimized_model_filepath = str(tmp_path / "as-run.onnx")
+    path = model_cache.load_or_build(files, model_cache_dir, "int8")
+    onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    ops = [node.op_type for node in onnx.load(str(tmp_path / "as-run.onnx")).graph.node]
+    layers = files.bert_config()["num_hidden_layers"]
+    assert ops.count("QAttention") == layers and not {"Softmax", "Transpose", "Reshape", "MatMul"} & set(ops)
+    assert "Erf" not in ops and ops.count("Gelu") == layers
+    assert ops.count("DynamicQuantizeMatMul") == 3 * layers
 
 
 def test_a_texts_features_depend_on_that_text_alone(service, files, model_cache_dir):
@@ -125,3 +146,20 @@ def test_tokenizer_truncates_at_max_tokens_and_pads_to_longest(files):
     tokenizer = load_tokenizer(files.tokenizer, 256)
     a, b = tokenizer.encode_batch(["one two", "one two three four"])
     assert len(a.ids) == len(b.ids) == 6  # [CLS] + 4 + [SEP]: the longest in the batch, no more
+
+
+@pytest.fixture(scope="module")
+def int8_encoder(service, files, model_cache_dir):
+    return SentenceEncoder(model_cache.load_or_build(files, model_cache_dir, "int8"), files.tokenizer, 64, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.text(min_size=1, max_size=600), st.lists(st.sampled_from(["word", "proof", "x", "?"]),
+                                                            max_size=200).map(" ".join)))
+def test_the_single_text_tokenizer_path_feeds_what_the_batch_path_feeds(int8_encoder, text):
+    # embed_one tokenizes alone (ADR 0105); it must give the model the same ids and mask as a batch of one,
+    # truncation at max_tokens (64 here) included.
+    alone, batched = int8_encoder.tokenize_one(text), int8_encoder.tokenize([text])
+    for name in ("input_ids", "attention_mask"):
+        np.testing.assert_array_equal(alone[name], batched[name])
+        assert alone[name].dtype == batched[name].dtype == np.int64
