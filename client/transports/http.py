@@ -1,0 +1,178 @@
+"""Streamable HTTP: one POST per message; the answer comes back as JSON or as an SSE stream.
+
+- Handshake versions: the `Mcp-Session-Id` the `initialize` answer carries goes on every later
+  message, `MCP-Protocol-Version` once negotiated, and `close()` DELETEs the session.
+- 2026-07-28 (stateless): no session; every request also carries the routing headers `Mcp-Method`
+  and, for tools/call, prompts/get and resources/read, `Mcp-Name` (non-ASCII values in the
+  `=?base64?...?=` form the transport defines). The `_meta` envelope is the client's job.
+- An SSE answer that breaks before our answer arrived is resumed: GET with `Last-Event-ID` (the last
+  event id seen) on the same session, a few times with backoff, as the transport spec describes.
+- A refusal with a JSON-RPC body (400, 404, ...) is delivered like any answer, so the caller sees the
+  server's code and message; 401/403 become `UNAUTHORIZED`, other bodiless failures `SERVER_ERROR`
+  with the status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from hexmcp.adapters import jsonrpc
+from hexmcp.core import versions
+
+from ..errors import ClientError, ClientErrorCode, unreachable
+from .base import Inbox
+
+ACCEPT = "application/json, text/event-stream"
+SESSION = "mcp-session-id"
+# The body member each method's Mcp-Name header repeats (MCP 2026-07-28, "routing headers").
+NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+RESUME_ATTEMPTS = 3
+RESUME_DELAY_S = 0.1
+CONNECT_TIMEOUT_S = 10.0
+
+
+def header_value(value: str) -> str:
+    """A routing header value: literal when it is plain printable ASCII, else the base64 sentinel form."""
+    if value.isascii() and value.isprintable() and value == value.strip():
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+class HttpWire:
+    with_version = True
+    require_jsonrpc = True
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None,
+                 http_transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """`http_transport` replaces httpx's network layer (a proxy, a test that cuts streams)."""
+        self.url = url
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self._headers = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
+                                       transport=http_transport, limits=httpx.Limits(max_connections=256))
+        self._inbox: Inbox | None = None
+
+    @property
+    def stateless(self) -> bool:
+        return self.version in versions.STATELESS_VERSIONS
+
+    async def open(self, inbox: Inbox) -> None:
+        self._inbox = inbox
+
+    def negotiated(self, version: str) -> None:
+        self.version = version
+        self._headers["mcp-protocol-version"] = version
+
+    def _headers_for(self, message: dict[str, Any]) -> dict[str, str]:
+        headers = dict(self._headers)
+        if self.session_id:
+            headers[SESSION] = self.session_id
+        method = message.get("method")
+        if self.stateless and isinstance(method, str):
+            headers["mcp-method"] = header_value(method)
+            member = NAME_MEMBER.get(method)
+            params = message.get("params")
+            if member and isinstance(params, dict) and isinstance(params.get(member), str):
+                headers["mcp-name"] = header_value(params[member])
+        return headers
+
+    async def send(self, message: dict[str, Any]) -> None:
+        waiting_for = message.get("id") if "method" in message else None
+        try:
+            async with self._http.stream("POST", self.url, content=jsonrpc.dumps(message),
+                                         headers=self._headers_for(message)) as response:
+                if SESSION in response.headers and self.session_id is None:
+                    self.session_id = response.headers[SESSION]
+                answered, last_event = await self._read(response, waiting_for)
+        except httpx.TransportError as error:
+            raise unreachable(f"POST {self.url} failed", error) from None
+        if waiting_for is not None and not answered:
+            await self._resume(waiting_for, last_event)
+
+    async def _read(self, response: httpx.Response, waiting_for: Any) -> tuple[bool, str | None]:
+        """Deliver what `response` carries; (whether the answer to `waiting_for` was in it, last SSE id)."""
+        kind = response.headers.get("content-type", "")
+        if kind.startswith("text/event-stream"):
+            return await self._read_events(response, waiting_for)
+        body = await response.aread()
+        if response.status_code in (401, 403):
+            raise ClientError(ClientErrorCode.UNAUTHORIZED,
+                              f"the server refused our credentials (HTTP {response.status_code})")
+        if kind.startswith("application/json") and body:
+            try:
+                value = jsonrpc.decode(body)
+            except ValueError:
+                raise ClientError(ClientErrorCode.INCOMPATIBLE, f"HTTP {response.status_code}: a body that is not JSON") from None
+            self._deliver(value)
+            return _answers(value, waiting_for), None
+        if response.status_code >= 300:
+            text = body.decode(errors="replace").strip()[:200]
+            raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {response.status_code}" + (f": {text}" if text else ""))
+        return False, None
+
+    async def _read_events(self, response: httpx.Response, waiting_for: Any) -> tuple[bool, str | None]:
+        answered, last_event = False, None
+        try:
+            async for event in EventSource(response).aiter_sse():
+                last_event = event.id or last_event
+                if not event.data:
+                    continue  # a priming event: it carries only the id to resume from
+                try:
+                    value = jsonrpc.decode(event.data)
+                except ValueError:
+                    raise ClientError(ClientErrorCode.INCOMPATIBLE, "an SSE event that is not JSON") from None
+                self._deliver(value)
+                answered = answered or _answers(value, waiting_for)
+                if answered:
+                    break
+        except (httpx.ReadError, httpx.RemoteProtocolError):
+            if last_event is None or self.stateless:
+                raise  # nothing to resume from (2026-07-28 streams are not resumable)
+        return answered, last_event
+
+    async def _resume(self, waiting_for: Any, last_event: str | None) -> None:
+        """Re-attach to a broken SSE answer with GET + Last-Event-ID until the answer arrives."""
+        if last_event is None:
+            raise ClientError(ClientErrorCode.INCOMPATIBLE, "the server's response ended without an answer")
+        for attempt in range(RESUME_ATTEMPTS):
+            await asyncio.sleep(RESUME_DELAY_S * 2 ** attempt)
+            headers = {**self._headers_for({}), "accept": "text/event-stream", "last-event-id": last_event}
+            try:
+                async with self._http.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code != 200:
+                        raise ClientError(ClientErrorCode.SERVER_ERROR,
+                                          f"resuming the answer stream failed: HTTP {response.status_code}")
+                    answered, seen = await self._read_events(response, waiting_for)
+            except httpx.TransportError:
+                continue
+            if answered:
+                return
+            last_event = seen or last_event
+        raise unreachable(f"the answer stream broke and could not be resumed after {RESUME_ATTEMPTS} attempts")
+
+    def _deliver(self, value: Any) -> None:
+        assert self._inbox is not None, "open() first"
+        for message in value if isinstance(value, list) else [value]:  # a 2025-03-26 batch answer
+            self._inbox.receive(message)
+
+    async def close(self) -> None:
+        if self.session_id is not None:
+            try:
+                await self._http.delete(self.url, headers=self._headers_for({}), timeout=2.0)
+            except httpx.HTTPError:
+                pass  # the server may be gone already; its session then expires on its own
+            self.session_id = None
+        await self._http.aclose()
+
+
+def _answers(value: Any, request_id: Any) -> bool:
+    if request_id is None:
+        return False
+    messages = value if isinstance(value, list) else [value]
+    return any(isinstance(m, dict) and m.get("id") == request_id and "method" not in m for m in messages)
