@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 
 from hexmcp.adapters import jsonrpc
 from hexmcp.core import ErrorCode, models, versions
@@ -126,6 +126,7 @@ class McpClient:
                               f"{', '.join(versions.HANDSHAKE_VERSIONS)}")
         self._settle(answered, result.get("capabilities"), result.get("instructions"), result.get("serverInfo"))
         await self._dispatcher.notify("notifications/initialized")
+        await self.wire.initialized()
 
     def _settle(self, version: str, capabilities: Any, instructions: Any, server_info: Any) -> None:
         self.protocol_version = version
@@ -160,7 +161,8 @@ class McpClient:
         if method not in IDEMPOTENT or self.retry.attempts <= 1:
             return await self._dispatcher.request(method, params, timeout=timeout, progress=progress)
         async for attempt in AsyncRetrying(stop=stop_after_attempt(self.retry.attempts), reraise=True,
-                                           wait=wait_exponential_jitter(self.retry.initial_s, self.retry.max_s),
+                                           wait=wait_exponential(multiplier=self.retry.initial_s, max=self.retry.max_s)
+                                           + wait_random(0, self.retry.initial_s),
                                            retry=retry_if_exception(retryable)):
             with attempt:
                 return await self._dispatcher.request(method, params, timeout=timeout, progress=progress)

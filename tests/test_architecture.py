@@ -52,3 +52,22 @@ def test_core_does_no_io(path: Path) -> None:
     used = {m.split(".")[0] for m in imported_modules(path)} & io_modules
     allowed = {"log.py": {"sys"}}  # logging configuration picks stderr, the only stream the core names
     assert used <= allowed.get(path.name, set()), f"{path.name} imports {sorted(used)}"
+
+
+@pytest.mark.parametrize("path", sources("client"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_client_uses_only_the_sans_io_framing_of_the_adapters(path: Path) -> None:
+    # The client turns the server's codecs around; it never runs server I/O code or tools.
+    tree = ast.parse(path.read_text(), filename=str(path))
+    imported = imported_modules(path) | {f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                                         if isinstance(node, ast.ImportFrom) and node.module == "hexmcp.adapters"
+                                         for alias in node.names}
+    imported.discard("hexmcp.adapters")  # its __init__ is a docstring; the names taken from it are checked
+    forbidden = {m for m in imported if m.startswith("hexmcp.tools")
+                 or (m.startswith("hexmcp.adapters") and m != "hexmcp.adapters.jsonrpc")}
+    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"
+
+
+@pytest.mark.parametrize("path", sources("core") + sources("tools"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_and_tools_do_not_import_the_client(path: Path) -> None:
+    forbidden = {m for m in imported_modules(path) if m.startswith("hexmcp.client")}
+    assert not forbidden, f"{path.name} imports {sorted(forbidden)}"

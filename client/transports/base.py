@@ -30,4 +30,7 @@ class Wire(Protocol):
     def negotiated(self, version: str) -> None:
         """Told once the protocol version is settled (HTTP puts it in a header, stateless routes by it)."""
 
+    async def initialized(self) -> None:
+        """Called once the handshake is complete (HTTP then opens its GET stream for server messages)."""
+
     async def close(self) -> None: ...

@@ -5,6 +5,9 @@
 - 2026-07-28 (stateless): no session; every request also carries the routing headers `Mcp-Method`
   and, for tools/call, prompts/get and resources/read, `Mcp-Name` (non-ASCII values in the
   `=?base64?...?=` form the transport defines). The `_meta` envelope is the client's job.
+- Once the handshake is done, a GET stream is held open for what the server sends outside any
+  request's answer (list changes, notifications of JSON-mode servers); it is re-opened with
+  `Last-Event-ID` when it breaks, and given up quietly when the server offers none (405).
 - An SSE answer that breaks before our answer arrived is resumed: GET with `Last-Event-ID` (the last
   event id seen) on the same session, a few times with backoff, as the transport spec describes.
 - A refusal with a JSON-RPC body (400, 404, ...) is delivered like any answer, so the caller sees the
@@ -33,6 +36,7 @@ SESSION = "mcp-session-id"
 NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 RESUME_ATTEMPTS = 3
 RESUME_DELAY_S = 0.1
+LISTEN_ATTEMPTS = 20
 CONNECT_TIMEOUT_S = 10.0
 
 
@@ -57,6 +61,7 @@ class HttpWire:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
                                        transport=http_transport, limits=httpx.Limits(max_connections=256))
         self._inbox: Inbox | None = None
+        self._listener: asyncio.Task[None] | None = None
 
     @property
     def stateless(self) -> bool:
@@ -68,6 +73,32 @@ class HttpWire:
     def negotiated(self, version: str) -> None:
         self.version = version
         self._headers["mcp-protocol-version"] = version
+
+    async def initialized(self) -> None:
+        if self.session_id is not None and self._listener is None:
+            answered = asyncio.Event()
+            self._listener = asyncio.ensure_future(self._listen(answered))
+            # Connected means listening: a change the server announces right after is not missed.
+            waiter = asyncio.ensure_future(answered.wait())
+            await asyncio.wait([waiter, self._listener], timeout=CONNECT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+
+    async def _listen(self, answered: asyncio.Event) -> None:
+        """The session's GET stream, re-opened after a break until the server refuses it or we close."""
+        last_event: str | None = None
+        for attempt in range(LISTEN_ATTEMPTS):
+            headers = {**self._headers_for({}), "accept": "text/event-stream"}
+            if last_event is not None:
+                headers["last-event-id"] = last_event
+            try:
+                async with self._http.stream("GET", self.url, headers=headers) as response:
+                    answered.set()
+                    if response.status_code != 200:
+                        return  # 405: the server sends everything on the answers to our POSTs
+                    _, last_event = await self._read_events(response, None)
+            except (httpx.TransportError, ClientError):
+                pass
+            await asyncio.sleep(RESUME_DELAY_S * 2 ** min(attempt, 6))
 
     def _headers_for(self, message: dict[str, Any]) -> dict[str, str]:
         headers = dict(self._headers)
@@ -162,6 +193,9 @@ class HttpWire:
             self._inbox.receive(message)
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
         if self.session_id is not None:
             try:
                 await self._http.delete(self.url, headers=self._headers_for({}), timeout=2.0)

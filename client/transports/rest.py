@@ -62,5 +62,8 @@ class RestWire:
         else:
             raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {response.status_code}")
 
+    async def initialized(self) -> None:
+        pass
+
     async def close(self) -> None:
         await self._http.aclose()

@@ -81,6 +81,9 @@ class StdioWire:
     def negotiated(self, version: str) -> None:
         pass
 
+    async def initialized(self) -> None:
+        pass
+
     async def close(self) -> None:
         process = self._process
         if process is None:

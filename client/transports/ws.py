@@ -76,6 +76,9 @@ class WsWire:
     def negotiated(self, version: str) -> None:
         pass
 
+    async def initialized(self) -> None:
+        pass
+
     async def close(self) -> None:
         if self._socket is not None:
             await self._socket.close()
