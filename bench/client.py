@@ -1,0 +1,180 @@
+"""Client benchmark: hexmcp.client vs the official SDK client, against the same hexmcp server.
+
+    python -m bench.client [--calls 500] [--rounds 5] [--concurrency 1]
+
+For each transport (stdio: bench/servers/hexmcp_echo.py; Streamable HTTP:
+bench/servers/hexmcp_http_echo.py) one server stays up, and both clients take turns on it in
+interleaved rounds (each round: one batch of `--calls` echo tool calls per client, `--concurrency` in
+flight), so load from other processes on the machine hits both alike. Prints, per transport and client,
+the median over rounds of calls/s and p50 latency, and our calls/s as a ratio to the SDK client's
+(the target of issue 18: at least 3x). Over HTTP a third row is a bare httpx POST loop on a session
+(no parsing, no correlation): the floor for any client built on httpx, the SDK's included. Every figure is measured in this run; nothing is compared
+with a number from elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from hexmcp.client import McpClient, Target
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+STDIO_SERVER = [PY, str(ROOT / "bench" / "servers" / "hexmcp_echo.py")]
+HTTP_SERVER = [PY, str(ROOT / "bench" / "servers" / "hexmcp_http_echo.py")]
+TARGET_RATIO = 3.0
+Call = Callable[[str], Awaitable[Any]]
+
+
+@contextlib.asynccontextmanager
+async def hexmcp_client(target: Target) -> AsyncIterator[Call]:
+    async with McpClient(target) as client:
+        yield lambda text: client.call_tool("echo", {"text": text})
+
+
+@contextlib.asynccontextmanager
+async def sdk_client(target: Target) -> AsyncIterator[Call]:
+    from mcp.client.session import ClientSession
+
+    if target.command:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        streams = stdio_client(StdioServerParameters(command=target.command[0], args=list(target.command[1:])))
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        streams = streamable_http_client(str(target.url))
+    async with streams as (read, write, *_), ClientSession(read, write) as session:
+        await session.initialize()
+        yield lambda text: session.call_tool("echo", {"text": text})
+
+
+@contextlib.asynccontextmanager
+async def bare_httpx(target: Target) -> AsyncIterator[Call]:
+    """The floor under any httpx-based client: one bare POST per call on a session, nothing parsed."""
+    import httpx
+
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}}
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(str(target.url), json=hello, headers=headers)
+        headers = {**headers, "mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        await http.post(str(target.url), json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+
+        async def call(text: str) -> Any:
+            message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": text}}}
+            return (await http.post(str(target.url), json=message, headers=headers)).content
+
+        yield call
+
+
+async def batch(call: Call, calls: int, concurrency: int) -> tuple[float, float]:
+    """(calls/s, p50 ms) of `calls` echo calls with `concurrency` in flight."""
+    latencies: list[float] = []
+    queue = iter(range(calls))
+
+    async def worker() -> None:
+        for index in queue:
+            started = time.perf_counter()
+            await call(f"message {index}")
+            latencies.append(time.perf_counter() - started)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - started
+    return calls / elapsed, statistics.median(latencies) * 1000
+
+
+async def compare(target: Target, calls: int, rounds: int, concurrency: int) -> dict[str, dict[str, float]]:
+    figures: dict[str, list[tuple[float, float]]] = {"hexmcp": [], "sdk": []}
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {"hexmcp": await stack.enter_async_context(hexmcp_client(target)),
+                   "sdk": await stack.enter_async_context(sdk_client(target))}
+        if target.url is not None:
+            figures["httpx"] = []
+            clients["httpx"] = await stack.enter_async_context(bare_httpx(target))
+        for call in clients.values():
+            await batch(call, min(calls, 50), concurrency)  # warm-up: imports, JIT-free but cache-warm paths
+        for _ in range(rounds):
+            for name, call in clients.items():
+                figures[name].append(await batch(call, calls, concurrency))
+    return {name: {"calls_s": statistics.median(r for r, _ in runs), "p50_ms": statistics.median(p for _, p in runs)}
+            for name, runs in figures.items()}
+
+
+@contextlib.contextmanager
+def http_server() -> Any:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen([*HTTP_SERVER, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the hexmcp HTTP echo server did not start")
+            time.sleep(0.05)
+        yield Target.parse(f"http://127.0.0.1:{port}/mcp")
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def report(transport: str, figures: dict[str, dict[str, float]]) -> None:
+    ours, theirs = figures["hexmcp"], figures["sdk"]
+    ratio = ours["calls_s"] / theirs["calls_s"]
+    for name, row in figures.items():
+        print(f"{transport:5} {name:7} {row['calls_s']:9.0f} calls/s   p50 {row['p50_ms']:7.3f} ms")
+    verdict = "meets" if ratio >= TARGET_RATIO else "misses"
+    print(f"{transport:5} ratio   {ratio:9.2f}x the SDK client's calls/s ({verdict} the {TARGET_RATIO:.0f}x target)")
+    if "httpx" in figures:
+        print(f"{transport:5} floor   {ours['calls_s'] / figures['httpx']['calls_s']:9.2f}x a bare httpx POST loop's calls/s "
+              "(what any httpx-based client can reach)")
+
+
+def run(work: Awaitable[Any], loop: str) -> Any:
+    """Both clients run on the same event loop in a comparison: asyncio's own, or uvloop."""
+    factory = None
+    if loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(work)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--transport", choices=["stdio", "http", "both"], default="both")
+    parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio",
+                        help="the clients' event loop (the same for both)")
+    args = parser.parse_args(argv)
+    print(f"echo tool calls: {args.calls} per batch, {args.rounds} interleaved rounds, "
+          f"{args.concurrency} in flight, {args.loop} loop; medians over rounds")
+    if args.transport in ("stdio", "both"):
+        report("stdio", run(compare(Target.stdio(shlex.join(STDIO_SERVER)), args.calls, args.rounds,
+                                     args.concurrency), args.loop))
+    if args.transport in ("http", "both"):
+        with http_server() as target:
+            report("http", run(compare(target, args.calls, args.rounds, args.concurrency), args.loop))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
