@@ -18,14 +18,13 @@ import argparse
 import asyncio
 import contextlib
 import shlex
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from bench.http import free_port, start, stop
 from hexmcp.client import McpClient, Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,22 +114,12 @@ async def compare(target: Target, calls: int, rounds: int, concurrency: int) -> 
 
 @contextlib.contextmanager
 def http_server() -> Any:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([*HTTP_SERVER, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = free_port()
+    process = start([*HTTP_SERVER, "--port", str(port)], port)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the hexmcp HTTP echo server did not start")
-            time.sleep(0.05)
         yield Target.parse(f"http://127.0.0.1:{port}/mcp")
     finally:
-        process.terminate()
-        process.wait(10)
+        stop(process)
 
 
 def report(transport: str, figures: dict[str, dict[str, float]]) -> None:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import socket
-import subprocess
 import sys
-import time
 from typing import Iterator
 
 import pytest
 
+from bench.http import free_port, start, stop
 from hexmcp.client import McpClient, Target
 from hexmcp.core import versions
 
-from ..support.net import free_port
 from .sdk_server import GREETING
 from .servers import SDK_SERVER
 
@@ -24,20 +21,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 @contextlib.contextmanager
 def sdk_http(*flags: str) -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SDK_SERVER), "--port", str(port), *flags],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = start([sys.executable, str(SDK_SERVER), "--port", str(port), *flags], port)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the SDK server did not start: {process.stderr.read().decode()[-500:]}")
-            time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        process.wait(10)
+        stop(process)
 
 
 @pytest.fixture(scope="module", params=["sse", "json"])
