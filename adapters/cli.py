@@ -15,6 +15,7 @@ from typing import Any
 from hexmcp.core import McpServer, ServerOptions
 
 from .startup import ExitCode, StartupFailure
+from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 
 VERSION = "0.1.0"
@@ -149,7 +150,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_http(serve)
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
-    return parser.parse_args(argv)
+    add_client_commands(commands)
+    args, extra = parser.parse_known_args(argv)
+    return take_trailing_words(parser, args, extra)
 
 
 def _positive_int(text: str) -> int:
@@ -258,6 +261,10 @@ def _stop(service: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
+        from .cli_client import run_client_command
+
+        return run_client_command(args)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
     from hexmcp.tools.knowledge.errors import CorpusError
