@@ -135,6 +135,29 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
+    parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",
+                        help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp call; "
+                             "bearer token from $HEXMCP_UPSTREAM_TOKEN)")
+
+
+def _upstream_spec(text: str) -> Any:
+    from hexmcp.client import ClientError
+    from hexmcp.client.mount import parse_upstream
+
+    try:
+        return parse_upstream(text)
+    except ClientError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
+
+
+def mount_upstreams(server: McpServer, args: argparse.Namespace) -> list[Any]:
+    """The background task of each --upstream: connect, serve its tools, reconnect when it goes."""
+    if not args.upstream:
+        return []
+    from hexmcp.client.mount import Upstream
+
+    token = os.environ.get("HEXMCP_UPSTREAM_TOKEN") or None
+    return [Upstream(server, name, target, auth_token=token).run for name, target in args.upstream]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -233,11 +256,11 @@ def _serve_http(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     server, service = build_server_and_service(args, options)
     knowledge = build_knowledge(server, args)
-    hooks: dict[str, Any] = {"on_startup": []}
+    hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service),
-                 "on_startup": [_start_in_background(service, "serve")]}
+                 "on_startup": [*hooks["on_startup"], _start_in_background(service, "serve")]}
     if knowledge is not None:
         # The index builds in the background too; it never gates readiness (what is loaded is served).
         knowledge.http_base = f"http://{args.host}:{args.port}"
@@ -320,6 +343,7 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
     background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
+    background += mount_upstreams(server, args)
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

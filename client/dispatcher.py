@@ -46,6 +46,7 @@ class Dispatcher:
         self._request_handlers: dict[str, RequestHandler] = {"ping": lambda params: {}}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: ClientError | None = None
+        self.lost = asyncio.Event()  # set when the connection ends (streaming wires) or the client closes
 
     # --- registration ----------------------------------------------------------------------------
 
@@ -62,7 +63,7 @@ class Dispatcher:
     async def request(self, method: str, params: dict[str, Any], *, timeout: float | None,
                       progress: ProgressCallback | None = None) -> dict[str, Any]:
         if self._closed is not None:
-            raise self._closed
+            raise ClientError(self._closed.code, self._closed.message, delivered=False)
         request_id = next(self._ids)
         if progress is not None:
             meta = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -127,6 +128,7 @@ class Dispatcher:
         """The connection ended: fail everything waiting, and every later request, with `error`."""
         if self._closed is None:
             self._closed = error
+        self.lost.set()
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(error)

@@ -29,12 +29,16 @@ class ClientErrorCode(enum.Enum):
 
 
 class ClientError(Exception):
-    def __init__(self, code: ClientErrorCode, message: str, *, rpc_code: int | None = None, data: Any = None) -> None:
+    def __init__(self, code: ClientErrorCode, message: str, *, rpc_code: int | None = None, data: Any = None,
+                 delivered: bool | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.rpc_code = rpc_code
         self.data = data
+        self.delivered = delivered
+        """False when the request certainly never reached the server (no connection could be made), so
+        even a call with effects may be sent again; None when that is not known."""
 
     def __repr__(self) -> str:
         extra = f", rpc_code={self.rpc_code}" if self.rpc_code is not None else ""
@@ -50,6 +54,6 @@ class ClientError(Exception):
                    rpc_code=code if isinstance(code, int) else None, data=error.get("data"))
 
 
-def unreachable(what: str, cause: BaseException | None = None) -> ClientError:
+def unreachable(what: str, cause: BaseException | None = None, *, delivered: bool | None = None) -> ClientError:
     reason = f": {type(cause).__name__}: {cause}" if cause is not None and str(cause) else ""
-    return ClientError(ClientErrorCode.UNREACHABLE, f"{what}{reason}")
+    return ClientError(ClientErrorCode.UNREACHABLE, f"{what}{reason}", delivered=delivered)

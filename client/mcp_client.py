@@ -13,6 +13,7 @@ nothing else is, because a tool call may have had an effect before its answer wa
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import attrs
@@ -73,6 +74,11 @@ class McpClient:
         self.server_info: models.Implementation | None = None
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
+
+    @property
+    def lost(self) -> asyncio.Event:
+        """Set once the connection has ended (a stdio server exited, a socket closed) or `close()` ran."""
+        return self._dispatcher.lost
 
     @property
     def stateless(self) -> bool:

@@ -121,6 +121,8 @@ class HttpWire:
                 if SESSION in response.headers and self.session_id is None:
                     self.session_id = response.headers[SESSION]
                 answered, last_event = await self._read(response, waiting_for)
+        except httpx.ConnectError as error:
+            raise unreachable(f"POST {self.url} failed", error, delivered=False) from None
         except httpx.TransportError as error:
             raise unreachable(f"POST {self.url} failed", error) from None
         if waiting_for is not None and not answered:

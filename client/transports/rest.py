@@ -44,7 +44,8 @@ class RestWire:
             response = await self._http.post(f"{self.url}/{message['method']}", content=jsonrpc.dumps(body),
                                               headers=self._headers)
         except httpx.TransportError as error:
-            raise unreachable(f"POST {self.url}/{message['method']} failed", error) from None
+            raise unreachable(f"POST {self.url}/{message['method']} failed", error,
+                              delivered=False if isinstance(error, httpx.ConnectError) else None) from None
         if response.status_code in (401, 403):
             raise ClientError(ClientErrorCode.UNAUTHORIZED,
                               f"the server refused our credentials (HTTP {response.status_code})")

@@ -71,12 +71,12 @@ class StdioWire:
     async def send(self, message: dict[str, Any]) -> None:
         process = self._process
         if process is None or process.stdin is None or process.returncode is not None:
-            raise unreachable("the server process is not running")
+            raise unreachable("the server process is not running", delivered=False)
         try:
             process.stdin.write(jsonrpc.dumps(message) + b"\n")
             await process.stdin.drain()
-        except (ConnectionError, OSError) as error:
-            raise unreachable("writing to the server process failed", error) from None
+        except (ConnectionError, OSError) as error:  # the process is gone: its end of the pipe is closed
+            raise unreachable("writing to the server process failed", error, delivered=False) from None
 
     def negotiated(self, version: str) -> None:
         pass

@@ -67,7 +67,7 @@ class WsWire:
 
     async def send(self, message: dict[str, Any]) -> None:
         if self._socket is None:
-            raise unreachable("the WebSocket is not open")
+            raise unreachable("the WebSocket is not open", delivered=False)
         try:
             await self._socket.send(jsonrpc.dumps(message).decode())
         except ConnectionClosed as error:
