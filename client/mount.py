@@ -2,11 +2,12 @@
 
 `Upstream(server, "kb", target)` connects to the target and registers each upstream tool on the
 hexmcp server as `kb__<tool>` (`__` keeps the name inside both the MCP tool-name format and the
-stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas. Its `run()` is a
-background task for the server's lifetime:
+stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas; its fixed resources
+under their own URIs, and its prompts as `kb__<prompt>` (resource templates are not mounted). Its
+`run()` is a background task for the server's lifetime:
 
-- a `tools/list_changed` from the upstream re-lists its tools, and the registry's own change
-  listener tells every downstream client;
+- a `list_changed` from the upstream re-lists what it offers, and the registries' own change
+  listeners tell every downstream client;
 - a lost connection (the process exited, the socket closed, a call found it unreachable) marks the
   upstream unavailable and reconnects with exponential backoff (`retry_initial_s` doubling up to
   `retry_max_s`). A call that arrives meanwhile waits up to `wait_s` for the upstream to come back,
@@ -59,6 +60,7 @@ class Upstream:
         self.retry_max_s = retry_max_s
         self.client: McpClient | None = None
         self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
+        self.resources: set[str] = set()  # URIs of the upstream's resources served here
         self.last_error: str | None = None
         self._ready = asyncio.Event()
 
@@ -74,9 +76,10 @@ class Upstream:
                 client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1))
                 try:
                     await client.connect()
-                    client.on_notification("notifications/tools/list_changed",
-                                           lambda method, params: self._resync(client))
-                    await self._sync_tools(client)
+                    for kind in ("tools", "resources", "prompts"):
+                        client.on_notification(f"notifications/{kind}/list_changed",
+                                               lambda method, params: self._resync(client))
+                    await self._sync(client)
                 except ClientError as error:
                     self.last_error = error.message
                     log.warning("upstream unavailable", upstream=self.name, error=error.message, retry_in_s=delay)
@@ -99,9 +102,55 @@ class Upstream:
 
     async def _resync(self, client: McpClient) -> None:
         try:
-            await self._sync_tools(client)
+            await self._sync(client)
         except ClientError as error:  # the connection went meanwhile: the run loop reconnects and re-lists
-            log.warning("upstream tools not re-listed", upstream=self.name, error=error.message)
+            log.warning("upstream lists not re-read", upstream=self.name, error=error.message)
+
+    async def _sync(self, client: McpClient) -> None:
+        """Mount what the upstream offers now: tools, fixed resources and prompts (each if it has them)."""
+        capabilities = client.server_capabilities
+        await self._sync_tools(client)
+        if "resources" in capabilities:
+            await self._sync_resources(client)
+        if "prompts" in capabilities:
+            await self._sync_prompts(client)
+
+    async def _sync_resources(self, client: McpClient) -> None:
+        """Resources keep their URIs (a URI names one thing wherever it is served); reads go upstream."""
+        resources = {resource.uri: resource for resource in await client.all_resources()}
+        for stale in self.resources - resources.keys():
+            self.server.resources.remove(stale)
+        for uri, resource in resources.items():
+            self.server.resources.add(resource, self._reader(uri))
+        self.resources = set(resources)
+
+    async def _sync_prompts(self, client: McpClient) -> None:
+        """Prompts as NAME__PROMPT, rendered upstream. The registry cannot drop one: a prompt the upstream
+        no longer has stays listed and its use fails with the upstream's own error."""
+        for prompt in await client.all_prompts():
+            name = f"{self.name}{SEPARATOR}{prompt.name}"
+            self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
+                                                  arguments=prompt.arguments), self._renderer(prompt.name))
+
+    def _reader(self, uri: str) -> Any:
+        async def read() -> list[Any]:
+            client = await self._connected(None)
+            try:
+                return (await client.read_resource(uri)).contents
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return read
+
+    def _renderer(self, upstream_name: str) -> Any:
+        async def render(**arguments: str) -> list[models.PromptMessage]:
+            client = await self._connected(None)
+            try:
+                return (await client.get_prompt(upstream_name, arguments)).messages
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return render
 
     async def _sync_tools(self, client: McpClient) -> None:
         """Register the upstream's tools under our names; drop the ones it no longer has."""

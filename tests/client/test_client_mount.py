@@ -21,6 +21,8 @@ from hexmcp.client.mount import SEPARATOR, Upstream, parse_upstream
 from hexmcp.core import McpServer
 
 from ..adapters.http_live import LiveServer, live_server
+from ..fixtures.demo_server import GREETING
+from .sdk_server import GREETING as SDK_GREETING
 from .servers import DEMO_STDIO, SDK_SERVER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
@@ -48,6 +50,15 @@ async def downstream(live: LiveServer, *needed: str) -> AsyncIterator[McpClient]
         yield client
 
 
+async def until_available(upstream: Upstream) -> None:
+    """Until the gateway has finished mounting (its tools are listed a moment before)."""
+    for _ in range(500):
+        if upstream.available:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{upstream.name} never became available")
+
+
 async def test_a_hexmcp_and_the_sdk_server_served_as_our_own_tools() -> None:
     with mounting(("demo", Target.stdio(DEMO_STDIO)), ("sdk", SDK_STDIO)) as (live, _):
         async with downstream(live, "demo__echo", "sdk__add") as client:
@@ -65,6 +76,14 @@ async def test_a_hexmcp_and_the_sdk_server_served_as_our_own_tools() -> None:
             with pytest.raises(ClientError) as invalid:  # checked against the upstream's schema, here
                 await client.call_tool("sdk__add", {"a": "forty"})
             assert invalid.value.rpc_code == -32602
+            # resources under their own URIs, prompts under the prefix
+            assert {"demo://greeting", "sdk://greeting"} <= {r.uri for r in await client.all_resources()}
+            assert (await client.read_resource("demo://greeting")).contents[0].text == GREETING
+            assert (await client.read_resource("sdk://greeting")).contents[0].text == SDK_GREETING
+            assert {"demo__greet", "sdk__greet"} <= {p.name for p in await client.all_prompts()}
+            greeting = await client.get_prompt("demo__greet", {"name": "Ada", "style": "poem"})
+            assert greeting.messages[0].content.text == "Write a poem greeting for Ada."
+            assert "Ada" in (await client.get_prompt("sdk__greet", {"name": "Ada"})).messages[0].content.text
 
 
 async def test_upstream_list_changes_reach_downstream_clients() -> None:
@@ -89,6 +108,7 @@ async def test_a_killed_stdio_upstream_is_respawned_and_no_call_is_lost() -> Non
     with mounting(("demo", Target.stdio(DEMO_STDIO))) as (live, [upstream]):
         async with downstream(live, "demo__echo") as client:
             for round_ in range(3):
+                await until_available(upstream)
                 serving = upstream.client
                 first = serving.wire._process  # the process serving now
                 assert (await client.call_tool("demo__echo", {"text": f"before {round_}"})).content[0].text == f"before {round_}"
@@ -129,6 +149,7 @@ async def test_an_http_upstream_killed_and_restarted_mid_traffic_loses_no_call()
 async def test_an_upstream_that_stays_away_is_a_clear_tool_error() -> None:
     with mounting(("demo", Target.stdio(DEMO_STDIO))) as (live, [upstream]):
         async with downstream(live, "demo__echo") as client:
+            await until_available(upstream)
             upstream.wait_s = 0.3
             upstream.target = Target.stdio("/nonexistent/server")  # every reconnection now fails
             os.kill(upstream.client.wire._process.pid, signal.SIGKILL)
