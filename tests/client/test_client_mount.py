@@ -189,3 +189,15 @@ def test_a_bad_upstream_flag_is_exit_2() -> None:
     ran = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--upstream", "a__b=http://x/mcp"],
                          capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
     assert ran.returncode == 2 and "--upstream" in ran.stderr
+
+
+async def test_a_hexmcp_mounted_over_http_and_over_websocket(live) -> None:
+    """The module's live demo server (HTTP and WebSocket) as upstreams of a gateway."""
+    with mounting(("web", Target.parse(live.http_url)), ("sock", Target.parse(live.ws_url))) as (gateway, _):
+        async with downstream(gateway, "web__add", "sock__add") as client:
+            assert (await client.call_tool("web__add", {"a": 1, "b": 1})).structured_content == {"sum": 2}
+            assert (await client.call_tool("sock__echo", {"text": "over ws"})).content[0].text == "over ws"
+            progress: list[float] = []
+            await client.call_tool("web__slow", {"seconds": 0.05, "steps": 2},
+                                   progress=lambda value, total, message: progress.append(value))
+            assert progress == [1, 2]
