@@ -1,6 +1,7 @@
 """stdio: spawn the server and speak newline-delimited JSON-RPC on its stdin/stdout.
 
-The server's stderr is read into a short ring of its last lines, so a server that dies at start-up
+A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
+server's stderr is read into a short ring of its last lines, so a server that dies at start-up
 (a bad flag, a missing model) is reported with what it said, instead of scrolling logs over the
 caller's terminal. Closing follows the MCP stdio rule: close stdin, wait, then terminate, then kill.
 """
@@ -12,11 +13,14 @@ import collections
 import contextlib
 from typing import Any
 
+import structlog
+
 from hexmcp.adapters import jsonrpc
 
-from ..errors import ClientError, ClientErrorCode, unreachable
+from ..errors import unreachable
 from .base import Inbox
 
+log = structlog.get_logger("hexmcp.client.stdio")
 LINE_LIMIT = 64 * 1024 * 1024  # the largest answer we accept; asyncio's default (64 KiB) is far too small
 STDERR_LINES = 20
 GRACE_S = 2.0
@@ -51,9 +55,11 @@ class StdioWire:
                 try:
                     value = jsonrpc.decode(line)
                 except ValueError:
-                    inbox.closed(ClientError(ClientErrorCode.INCOMPATIBLE,
-                                             f"the server wrote a line that is not JSON: {line[:120]!r}"))
-                    return
+                    # A banner or a stray print from a careless library: not ours to die of. The
+                    # messages around it still parse, and the line is kept for the error report.
+                    log.warning("the server wrote a line that is not JSON", line=line[:120].decode(errors="replace"))
+                    self.stderr_tail.append(f"(stdout) {line[:120].decode(errors='replace').rstrip()}")
+                    continue
                 inbox.receive(value)
         except (ValueError, OSError) as error:  # a line beyond LINE_LIMIT, a broken pipe
             inbox.closed(unreachable("the server's stdout failed", error))

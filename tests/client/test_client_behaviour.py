@@ -127,3 +127,10 @@ def test_the_sync_client(live) -> None:
         assert "echo" in {tool.name for tool in client.all_tools()}
         assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"sum": 3}
         assert client.read_resource("demo://greeting").contents
+
+
+async def test_a_stdio_server_that_prints_a_banner_still_works() -> None:
+    noisy = f"sh -c 'echo starting up...; exec {DEMO_STDIO}'"
+    async with McpClient(Target.stdio(noisy)) as client:
+        assert (await client.call_tool("echo", {"text": "after the banner"})).content[0].text == "after the banner"
+        assert any("starting up..." in line for line in client.wire.stderr_tail)
