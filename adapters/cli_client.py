@@ -42,6 +42,9 @@ EXIT_CODES: dict[ClientErrorCode, ClientExit] = {
 }
 def run_client_command(args: argparse.Namespace) -> int:
     """Run one client subcommand; every failure becomes one line on stderr and an exit code."""
+    from hexmcp.core.log import configure_logging
+
+    configure_logging("warning")  # stdout carries the results (JSON for scripts): logs go to stderr only
     try:
         return _run(_COMMANDS[args.command](args))
     except ClientError as error:

@@ -140,3 +140,12 @@ def test_serving_never_imports_the_client() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_json_output_stays_clean_when_the_client_logs(tmp_path: Path) -> None:
+    """A server that prints a banner on stdout makes the client log a warning: on stderr, never in the JSON."""
+    noisy = f"sh -c 'echo starting up...; exec {DEMO_STDIO}'"
+    ran = hexmcp("call", "--stdio", noisy, "add", "a=1", "b=2", "--json")
+    assert ran.returncode == ClientExit.OK, ran.stderr
+    assert json.loads(ran.stdout)["structuredContent"] == {"sum": 3}
+    assert "not JSON" in ran.stderr
