@@ -201,3 +201,16 @@ async def test_a_hexmcp_mounted_over_http_and_over_websocket(live) -> None:
             await client.call_tool("web__slow", {"seconds": 0.05, "steps": 2},
                                    progress=lambda value, total, message: progress.append(value))
             assert progress == [1, 2]
+
+
+async def test_the_official_sdk_client_calls_mounted_tools() -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with mounting(("demo", Target.stdio(DEMO_STDIO))) as (live, [upstream]):
+        await until_available(upstream)
+        async with streamable_http_client(live.url) as (read, write, *_), ClientSession(read, write) as session:
+            await session.initialize()
+            assert "demo__echo" in {tool.name for tool in (await session.list_tools()).tools}
+            echoed = await session.call_tool("demo__echo", {"text": "from the SDK"})
+            assert echoed.content[0].text == "from the SDK"
