@@ -1,7 +1,7 @@
 """The flags of `hexmcp call|tools|resources|prompts|read|bench|record|replay` (run by `cli_client.py`).
 
 Kept apart from the commands so that `hexmcp serve` and `hexmcp stdio`, which parse the same command
-line, never import the client (httpx, websockets, tenacity) on their start path.
+line, never import the client (aiohttp, websockets, tenacity) on their start path.
 """
 
 from __future__ import annotations

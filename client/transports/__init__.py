@@ -8,7 +8,7 @@ from .base import Inbox, Wire
 
 def wire_for(target: Target, *, auth_token: str | None = None) -> Wire:
     """The wire for `target`; transports are imported here, on demand, so `hexmcp call --stdio` never
-    pays for importing httpx or websockets."""
+    pays for importing aiohttp or websockets."""
     headers = {"authorization": f"Bearer {auth_token}"} if auth_token else {}
     if target.transport is Transport.STDIO:
         from .stdio import StdioWire

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from typing import Any
+from typing import Any, Sequence
 
-import httpx
-from httpx_sse import EventSource
+import aiohttp
 
 from hexmcp.adapters import jsonrpc
 from hexmcp.core import versions
 
 from ..errors import ClientError, ClientErrorCode, unreachable
+from . import aio, sse
 from .base import Inbox
 
 ACCEPT = "application/json, text/event-stream"
@@ -37,7 +37,7 @@ NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 RESUME_ATTEMPTS = 3
 RESUME_DELAY_S = 0.1
 LISTEN_ATTEMPTS = 20
-CONNECT_TIMEOUT_S = 10.0
+CLOSE_TIMEOUT_S = 2.0
 
 
 def header_value(value: str) -> str:
@@ -52,14 +52,14 @@ class HttpWire:
     require_jsonrpc = True
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None,
-                 http_transport: httpx.AsyncBaseTransport | None = None) -> None:
-        """`http_transport` replaces httpx's network layer (a proxy, a test that cuts streams)."""
+                 middlewares: Sequence[aiohttp.ClientMiddlewareType] = ()) -> None:
+        """`middlewares` are aiohttp client middlewares around every request (a test that cuts streams)."""
         self.url = url
         self.session_id: str | None = None
         self.version: str | None = None
         self._headers = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
-                                       transport=http_transport, limits=httpx.Limits(max_connections=256))
+        self._middlewares = tuple(middlewares)
+        self._http: aiohttp.ClientSession | None = None
         self._inbox: Inbox | None = None
         self._listener: asyncio.Task[None] | None = None
 
@@ -69,6 +69,12 @@ class HttpWire:
 
     async def open(self, inbox: Inbox) -> None:
         self._inbox = inbox
+        self._http = aio.new_session(self._middlewares)
+
+    @property
+    def http(self) -> aiohttp.ClientSession:
+        assert self._http is not None, "open() first"
+        return self._http
 
     def negotiated(self, version: str) -> None:
         self.version = version
@@ -80,7 +86,7 @@ class HttpWire:
             self._listener = asyncio.ensure_future(self._listen(answered))
             # Connected means listening: a change the server announces right after is not missed.
             waiter = asyncio.ensure_future(answered.wait())
-            await asyncio.wait([waiter, self._listener], timeout=CONNECT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([waiter, self._listener], timeout=aio.CONNECT_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
 
     async def _listen(self, answered: asyncio.Event) -> None:
@@ -91,12 +97,12 @@ class HttpWire:
             if last_event is not None:
                 headers["last-event-id"] = last_event
             try:
-                async with self._http.stream("GET", self.url, headers=headers) as response:
+                async with self.http.get(self.url, headers=headers) as response:
                     answered.set()
-                    if response.status_code != 200:
+                    if response.status != 200:
                         return  # 405: the server sends everything on the answers to our POSTs
                     _, last_event = await self._read_events(response, None)
-            except (httpx.TransportError, ClientError):
+            except (aiohttp.ClientError, ClientError):
                 pass
             await asyncio.sleep(RESUME_DELAY_S * 2 ** min(attempt, 6))
 
@@ -116,43 +122,41 @@ class HttpWire:
     async def send(self, message: dict[str, Any]) -> None:
         waiting_for = message.get("id") if "method" in message else None
         try:
-            async with self._http.stream("POST", self.url, content=jsonrpc.dumps(message),
-                                         headers=self._headers_for(message)) as response:
+            async with self.http.post(self.url, data=jsonrpc.dumps(message),
+                                      headers=self._headers_for(message)) as response:
                 if SESSION in response.headers and self.session_id is None:
                     self.session_id = response.headers[SESSION]
                 answered, last_event = await self._read(response, waiting_for)
-        except httpx.ConnectError as error:
-            raise unreachable(f"POST {self.url} failed", error, delivered=False) from None
-        except httpx.TransportError as error:
-            raise unreachable(f"POST {self.url} failed", error) from None
+        except aiohttp.ClientError as error:
+            raise aio.failed(f"POST {self.url} failed", error) from None
         if waiting_for is not None and not answered:
             await self._resume(waiting_for, last_event)
 
-    async def _read(self, response: httpx.Response, waiting_for: Any) -> tuple[bool, str | None]:
+    async def _read(self, response: aiohttp.ClientResponse, waiting_for: Any) -> tuple[bool, str | None]:
         """Deliver what `response` carries; (whether the answer to `waiting_for` was in it, last SSE id)."""
-        kind = response.headers.get("content-type", "")
-        if kind.startswith("text/event-stream"):
+        kind = response.content_type
+        if kind == "text/event-stream":
             return await self._read_events(response, waiting_for)
-        body = await response.aread()
-        if response.status_code in (401, 403):
+        body = await response.read()
+        if response.status in (401, 403):
             raise ClientError(ClientErrorCode.UNAUTHORIZED,
-                              f"the server refused our credentials (HTTP {response.status_code})")
-        if kind.startswith("application/json") and body:
+                              f"the server refused our credentials (HTTP {response.status})")
+        if kind == "application/json" and body:
             try:
                 value = jsonrpc.decode(body)
             except ValueError:
-                raise ClientError(ClientErrorCode.INCOMPATIBLE, f"HTTP {response.status_code}: a body that is not JSON") from None
+                raise ClientError(ClientErrorCode.INCOMPATIBLE, f"HTTP {response.status}: a body that is not JSON") from None
             self._deliver(value)
             return _answers(value, waiting_for), None
-        if response.status_code >= 300:
+        if response.status >= 300:
             text = body.decode(errors="replace").strip()[:200]
-            raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {response.status_code}" + (f": {text}" if text else ""))
+            raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {response.status}" + (f": {text}" if text else ""))
         return False, None
 
-    async def _read_events(self, response: httpx.Response, waiting_for: Any) -> tuple[bool, str | None]:
+    async def _read_events(self, response: aiohttp.ClientResponse, waiting_for: Any) -> tuple[bool, str | None]:
         answered, last_event = False, None
         try:
-            async for event in EventSource(response).aiter_sse():
+            async for event in sse.events(response.content.iter_any()):
                 last_event = event.id or last_event
                 if not event.data:
                     continue  # a priming event: it carries only the id to resume from
@@ -164,7 +168,7 @@ class HttpWire:
                 answered = answered or _answers(value, waiting_for)
                 if answered:
                     break
-        except (httpx.ReadError, httpx.RemoteProtocolError):
+        except aiohttp.ClientError:  # the connection broke mid-stream
             if last_event is None or self.stateless:
                 raise  # nothing to resume from (2026-07-28 streams are not resumable)
         return answered, last_event
@@ -177,12 +181,12 @@ class HttpWire:
             await asyncio.sleep(RESUME_DELAY_S * 2 ** attempt)
             headers = {**self._headers_for({}), "accept": "text/event-stream", "last-event-id": last_event}
             try:
-                async with self._http.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code != 200:
+                async with self.http.get(self.url, headers=headers) as response:
+                    if response.status != 200:
                         raise ClientError(ClientErrorCode.SERVER_ERROR,
-                                          f"resuming the answer stream failed: HTTP {response.status_code}")
+                                          f"resuming the answer stream failed: HTTP {response.status}")
                     answered, seen = await self._read_events(response, waiting_for)
-            except httpx.TransportError:
+            except aiohttp.ClientError:
                 continue
             if answered:
                 return
@@ -198,13 +202,17 @@ class HttpWire:
         if self._listener is not None:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
+        if self._http is None:
+            return
         if self.session_id is not None:
             try:
-                await self._http.delete(self.url, headers=self._headers_for({}), timeout=2.0)
-            except httpx.HTTPError:
+                async with self._http.delete(self.url, headers=self._headers_for({}),
+                                             timeout=aiohttp.ClientTimeout(total=CLOSE_TIMEOUT_S)):
+                    pass
+            except (aiohttp.ClientError, TimeoutError):
                 pass  # the server may be gone already; its session then expires on its own
             self.session_id = None
-        await self._http.aclose()
+        await self._http.close()
 
 
 def _answers(value: Any, request_id: Any) -> bool:

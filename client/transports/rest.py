@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import aiohttp
 
 from hexmcp.adapters import jsonrpc
 
-from ..errors import ClientError, ClientErrorCode, unreachable
+from ..errors import ClientError, ClientErrorCode
+from . import aio
 from .base import Inbox
-from .http import CONNECT_TIMEOUT_S
 
 
 class RestWire:
@@ -26,12 +26,12 @@ class RestWire:
     def __init__(self, url: str, *, headers: dict[str, str] | None = None) -> None:
         self.url = url.rstrip("/")
         self._headers = {"content-type": "application/json", **(headers or {})}
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
-                                       limits=httpx.Limits(max_connections=256))
+        self._http: aiohttp.ClientSession | None = None
         self._inbox: Inbox | None = None
 
     async def open(self, inbox: Inbox) -> None:
         self._inbox = inbox
+        self._http = aio.new_session()
 
     def negotiated(self, version: str) -> None:
         self._headers["mcp-protocol-version"] = version
@@ -40,31 +40,31 @@ class RestWire:
         if "id" not in message or "method" not in message:
             return  # a notification or an answer: the dialect has no channel for either
         body: dict[str, Any] = {"method": "", "params": message.get("params") or {}}
+        assert self._http is not None and self._inbox is not None, "open() first"
         try:
-            response = await self._http.post(f"{self.url}/{message['method']}", content=jsonrpc.dumps(body),
-                                              headers=self._headers)
-        except httpx.TransportError as error:
-            raise unreachable(f"POST {self.url}/{message['method']} failed", error,
-                              delivered=False if isinstance(error, httpx.ConnectError) else None) from None
-        if response.status_code in (401, 403):
-            raise ClientError(ClientErrorCode.UNAUTHORIZED,
-                              f"the server refused our credentials (HTTP {response.status_code})")
+            async with self._http.post(f"{self.url}/{message['method']}", data=jsonrpc.dumps(body),
+                                       headers=self._headers) as response:
+                status, content = response.status, await response.read()
+        except aiohttp.ClientError as error:
+            raise aio.failed(f"POST {self.url}/{message['method']} failed", error) from None
+        if status in (401, 403):
+            raise ClientError(ClientErrorCode.UNAUTHORIZED, f"the server refused our credentials (HTTP {status})")
         try:
-            value = jsonrpc.decode(response.content)
+            value = jsonrpc.decode(content)
         except ValueError:
-            raise ClientError(ClientErrorCode.SERVER_ERROR if response.is_error else ClientErrorCode.INCOMPATIBLE,
-                              f"HTTP {response.status_code}: a body that is not JSON") from None
-        assert self._inbox is not None, "open() first"
-        if response.is_success:
+            raise ClientError(ClientErrorCode.SERVER_ERROR if status >= 400 else ClientErrorCode.INCOMPATIBLE,
+                              f"HTTP {status}: a body that is not JSON") from None
+        if 200 <= status < 300:
             self._inbox.receive(jsonrpc.encode_result(message["id"], value))
         elif isinstance(value, dict) and "code" in value:
             self._inbox.receive(jsonrpc.encode_error(message["id"], value["code"], str(value.get("message", "")),
                                                      value.get("data")))
         else:
-            raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {response.status_code}")
+            raise ClientError(ClientErrorCode.SERVER_ERROR, f"HTTP {status}")
 
     async def initialized(self) -> None:
         pass
 
     async def close(self) -> None:
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.close()

@@ -12,7 +12,7 @@ from hexmcp.client.transports.http import HttpWire
 
 from ..support.net import free_port
 from .servers import DEMO_STDIO, Cancellations, live_targets
-from .wires import CuttingTransport, RefusingTransport
+from .wires import Cutting, Refusing
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 TOKEN = "client-test-token"
@@ -39,8 +39,8 @@ async def test_a_timed_out_call_leaves_a_stdio_session_usable() -> None:
 
 
 async def test_reads_are_retried_and_tool_calls_are_not(live) -> None:
-    refusing = RefusingTransport({"tools/list": 2, "tools/call": 1})
-    wire = HttpWire(live.http_url, http_transport=refusing)
+    refusing = Refusing({"tools/list": 2, "tools/call": 1})
+    wire = HttpWire(live.http_url, middlewares=[refusing])
     async with McpClient(live.http_url, wire=wire, retry=RetryPolicy(attempts=3, initial_s=0.01)) as client:
         assert (await client.list_tools()).tools
         assert refusing.attempts["tools/list"] == 3
@@ -51,8 +51,8 @@ async def test_reads_are_retried_and_tool_calls_are_not(live) -> None:
 
 
 async def test_retries_stop_after_the_policy_s_attempts(live) -> None:
-    refusing = RefusingTransport({"resources/read": 10})
-    wire = HttpWire(live.http_url, http_transport=refusing)
+    refusing = Refusing({"resources/read": 10})
+    wire = HttpWire(live.http_url, middlewares=[refusing])
     async with McpClient(live.http_url, wire=wire, retry=RetryPolicy(attempts=4, initial_s=0.01)) as client:
         with pytest.raises(ClientError) as refused:
             await client.read_resource("demo://greeting")
@@ -61,9 +61,9 @@ async def test_retries_stop_after_the_policy_s_attempts(live) -> None:
 
 
 async def test_a_broken_sse_answer_is_resumed_with_last_event_id(live) -> None:
-    cutting = CuttingTransport("tools/call")
+    cutting = Cutting("tools/call")
     progress: list[float] = []
-    async with McpClient(live.http_url, wire=HttpWire(live.http_url, http_transport=cutting)) as client:
+    async with McpClient(live.http_url, wire=HttpWire(live.http_url, middlewares=[cutting])) as client:
         result = await client.call_tool("slow", {"seconds": 0.3, "steps": 3},
                                         progress=lambda value, total, message: progress.append(value))
     assert cutting.cut and len(cutting.resumed_from) == 1
