@@ -7,7 +7,10 @@ the server uses, and never touches a socket: the `Wire` does.
 - A request that outlives its timeout, or whose caller is cancelled, is followed by
   `notifications/cancelled` so the server stops working on it; the caller gets `ClientErrorCode.TIMEOUT`.
 - `notifications/progress` goes to the callback registered for its token; other notifications go to
-  the handlers registered for their method, then to the catch-all ones (`"*"`).
+  the handlers registered for their method, then to the catch-all ones (`"*"`). A request returns only
+  once its progress callbacks have finished, async ones included: a gateway relaying progress
+  downstream must not answer before the last progress it received has gone out, even when the
+  upstream's last progress and its answer arrived in one read.
 - Requests from the server are answered: `ping` with `{}`, a method with a registered handler with its
   result, anything else with -32601 (this client declares no sampling, elicitation or roots capability
   unless a handler for it is registered).
@@ -42,6 +45,7 @@ class Dispatcher:
         self._ids = itertools.count(1)
         self._pending: dict[jsonrpc.RequestId, asyncio.Future[jsonrpc.Response]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
+        self._progress_runs: dict[Any, list[asyncio.Task[Any]]] = defaultdict(list)  # async callbacks, by token
         self._handlers: dict[str, list[NotificationHandler]] = defaultdict(list)
         self._request_handlers: dict[str, RequestHandler] = {"ping": lambda params: {}}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -76,6 +80,8 @@ class Dispatcher:
             async with asyncio.timeout(timeout):
                 await self.wire.send(message)
                 response = await future
+                if self._progress_runs.get(request_id):
+                    await asyncio.wait(self._progress_runs[request_id])
         except TimeoutError:
             self._spawn(self._cancel(request_id, f"timed out after {timeout} s"))
             raise ClientError(ClientErrorCode.TIMEOUT, f"{method} got no answer within {timeout} s") from None
@@ -85,6 +91,7 @@ class Dispatcher:
         finally:
             self._pending.pop(request_id, None)
             self._progress.pop(request_id, None)
+            self._progress_runs.pop(request_id, None)
         if response.error is not None:
             raise ClientError.from_rpc_error(response.error)
         if not isinstance(response.result, dict):
@@ -135,9 +142,12 @@ class Dispatcher:
 
     def _notification(self, method: str, params: Any) -> None:
         if method == "notifications/progress" and isinstance(params, dict):
-            callback = self._progress.get(params.get("progressToken"))
+            token = params.get("progressToken")
+            callback = self._progress.get(token)
             if callback is not None:
-                self._run(callback, params.get("progress"), params.get("total"), params.get("message"))
+                run = self._run(callback, params.get("progress"), params.get("total"), params.get("message"))
+                if run is not None:
+                    self._progress_runs[token].append(run)
         for handler in (*self._handlers.get(method, ()), *self._handlers.get(ALL, ())):
             self._run(handler, method, params)
 
@@ -163,19 +173,20 @@ class Dispatcher:
         except ClientError as error:
             log.debug("answer not delivered", method=request.method, error=error.message)
 
-    def _run(self, callback: Callable[..., Any], *args: Any) -> None:
+    def _run(self, callback: Callable[..., Any], *args: Any) -> asyncio.Task[Any] | None:
+        """Call a handler; an async one runs on as a task, which is returned."""
         try:
             result = callback(*args)
         except Exception:  # a handler's bug must not break the connection that delivered the message
             log.exception("notification handler failed")
-            return
-        if inspect.isawaitable(result):
-            self._spawn(result)
+            return None
+        return self._spawn(result) if inspect.isawaitable(result) else None
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def _spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def drain(self) -> None:
         """Wait for background sends (cancellations, answers) to finish, before the wire closes."""
