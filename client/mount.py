@@ -2,9 +2,9 @@
 
 `Upstream(server, "kb", target)` connects to the target and registers each upstream tool on the
 hexmcp server as `kb__<tool>` (`__` keeps the name inside both the MCP tool-name format and the
-stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas; its fixed resources
-under their own URIs, and its prompts as `kb__<prompt>` (resource templates are not mounted). Its
-`run()` is a background task for the server's lifetime:
+stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas; its resources and
+resource templates under their own URIs, and its prompts as `kb__<prompt>`. Its `run()` is a
+background task for the server's lifetime:
 
 - a `list_changed` from the upstream re-lists what it offers, and the registries' own change
   listeners tell every downstream client;
@@ -37,6 +37,7 @@ log = structlog.get_logger("hexmcp.client.mount")
 SEPARATOR = "__"
 RECONNECT_POLL_S = 0.05
 _NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__" inside: the separator must stay unique
+_TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")  # the level-1 expressions core.resources matches
 
 
 def parse_upstream(spec: str) -> tuple[str, Target]:
@@ -61,6 +62,8 @@ class Upstream:
         self.client: McpClient | None = None
         self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
         self.resources: set[str] = set()  # URIs of the upstream's resources served here
+        self.templates: dict[str, models.ResourceTemplate] = {}  # by URI template, as mounted
+        self.prompts: dict[str, models.Prompt] = {}  # by downstream name, as mounted
         self.last_error: str | None = None
         self._ready = asyncio.Event()
 
@@ -116,21 +119,40 @@ class Upstream:
             await self._sync_prompts(client)
 
     async def _sync_resources(self, client: McpClient) -> None:
-        """Resources keep their URIs (a URI names one thing wherever it is served); reads go upstream."""
+        """Resources and templates keep their URIs (a URI names one thing wherever it is served); reads go
+        upstream. The core matches level-1 templates (`{name}`) only; others are listed but never match."""
         resources = {resource.uri: resource for resource in await client.all_resources()}
         for stale in self.resources - resources.keys():
             self.server.resources.remove(stale)
         for uri, resource in resources.items():
             self.server.resources.add(resource, self._reader(uri))
         self.resources = set(resources)
+        templates = {template.uri_template: template for template in await client.all_resource_templates()}
+        for uri_template in self.templates.keys() - templates.keys():
+            self.server.resources.remove_template(uri_template)
+        for uri_template, template in templates.items():
+            if self.templates.get(uri_template) != template:
+                self.server.resources.remove_template(uri_template)
+                self.server.resources.add_template(template, self._template_reader(uri_template))
+        self.templates = templates
 
     async def _sync_prompts(self, client: McpClient) -> None:
-        """Prompts as NAME__PROMPT, rendered upstream. The registry cannot drop one: a prompt the upstream
-        no longer has stays listed and its use fails with the upstream's own error."""
-        for prompt in await client.all_prompts():
-            name = f"{self.name}{SEPARATOR}{prompt.name}"
-            self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
-                                                  arguments=prompt.arguments), self._renderer(prompt.name))
+        """Prompts as NAME__PROMPT, rendered upstream; one the upstream dropped is dropped here too."""
+        prompts = {f"{self.name}{SEPARATOR}{prompt.name}": prompt for prompt in await client.all_prompts()}
+        for stale in self.prompts.keys() - prompts.keys():
+            self.server.prompts.remove(stale)
+        for name, prompt in prompts.items():
+            if self.prompts.get(name) != prompt:
+                self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
+                                                      arguments=prompt.arguments), self._renderer(prompt.name))
+        self.prompts = prompts
+
+    def _template_reader(self, uri_template: str) -> Any:
+        async def read(**variables: str) -> list[Any]:
+            # The core matched the URI against the template; filling the template back in gives that URI.
+            return await self._reader(_TEMPLATE_VARIABLE.sub(lambda match: variables[match[1]], uri_template))()
+
+        return read
 
     def _reader(self, uri: str) -> Any:
         async def read() -> list[Any]:

@@ -2,7 +2,7 @@
 
 `python tests/client/sdk_server.py` serves stdio; `--port P` serves Streamable HTTP at /mcp (SSE
 answers, as the SDK does by default; `--json` for JSON answers). Tools mirror the demo server's
-`echo`, `add` and `slow` (with progress), plus a resource and a prompt.
+`echo`, `add` and `slow` (with progress), plus a resource, a resource template and a prompt.
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ async def slow(steps: int, ctx: Context) -> str:
 def greeting() -> str:
     """A fixed greeting."""
     return GREETING
+
+
+@server.resource("sdk://items/{name}")
+def item(name: str) -> str:
+    """An item, by name (a resource template)."""
+    return f"the SDK's {name}"
 
 
 @server.prompt()

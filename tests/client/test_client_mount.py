@@ -18,10 +18,10 @@ import pytest
 from bench.http import free_port, start, stop
 from hexmcp.client import ClientError, ClientErrorCode, McpClient, Target
 from hexmcp.client.mount import SEPARATOR, Upstream, parse_upstream
-from hexmcp.core import McpServer
+from hexmcp.core import McpServer, models
 
 from ..adapters.http_live import LiveServer, live_server
-from ..fixtures.demo_server import GREETING
+from ..fixtures.demo_server import GREETING, ITEMS
 from .sdk_server import GREETING as SDK_GREETING
 from .servers import DEMO_STDIO, SDK_SERVER
 
@@ -84,6 +84,14 @@ async def test_a_hexmcp_and_the_sdk_server_served_as_our_own_tools() -> None:
             greeting = await client.get_prompt("demo__greet", {"name": "Ada", "style": "poem"})
             assert greeting.messages[0].content.text == "Write a poem greeting for Ada."
             assert "Ada" in (await client.get_prompt("sdk__greet", {"name": "Ada"})).messages[0].content.text
+            # resource templates under their own URI templates too, read upstream
+            templates = {t.uri_template for t in await client.all_resource_templates()}
+            assert {"demo://items/{item_id}", "sdk://items/{name}"} <= templates
+            assert (await client.read_resource("demo://items/apple")).contents[0].text == ITEMS["apple"]
+            assert (await client.read_resource("sdk://items/pear")).contents[0].text == "the SDK's pear"
+            with pytest.raises(ClientError) as failing:  # the upstream's reader fails: an error here too
+                await client.read_resource("demo://items/durian")
+            assert failing.value.code is ClientErrorCode.SERVER_ERROR
 
 
 async def test_upstream_list_changes_reach_downstream_clients() -> None:
@@ -214,3 +222,47 @@ async def test_the_official_sdk_client_calls_mounted_tools() -> None:
             assert "demo__echo" in {tool.name for tool in (await session.list_tools()).tools}
             echoed = await session.call_tool("demo__echo", {"text": "from the SDK"})
             assert echoed.content[0].text == "from the SDK"
+
+
+def shrinking_server() -> McpServer:
+    """An upstream whose `forget` tool drops its prompt and its resource template, as a live server may."""
+    server = McpServer("shrinking", "1.0.0")
+
+    @server.prompt(description="Here until forgotten")
+    async def transient() -> str:
+        return "still here"
+
+    async def read_note(key: str) -> str:
+        return f"note {key}"
+
+    server.resources.add_template(models.ResourceTemplate(uri_template="notes://{key}", name="note"), read_note)
+
+    @server.tool()
+    async def forget() -> str:
+        """Drop the prompt and the template."""
+        server.prompts.remove("transient")
+        server.resources.remove_template("notes://{key}")
+        return "forgotten"
+
+    return server
+
+
+async def test_a_prompt_and_a_template_the_upstream_drops_are_dropped_downstream() -> None:
+    with live_server(shrinking_server()) as upstream, mounting(("up", Target.parse(upstream.url))) as (live, _):
+        async with downstream(live, "up__forget") as client:
+            assert "up__transient" in {prompt.name for prompt in await client.all_prompts()}
+            assert (await client.read_resource("notes://a")).contents[0].text == "note a"
+            changed = asyncio.Event()
+            client.on_notification("notifications/prompts/list_changed", lambda method, params: changed.set())
+            await client.call_tool("up__forget")
+            await asyncio.wait_for(changed.wait(), 10)
+            for _ in range(100):
+                if not await client.all_prompts() and not await client.all_resource_templates():
+                    break
+                await asyncio.sleep(0.05)
+            assert await client.all_prompts() == [] and await client.all_resource_templates() == []
+            with pytest.raises(ClientError) as gone:
+                await client.get_prompt("up__transient")
+            assert gone.value.rpc_code == -32602
+            with pytest.raises(ClientError):
+                await client.read_resource("notes://a")
