@@ -41,8 +41,11 @@ async def bare_httpx(url: str) -> AsyncIterator[Any]:
 async def bare_aiohttp(url: str) -> AsyncIterator[Any]:
     import aiohttp
 
+    from hexmcp.client.transports.aio import KEEPALIVE_S
+
     headers = await asyncio.to_thread(open_session, url)
-    async with aiohttp.ClientSession() as http:
+    # Idle connections dropped before the server drops them, as hexmcp.client does (see KEEPALIVE_S).
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(keepalive_timeout=KEEPALIVE_S)) as http:
         async def call(text: str) -> bytes:
             async with http.post(url, data=_echo(text), headers=headers) as response:
                 return await response.read()
@@ -52,25 +55,42 @@ async def bare_aiohttp(url: str) -> AsyncIterator[Any]:
 
 @contextlib.asynccontextmanager
 async def bare_socket(url: str) -> AsyncIterator[Any]:
+    """Keep-alive sockets, one per caller in flight; one the server closed while idle is replaced
+    (the check every pooling HTTP client makes before reusing a connection)."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     headers = await asyncio.to_thread(open_session, url)
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     head = f"POST {parts.path} HTTP/1.1\r\nhost: {parts.netloc}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    opened: list[asyncio.StreamWriter] = []
+
+    async def connection() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        while idle:
+            reader, writer = idle.pop()
+            if not reader.at_eof():
+                return reader, writer
+            writer.close()
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        opened.append(writer)
+        return reader, writer
 
     async def call(text: str) -> bytes:
         body = _echo(text)
+        reader, writer = await connection()
         writer.write(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
         answer_head = await reader.readuntil(b"\r\n\r\n")
         length = next(int(line.split(b":", 1)[1]) for line in answer_head.split(b"\r\n")
                       if line.lower().startswith(b"content-length:"))
-        return await reader.readexactly(length)
+        answer = await reader.readexactly(length)
+        idle.append((reader, writer))
+        return answer
 
     try:
         yield call
     finally:
-        writer.close()
+        for writer in opened:
+            writer.close()
 
 
 FLOORS = {"httpx": bare_httpx, "aiohttp": bare_aiohttp, "socket": bare_socket}

@@ -69,7 +69,7 @@ class HttpWire:
 
     async def open(self, inbox: Inbox) -> None:
         self._inbox = inbox
-        self._http = aio.new_session(self._middlewares)
+        self._http = aio.new_session(self.url, self._middlewares)
 
     @property
     def http(self) -> aiohttp.ClientSession:

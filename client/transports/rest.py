@@ -31,7 +31,7 @@ class RestWire:
 
     async def open(self, inbox: Inbox) -> None:
         self._inbox = inbox
-        self._http = aio.new_session()
+        self._http = aio.new_session(self.url)
 
     def negotiated(self, version: str) -> None:
         self._headers["mcp-protocol-version"] = version
