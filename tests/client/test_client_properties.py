@@ -19,6 +19,7 @@ from hexmcp.adapters import jsonrpc
 from hexmcp.client import ClientError, ClientErrorCode, Target, Transport
 from hexmcp.client.dispatcher import Dispatcher
 from hexmcp.client.transports import sse
+from hexmcp.client.transports.aio import env_proxy
 
 from ..support.strategies import JSON_VALUES
 
@@ -141,3 +142,19 @@ def test_sse_events_decode_the_same_however_the_stream_is_split(events: list[tup
         last_id = event_id or last_id  # an event without an id keeps the last one (the resumption point)
         expected.append((last_id, "\n".join(lines)))
     assert asyncio.run(decode()) == expected
+
+
+@pytest.mark.parametrize(("url", "environment", "proxy"), [
+    ("http://example.com/mcp", {"HTTP_PROXY": "http://proxy:3128"}, "http://proxy:3128"),
+    ("http://example.com/mcp", {"HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "example.com"}, None),
+    ("https://example.com/mcp", {"HTTP_PROXY": "http://proxy:3128"}, None),
+    ("https://example.com/mcp", {"HTTPS_PROXY": "http://proxy:3128"}, "http://proxy:3128"),
+    ("http://127.0.0.1:8090/mcp", {}, None),
+])
+def test_the_environment_s_proxy_is_honoured(monkeypatch, url: str, environment: dict[str, str],
+                                             proxy: str | None) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert env_proxy(url) == proxy
