@@ -221,6 +221,15 @@ class McpClient:
         return _typed(await self.request("prompts/get", {"name": name, "arguments": arguments or {}}),
                       models.GetPromptResult)
 
+    async def complete(self, ref: dict[str, Any], argument: str, value: str,
+                       context: dict[str, str] | None = None) -> models.CompleteResult:
+        """Suggestions for `argument` of a prompt (`{"type": "ref/prompt", "name": ...}`) or a resource
+        template (`{"type": "ref/resource", "uri": TEMPLATE}`), given what is typed so far."""
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        return _typed(await self.request("completion/complete", params), models.CompleteResult)
+
     async def _all(self, method: str, kind: type, field: str) -> list[Any]:
         """Every item of a paginated list, following `nextCursor`."""
         items: list[Any] = []

@@ -14,6 +14,7 @@ background task for the server's lifetime:
   so a restart loses no call that was not in flight on it; after that it gets a tool error naming
   the upstream. Calls in flight when the connection dropped get the same tool error.
 - a downstream call's progress is relayed, and its cancellation is passed on (`notifications/cancelled`).
+- argument completion for mounted prompts and templates is asked of the upstream, if it offers it.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ class Upstream:
         for uri_template, template in templates.items():
             if self.templates.get(uri_template) != template:
                 self.server.resources.remove_template(uri_template)
-                self.server.resources.add_template(template, self._template_reader(uri_template))
+                self.server.resources.add_template(template, self._template_reader(uri_template),
+                                                   self._completer(client, {"type": "ref/resource", "uri": uri_template}))
         self.templates = templates
 
     async def _sync_prompts(self, client: McpClient) -> None:
@@ -144,8 +146,23 @@ class Upstream:
         for name, prompt in prompts.items():
             if self.prompts.get(name) != prompt:
                 self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
-                                                      arguments=prompt.arguments), self._renderer(prompt.name))
+                                                      arguments=prompt.arguments), self._renderer(prompt.name),
+                                        self._completer(client, {"type": "ref/prompt", "name": prompt.name}))
         self.prompts = prompts
+
+    def _completer(self, client: McpClient, ref: dict[str, Any]) -> Any:
+        """Argument completion asked of the upstream, when it offers completion at all."""
+        if "completions" not in client.server_capabilities:
+            return None
+
+        async def complete(argument: str, value: str, context: dict[str, str]) -> list[str]:
+            live = await self._connected(None)
+            try:
+                return (await live.complete(ref, argument, value, context)).completion.values
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return complete
 
     def _template_reader(self, uri_template: str) -> Any:
         async def read(**variables: str) -> list[Any]:

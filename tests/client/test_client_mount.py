@@ -89,6 +89,11 @@ async def test_a_hexmcp_and_the_sdk_server_served_as_our_own_tools() -> None:
             assert {"demo://items/{item_id}", "sdk://items/{name}"} <= templates
             assert (await client.read_resource("demo://items/apple")).contents[0].text == ITEMS["apple"]
             assert (await client.read_resource("sdk://items/pear")).contents[0].text == "the SDK's pear"
+            # argument completion is asked of the upstream, for prompts and templates alike
+            styles = await client.complete({"type": "ref/prompt", "name": "demo__greet"}, "style", "po")
+            assert styles.completion.values == ["poem"]
+            items = await client.complete({"type": "ref/resource", "uri": "demo://items/{item_id}"}, "item_id", "b")
+            assert items.completion.values == ["banana"]
             with pytest.raises(ClientError) as failing:  # the upstream's reader fails: an error here too
                 await client.read_resource("demo://items/durian")
             assert failing.value.code is ClientErrorCode.SERVER_ERROR
