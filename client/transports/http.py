@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from typing import Any, Sequence
 
 import aiohttp
@@ -156,18 +157,19 @@ class HttpWire:
     async def _read_events(self, response: aiohttp.ClientResponse, waiting_for: Any) -> tuple[bool, str | None]:
         answered, last_event = False, None
         try:
-            async for event in sse.events(response.content.iter_any()):
-                last_event = event.id or last_event
-                if not event.data:
-                    continue  # a priming event: it carries only the id to resume from
-                try:
-                    value = jsonrpc.decode(event.data)
-                except ValueError:
-                    raise ClientError(ClientErrorCode.INCOMPATIBLE, "an SSE event that is not JSON") from None
-                self._deliver(value)
-                answered = answered or _answers(value, waiting_for)
-                if answered:
-                    break
+            async with contextlib.aclosing(sse.events(response.content.iter_any())) as events:
+                async for event in events:
+                    last_event = event.id or last_event
+                    if not event.data:
+                        continue  # a priming event: it carries only the id to resume from
+                    try:
+                        value = jsonrpc.decode(event.data)
+                    except ValueError:
+                        raise ClientError(ClientErrorCode.INCOMPATIBLE, "an SSE event that is not JSON") from None
+                    self._deliver(value)
+                    answered = answered or _answers(value, waiting_for)
+                    if answered:
+                        break
         except aiohttp.ClientError:  # the connection broke mid-stream
             if last_event is None or self.stateless:
                 raise  # nothing to resume from (2026-07-28 streams are not resumable)
