@@ -1,5 +1,11 @@
 """stdio: spawn the server and speak newline-delimited JSON-RPC on its stdin/stdout.
 
+The pipes are read by a protocol on asyncio's subprocess transport, not through StreamReaders: each
+chunk the server writes is split into lines (the server's own sans-IO splitter) and handed to the
+dispatcher in the same callback, so an answer costs one event-loop turn instead of a reader task's
+wake-up, and a send is one pipe write that waits only when the pipe's buffer is over its high-water
+mark (ADR 0803).
+
 A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
 server's stderr is read into a short ring of its last lines, so a server that dies at start-up
 (a bad flag, a missing model) is reported with what it said, instead of scrolling logs over the
@@ -11,19 +17,110 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import subprocess
 from typing import Any
 
 import structlog
 
 from hexmcp.adapters import jsonrpc
+from hexmcp.adapters.lines import LineSplitter
 
 from ..errors import unreachable
 from .base import Inbox
 
 log = structlog.get_logger("hexmcp.client.stdio")
-LINE_LIMIT = 64 * 1024 * 1024  # the largest answer we accept; asyncio's default (64 KiB) is far too small
+LINE_LIMIT = 64 * 1024 * 1024  # the largest answer we accept
+STDERR_LINE_LIMIT = 64 * 1024
 STDERR_LINES = 20
 GRACE_S = 2.0
+STDOUT, STDERR = 1, 2
+
+
+class _ServerPipes(asyncio.SubprocessProtocol):
+    """The server process's pipes, as asyncio calls them back: stdout lines to the inbox, stderr to a ring."""
+
+    def __init__(self, inbox: Inbox, stderr_tail: collections.deque[str]) -> None:
+        self.inbox = inbox
+        self.stderr_tail = stderr_tail
+        self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.stdin_lost = False
+        self._drained: asyncio.Future[None] | None = None  # set while the stdin pipe is over its high-water mark
+        self._stdout = LineSplitter(LINE_LIMIT)
+        self._stderr = LineSplitter(STDERR_LINE_LIMIT)
+        self._stdout_done = False
+        self._failed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == STDERR:
+            lines, _ = self._stderr.feed(data)
+            self.stderr_tail.extend(line.decode(errors="replace").rstrip() for line in lines)
+            return
+        if self._failed:
+            return
+        lines, oversize = self._stdout.feed(data)
+        for line in lines:
+            self._line(line)
+        if oversize:
+            self._failed = True
+            self.inbox.closed(unreachable(f"the server's stdout failed: a line over {LINE_LIMIT} bytes"))
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            value = jsonrpc.decode(line)
+        except ValueError:
+            # A banner or a stray print from a careless library: not ours to die of. The messages
+            # around it still parse, and the line is kept for the error report.
+            text = line[:120].decode(errors="replace")
+            log.warning("the server wrote a line that is not JSON", line=text)
+            self.stderr_tail.append(f"(stdout) {text.rstrip()}")
+            return
+        self.inbox.receive(value)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == STDOUT:
+            last = self._stdout.finish()
+            if last is not None and not self._failed:
+                self._line(last)
+            self._stdout_done = True
+            self._report_exit()
+        elif fd == 0:
+            self.stdin_lost = True
+            self.resume_writing()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+        self._report_exit()
+
+    def _report_exit(self) -> None:
+        # Reported once both happened: the last answers on stdout are delivered before the exit is.
+        if not (self._stdout_done and self.exited.done()) or self._failed:
+            return
+        self._failed = True
+        assert self.transport is not None
+        tail = " | ".join(self.stderr_tail)
+        self.inbox.closed(unreachable(f"the server process exited with code {self.transport.get_returncode()}"
+                                      + (f"; its stderr: {tail}" if tail else "")))
+
+    def pause_writing(self) -> None:
+        if self._drained is None:
+            self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
+
+    async def drained(self) -> None:
+        if self._drained is not None:
+            await asyncio.shield(self._drained)
 
 
 class StdioWire:
@@ -33,56 +130,36 @@ class StdioWire:
     def __init__(self, command: tuple[str, ...] | list[str]) -> None:
         self.command = tuple(command)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
-        self._process: asyncio.subprocess.Process | None = None
-        self._readers: list[asyncio.Task[None]] = []
+        self._pipes: _ServerPipes | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's id (None before `open`)."""
+        return self._pipes.transport.get_pid() if self._pipes and self._pipes.transport else None
 
     async def open(self, inbox: Inbox) -> None:
+        loop = asyncio.get_running_loop()
         try:
-            self._process = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT)
+            transport, pipes = await loop.subprocess_exec(
+                lambda: _ServerPipes(inbox, self.stderr_tail), *self.command,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as error:
             raise unreachable(f"cannot start {self.command[0]!r}", error) from None
-        self._readers = [asyncio.ensure_future(self._read(inbox)), asyncio.ensure_future(self._read_stderr())]
-
-    async def _read(self, inbox: Inbox) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        stdout = self._process.stdout
-        try:
-            while line := await stdout.readline():
-                if not line.strip():
-                    continue
-                try:
-                    value = jsonrpc.decode(line)
-                except ValueError:
-                    # A banner or a stray print from a careless library: not ours to die of. The
-                    # messages around it still parse, and the line is kept for the error report.
-                    log.warning("the server wrote a line that is not JSON", line=line[:120].decode(errors="replace"))
-                    self.stderr_tail.append(f"(stdout) {line[:120].decode(errors='replace').rstrip()}")
-                    continue
-                inbox.receive(value)
-        except (ValueError, OSError) as error:  # a line beyond LINE_LIMIT, a broken pipe
-            inbox.closed(unreachable("the server's stdout failed", error))
-            return
-        code = await self._process.wait()
-        tail = " | ".join(self.stderr_tail)
-        inbox.closed(unreachable(f"the server process exited with code {code}" + (f"; its stderr: {tail}" if tail else "")))
-
-    async def _read_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
-        with contextlib.suppress(ValueError, OSError):
-            while line := await self._process.stderr.readline():
-                self.stderr_tail.append(line.decode(errors="replace").rstrip())
+        self._pipes = pipes
+        self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
     async def send(self, message: dict[str, Any]) -> None:
-        process = self._process
-        if process is None or process.stdin is None or process.returncode is not None:
+        pipes, stdin = self._pipes, self._stdin
+        if pipes is None or stdin is None or pipes.stdin_lost or pipes.exited.done() or stdin.is_closing():
             raise unreachable("the server process is not running", delivered=False)
         try:
-            process.stdin.write(jsonrpc.dumps(message) + b"\n")
-            await process.stdin.drain()
+            stdin.write(jsonrpc.dumps(message) + b"\n")
         except (ConnectionError, OSError) as error:  # the process is gone: its end of the pipe is closed
             raise unreachable("writing to the server process failed", error, delivered=False) from None
+        await pipes.drained()  # returns at once unless the pipe is over its high-water mark
+        if pipes.stdin_lost:
+            raise unreachable("writing to the server process failed: the pipe closed", delivered=False)
 
     def negotiated(self, version: str) -> None:
         pass
@@ -91,20 +168,20 @@ class StdioWire:
         pass
 
     async def close(self) -> None:
-        process = self._process
-        if process is None:
+        pipes = self._pipes
+        if pipes is None or pipes.transport is None:
             return
-        if process.stdin is not None:
-            process.stdin.close()
-        for stop in (None, process.terminate, process.kill):
-            if stop is not None and process.returncode is None:
+        transport = pipes.transport
+        if self._stdin is not None:
+            self._stdin.close()
+        for stop in (None, transport.terminate, transport.kill):
+            if stop is not None and not pipes.exited.done():
                 with contextlib.suppress(ProcessLookupError):
                     stop()
             try:
-                await asyncio.wait_for(process.wait(), GRACE_S)
+                await asyncio.wait_for(asyncio.shield(pipes.exited), GRACE_S)
                 break
             except TimeoutError:
                 continue
-        for reader in self._readers:
-            reader.cancel()
-        await asyncio.gather(*self._readers, return_exceptions=True)
+        transport.close()
+

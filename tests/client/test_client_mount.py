@@ -123,15 +123,15 @@ async def test_a_killed_stdio_upstream_is_respawned_and_no_call_is_lost() -> Non
             for round_ in range(3):
                 await until_available(upstream)
                 serving = upstream.client
-                first = serving.wire._process  # the process serving now
+                first = serving.wire.pid  # the process serving now
                 assert (await client.call_tool("demo__echo", {"text": f"before {round_}"})).content[0].text == f"before {round_}"
-                os.kill(first.pid, signal.SIGKILL)  # the process belongs to the server's loop: no await on it here
+                os.kill(first, signal.SIGKILL)  # the process belongs to the server's loop: no await on it here
                 while not serving.lost.is_set():  # until the gateway has seen it go (else the call is in flight)
                     await asyncio.sleep(0.01)
                 # issued while the upstream is gone or respawning: waits for it, then answers
                 after = await client.call_tool("demo__echo", {"text": f"after {round_}"})
                 assert not after.is_error and after.content[0].text == f"after {round_}"
-                assert upstream.client.wire._process is not first
+                assert upstream.client.wire.pid != first
 
 
 async def test_an_http_upstream_killed_and_restarted_mid_traffic_loses_no_call() -> None:
@@ -165,7 +165,7 @@ async def test_an_upstream_that_stays_away_is_a_clear_tool_error() -> None:
             await until_available(upstream)
             upstream.wait_s = 0.3
             upstream.target = Target.stdio("/nonexistent/server")  # every reconnection now fails
-            os.kill(upstream.client.wire._process.pid, signal.SIGKILL)
+            os.kill(upstream.client.wire.pid, signal.SIGKILL)
             gone = await client.call_tool("demo__echo", {"text": "anyone?"})
             assert gone.is_error and "upstream server 'demo' is unavailable" in gone.content[0].text
 
