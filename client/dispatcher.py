@@ -28,6 +28,7 @@ import structlog
 
 from hexmcp.adapters import jsonrpc
 
+from .deadlines import Deadlines
 from .errors import ClientError, ClientErrorCode
 from .transports.base import Wire
 
@@ -50,6 +51,7 @@ class Dispatcher:
         self._request_handlers: dict[str, RequestHandler] = {"ping": lambda params: {}}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: ClientError | None = None
+        self._deadlines = Deadlines()
         self.lost = asyncio.Event()  # set when the connection ends (streaming wires) or the client closes
 
     # --- registration ----------------------------------------------------------------------------
@@ -76,8 +78,11 @@ class Dispatcher:
         future: asyncio.Future[jsonrpc.Response] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         message = jsonrpc.encode_request(request_id, method, params, with_version=self.wire.with_version)
+        scope = asyncio.timeout(None)
         try:
-            async with asyncio.timeout(timeout):
+            async with scope:
+                if timeout is not None:
+                    self._deadlines.watch(scope, timeout)
                 await self.wire.send(message)
                 response = await future
                 if self._progress_runs.get(request_id):
@@ -89,6 +94,7 @@ class Dispatcher:
             self._spawn(self._cancel(request_id, "cancelled by the caller"))
             raise
         finally:
+            self._deadlines.forget(scope)
             self._pending.pop(request_id, None)
             self._progress.pop(request_id, None)
             self._progress_runs.pop(request_id, None)

@@ -1,10 +1,11 @@
 """stdio: spawn the server and speak newline-delimited JSON-RPC on its stdin/stdout.
 
-The pipes are read by a protocol on asyncio's subprocess transport, not through StreamReaders: each
-chunk the server writes is split into lines (the server's own sans-IO splitter) and handed to the
-dispatcher in the same callback, so an answer costs one event-loop turn instead of a reader task's
-wake-up, and a send is one pipe write that waits only when the pipe's buffer is over its high-water
-mark (ADR 0803).
+The server's stdout is a pipe of our own read by a protocol, not a StreamReader: each chunk the
+server writes is split into lines (the server's own sans-IO splitter) and handed to the dispatcher
+in the same callback, so an answer costs one event-loop turn, not a reader task's wake-up (nor the
+extra `call_soon` asyncio's subprocess transport puts before each `pipe_data_received`; stdin, stderr
+and the exit still go through that transport). A send is one pipe write that waits only when the
+pipe's buffer is over its high-water mark (ADR 0803).
 
 A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
 server's stderr is read into a short ring of its last lines, so a server that dies at start-up
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
 import subprocess
 from typing import Any
 
@@ -123,6 +125,22 @@ class _ServerPipes(asyncio.SubprocessProtocol):
             await asyncio.shield(self._drained)
 
 
+class _StdoutReader(asyncio.Protocol):
+    """The read end of the server's stdout pipe, fed straight into `_ServerPipes`."""
+
+    def __init__(self, pipes: _ServerPipes) -> None:
+        self.pipes = pipes
+
+    def data_received(self, data: bytes) -> None:
+        self.pipes.pipe_data_received(STDOUT, data)
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipes.pipe_connection_lost(STDOUT, exc)
+
+
 class StdioWire:
     with_version = True
     require_jsonrpc = True
@@ -132,6 +150,7 @@ class StdioWire:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._pipes: _ServerPipes | None = None
         self._stdin: asyncio.WriteTransport | None = None
+        self._stdout: asyncio.ReadTransport | None = None
 
     @property
     def pid(self) -> int | None:
@@ -140,13 +159,18 @@ class StdioWire:
 
     async def open(self, inbox: Inbox) -> None:
         loop = asyncio.get_running_loop()
+        read_end, write_end = os.pipe()
         try:
             transport, pipes = await loop.subprocess_exec(
                 lambda: _ServerPipes(inbox, self.stderr_tail), *self.command,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE)
         except OSError as error:
+            os.close(read_end)
             raise unreachable(f"cannot start {self.command[0]!r}", error) from None
+        finally:
+            os.close(write_end)  # the server holds its own copy: its exit is our EOF
         self._pipes = pipes
+        self._stdout, _ = await loop.connect_read_pipe(lambda: _StdoutReader(pipes), open(read_end, "rb", buffering=0))
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -184,4 +208,6 @@ class StdioWire:
             except TimeoutError:
                 continue
         transport.close()
+        if self._stdout is not None:
+            self._stdout.close()
 

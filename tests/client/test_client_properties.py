@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexmcp.adapters import jsonrpc
@@ -116,6 +116,44 @@ async def test_a_request_returns_after_its_async_progress_callbacks() -> None:
     dispatcher.receive(jsonrpc.encode_result(request["id"], {"content": []}))
     assert await call == {"content": []}
     assert relayed == [1, 2]
+
+
+# Timeouts in tens of milliseconds, None (wait forever), and whether the server answers the request at once.
+TIMED_REQUESTS = st.lists(st.tuples(st.none() | st.sampled_from([0.01, 0.02, 0.04, 0.08]), st.booleans()),
+                          min_size=1, max_size=6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(TIMED_REQUESTS)
+def test_the_shared_deadline_timer_times_out_exactly_the_unanswered_requests_that_had_a_timeout(
+        requests: list[tuple[float | None, bool]]) -> None:
+    """Deadlines share one timer (client/deadlines.py): registered in any order, each still fires, and a
+    request answered in time, or with no timeout, is never touched by another's deadline."""
+    async def scenario() -> None:
+        wire = MemoryWire()
+        dispatcher = Dispatcher(wire)
+        calls = [asyncio.ensure_future(dispatcher.request("tools/call", {}, timeout=timeout)) for timeout, _ in requests]
+        await asyncio.sleep(0)
+        ids = [message["id"] for message in wire.sent]
+        for request_id, (_, answered) in zip(ids, requests):
+            if answered:
+                dispatcher.receive(jsonrpc.encode_result(request_id, {"content": []}))
+        await asyncio.wait(calls, timeout=0.5)
+        for call, (timeout, answered) in zip(calls, requests):
+            if answered:
+                assert call.result() == {"content": []}
+            elif timeout is None:
+                assert not call.done()
+            else:
+                assert isinstance(call.exception(), ClientError) and call.exception().code is ClientErrorCode.TIMEOUT
+        await dispatcher.drain()
+        cancelled = {m["params"]["requestId"] for m in wire.sent if m.get("method") == "notifications/cancelled"}
+        assert cancelled == {i for i, (timeout, answered) in zip(ids, requests) if timeout is not None and not answered}
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+
+    asyncio.run(scenario())
 
 
 SSE_IDS = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8)
