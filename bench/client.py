@@ -7,7 +7,8 @@ bench/servers/hexmcp_http_echo.py) one server stays up, and both clients take tu
 interleaved rounds (each round: one batch of `--calls` echo tool calls per client, `--concurrency` in
 flight), so load from other processes on the machine hits both alike. Prints, per transport and client,
 the median over rounds of calls/s and p50 latency, and our calls/s as a ratio to the SDK client's
-(the target of issue 18: at least 3x). Over HTTP three more rows are bare POST loops on a session
+(the target of issue 18: at least 3x). Over stdio a third row is the floor: a blocking write/readline
+loop on its own copy of the same server (bench/stdio_floor.py), in the same rounds. Over HTTP three more rows are bare POST loops on a session
 (bench/http_floors.py: httpx, under the SDK client; aiohttp, under ours; a raw keep-alive socket, the
 floor of any client), measured in the same interleaved rounds. Last, the
 mounted-tool overhead: p50 of the echo tool called over HTTP directly vs through `hexmcp serve
@@ -30,6 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from bench.http import free_port, start, stop
 from bench.http_floors import FLOORS
+from bench.stdio_floor import blocking_pipe
 from hexmcp.client import McpClient, Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +92,9 @@ async def compare(target: Target, calls: int, rounds: int, concurrency: int) -> 
             for name, floor in FLOORS.items():
                 figures[name] = []
                 clients[name] = await stack.enter_async_context(floor(str(target.url)))
+        else:
+            figures["pipe"] = []
+            clients["pipe"] = await stack.enter_async_context(blocking_pipe(target.command))
         for call in clients.values():
             await batch(call, min(calls, 50), concurrency)  # warm-up: imports, JIT-free but cache-warm paths
         for _ in range(rounds):
@@ -159,6 +164,8 @@ def report(transport: str, figures: dict[str, dict[str, float]]) -> None:
     for floor in FLOORS:
         if floor in figures:
             print(f"{transport:5} floor   {ours['calls_s'] / figures[floor]['calls_s']:9.2f}x a bare {floor} POST loop's calls/s")
+    if "pipe" in figures:
+        print(f"{transport:5} floor   {ours['calls_s'] / figures['pipe']['calls_s']:9.2f}x a blocking write/readline loop's calls/s")
 
 
 def run(work: Awaitable[Any], loop: str) -> Any:
