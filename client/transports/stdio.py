@@ -1,10 +1,11 @@
 """stdio: spawn the server and speak newline-delimited JSON-RPC on its stdin/stdout.
 
-The server's stdout is a pipe of our own read by a protocol, not a StreamReader: each chunk the
-server writes is split into lines (the server's own sans-IO splitter) and handed to the dispatcher
-in the same callback, so an answer costs one event-loop turn, not a reader task's wake-up (nor the
-extra `call_soon` asyncio's subprocess transport puts before each `pipe_data_received`; stdin, stderr
-and the exit still go through that transport). A send is one pipe write that waits only when the
+The server's stdout is a pipe of our own, read when the loop says it is readable (no StreamReader,
+no pipe transport; `_StdoutReader` says why): each chunk the server writes is split into lines (the
+server's own sans-IO splitter) and handed to the dispatcher in the same callback, so an answer costs
+one event-loop turn, not a reader task's wake-up (nor the extra `call_soon` asyncio's subprocess
+transport puts before each `pipe_data_received`; stdin, stderr and the exit still go through that
+transport). A send is one pipe write that waits only when the
 pipe's buffer is over its high-water mark (ADR 0803).
 
 A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
@@ -36,6 +37,7 @@ STDERR_LINE_LIMIT = 64 * 1024
 STDERR_LINES = 20
 GRACE_S = 2.0
 STDOUT, STDERR = 1, 2
+READ_CHUNK = 64 * 1024
 
 
 class _ServerPipes(asyncio.SubprocessProtocol):
@@ -53,9 +55,8 @@ class _ServerPipes(asyncio.SubprocessProtocol):
         self._stdout_done = False
         self._failed = False
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport  # an asyncio.SubprocessTransport in duck type (uvloop's is not a subclass)
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == STDERR:
@@ -125,20 +126,37 @@ class _ServerPipes(asyncio.SubprocessProtocol):
             await asyncio.shield(self._drained)
 
 
-class _StdoutReader(asyncio.Protocol):
-    """The read end of the server's stdout pipe, fed straight into `_ServerPipes`."""
+class _StdoutReader:
+    """The read end of the server's stdout pipe, watched with `loop.add_reader` and read in 64 KiB
+    reads. asyncio's pipe transport reads 256 KiB at a time: an allocation above malloc's mmap
+    threshold, mapped and unmapped for every 150-byte answer (22 us against 1.3 us per read here)."""
 
-    def __init__(self, pipes: _ServerPipes) -> None:
+    def __init__(self, fd: int, pipes: _ServerPipes) -> None:
+        self.fd = fd
         self.pipes = pipes
+        os.set_blocking(fd, False)
+        asyncio.get_running_loop().add_reader(fd, self._readable)
 
-    def data_received(self, data: bytes) -> None:
-        self.pipes.pipe_data_received(STDOUT, data)
+    def _readable(self) -> None:
+        try:
+            data = os.read(self.fd, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as error:
+            self.close(error)
+            return
+        if data:
+            self.pipes.pipe_data_received(STDOUT, data)
+        else:
+            self.close(None)
 
-    def eof_received(self) -> bool | None:
-        return None  # close the transport: connection_lost follows
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.pipes.pipe_connection_lost(STDOUT, exc)
+    def close(self, error: Exception | None = None) -> None:
+        if self.fd < 0:
+            return
+        asyncio.get_running_loop().remove_reader(self.fd)
+        os.close(self.fd)
+        self.fd = -1
+        self.pipes.pipe_connection_lost(STDOUT, error)
 
 
 class StdioWire:
@@ -150,7 +168,7 @@ class StdioWire:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._pipes: _ServerPipes | None = None
         self._stdin: asyncio.WriteTransport | None = None
-        self._stdout: asyncio.ReadTransport | None = None
+        self._stdout: _StdoutReader | None = None
 
     @property
     def pid(self) -> int | None:
@@ -170,7 +188,7 @@ class StdioWire:
         finally:
             os.close(write_end)  # the server holds its own copy: its exit is our EOF
         self._pipes = pipes
-        self._stdout, _ = await loop.connect_read_pipe(lambda: _StdoutReader(pipes), open(read_end, "rb", buffering=0))
+        self._stdout = _StdoutReader(read_end, pipes)
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
     async def send(self, message: dict[str, Any]) -> None:
