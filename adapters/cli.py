@@ -15,6 +15,7 @@ from typing import Any
 from hexmcp.core import McpServer, ServerOptions
 
 from .startup import ExitCode, StartupFailure
+from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 
@@ -153,6 +154,29 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
     add_gateway_flags(parser)
+    parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",
+                        help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp call; "
+                             "bearer token from $HEXMCP_UPSTREAM_TOKEN)")
+
+
+def _upstream_spec(text: str) -> Any:
+    from hexmcp.client import ClientError
+    from hexmcp.client.mount import parse_upstream
+
+    try:
+        return parse_upstream(text)
+    except ClientError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
+
+
+def mount_upstreams(server: McpServer, args: argparse.Namespace) -> list[Any]:
+    """The background task of each --upstream: connect, serve its tools, reconnect when it goes."""
+    if not args.upstream:
+        return []
+    from hexmcp.client.mount import Upstream
+
+    token = os.environ.get("HEXMCP_UPSTREAM_TOKEN") or None
+    return [Upstream(server, name, target, auth_token=token).run for name, target in args.upstream]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -168,7 +192,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_http(serve)
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
-    return parser.parse_args(argv)
+    add_client_commands(commands)
+    args, extra = parser.parse_known_args(argv)
+    return take_trailing_words(parser, args, extra)
 
 
 def _positive_int(text: str) -> int:
@@ -251,11 +277,11 @@ def _serve_http(args: argparse.Namespace) -> int:
     server, service = build_server_and_service(args, options)
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
-    hooks: dict[str, Any] = {"on_startup": []}
+    hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
         hooks = {"health": service.describe, "ready": lambda: _is_ready(service),
-                 "on_startup": [_start_in_background(service, "serve")]}
+                 "on_startup": [*hooks["on_startup"], _start_in_background(service, "serve")]}
     if knowledge is not None:
         # The index builds in the background too; it never gates readiness (what is loaded is served).
         knowledge.http_base = f"http://{args.host}:{args.port}"
@@ -283,6 +309,10 @@ def _stop(service: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
+        from .cli_client import run_client_command
+
+        return run_client_command(args)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
     from hexmcp.tools.knowledge.errors import CorpusError
@@ -343,6 +373,7 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     background = [_start_in_background(service, "stdio")] if service is not None else []
     background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
     background += [gateway_tools.start, gateway_tools.watch]
+    background += mount_upstreams(server, args)
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

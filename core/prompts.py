@@ -41,6 +41,12 @@ class PromptRegistry:
         for listener in self.listeners:
             listener()
 
+    def remove(self, name: str) -> None:
+        """Drop a prompt (one a mounted upstream no longer offers); listeners hear of it only if it was there."""
+        if self._prompts.pop(name, None) is not None:
+            for listener in self.listeners:
+                listener()
+
     def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
                completer: Completer | None = None) -> Callable[[Renderer], Renderer]:
         """Decorator: every parameter but `ctx` becomes a string argument; those without defaults are required."""

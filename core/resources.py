@@ -64,6 +64,12 @@ class ResourceRegistry:
         if self._fixed.pop(uri, None) is not None:
             self._changed()
 
+    def remove_template(self, uri_template: str) -> None:
+        kept = [t for t in self._templates if t.definition.uri_template != uri_template]
+        if len(kept) != len(self._templates):
+            self._templates = kept
+            self._changed()
+
     def _changed(self) -> None:
         for listener in self.listeners:
             listener()

@@ -15,8 +15,11 @@ from .support import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSITION_ROOT = "hexmcp.adapters.cli"
-RULES = {"core": {"adapters", "tools"}, "tools": {"adapters"}, "adapters": {"tools"}}
+CLIENT_COMMANDS = "hexmcp.adapters.cli_client"  # the client's command line: it runs hexmcp.client
+RULES = {"core": {"adapters", "tools", "client"}, "tools": {"adapters", "client"}, "adapters": {"tools", "client"},
+         "client": {"tools"}}
 """Layer -> layers it must not import. Only the composition root (adapters/cli.py) imports tools."""
+SANS_IO_ADAPTERS = ("hexmcp.adapters.jsonrpc", "hexmcp.adapters.lines")  # what the client may take from the server side
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +33,24 @@ def _described(found: list[import_graph.Import]) -> list[str]:
 
 def test_the_graph_sees_every_layer_and_relative_imports(imports) -> None:
     sources = {import_graph.layer_of(imp.source) for imp in imports}
-    assert sources == {"core", "adapters", "tools"}
+    assert sources == {"core", "adapters", "tools", "client"}
     # adapters/http/app.py imports its siblings relatively; the graph must name them in full.
     assert any(imp.source == "hexmcp.adapters.http.app" and imp.target.startswith("hexmcp.adapters.http.")
                for imp in imports)
 
 
 def test_no_layer_imports_what_it_must_not(imports) -> None:
-    assert _described(import_graph.forbidden(imports, RULES, exempt={COMPOSITION_ROOT})) == []
+    found = [imp for imp in import_graph.forbidden(imports, RULES, exempt={COMPOSITION_ROOT})
+             if not (imp.source == CLIENT_COMMANDS and import_graph.layer_of(imp.target) == "client")]
+    assert _described(found) == []
+
+
+def test_the_client_uses_only_the_sans_io_framing_of_the_adapters(imports) -> None:
+    # The client turns the server's codecs around; it never runs server I/O code.
+    found = [imp for imp in imports if import_graph.layer_of(imp.source) == "client"
+             and import_graph.layer_of(imp.target) == "adapters" and imp.target != "hexmcp.adapters"
+             and not imp.target.startswith(SANS_IO_ADAPTERS)]
+    assert _described(found) == []
 
 
 def test_hexmcp_modules_import_one_another_without_cycles(imports) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hexmcp.core import ErrorCode
+from hexmcp.core import ErrorCode, ProtocolError
 
 from ..fixtures.demo_server import GREETING, ITEMS
 from ..support.peer import CoreClient
@@ -91,3 +91,27 @@ async def test_completion_of_an_unknown_reference_type_is_invalid_params(client:
     rejection = await client.rejected("completion/complete", {"ref": {"type": "ref/tool", "name": "x"},
                                                               "argument": {"name": "a", "value": ""}})
     assert rejection.code is ErrorCode.INVALID_PARAMS
+
+
+async def test_removing_a_prompt_and_a_template_tells_the_listeners_once() -> None:
+    from hexmcp.core import models
+    from hexmcp.core.prompts import PromptRegistry
+    from hexmcp.core.resources import ResourceRegistry
+
+    async def render() -> str:
+        return "hi"
+
+    prompts, resources, changes = PromptRegistry(), ResourceRegistry(), []
+    prompts.listeners.append(lambda: changes.append("prompts"))
+    resources.listeners.append(lambda: changes.append("resources"))
+    prompts.add(models.Prompt(name="p"), render)
+    resources.add_template(models.ResourceTemplate(uri_template="x://{a}", name="t"), render)
+    changes.clear()
+    for _ in range(2):  # the second time there is nothing to remove, and nobody is told
+        prompts.remove("p")
+        resources.remove_template("x://{a}")
+    assert changes == ["prompts", "resources"]
+    assert prompts.definitions() == [] and resources.template_definitions() == []
+    with pytest.raises(ProtocolError) as gone:
+        await resources.read("x://1")
+    assert gone.value.code is ErrorCode.RESOURCE_NOT_FOUND

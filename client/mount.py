@@ -1,0 +1,257 @@
+"""Upstream servers mounted as tools: hexmcp, as a client of another MCP server, serves its tools.
+
+`Upstream(server, "kb", target)` connects to the target and registers each upstream tool on the
+hexmcp server as `kb__<tool>` (`__` keeps the name inside both the MCP tool-name format and the
+stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas; its resources and
+resource templates under their own URIs, and its prompts as `kb__<prompt>`. Its `run()` is a
+background task for the server's lifetime:
+
+- a `list_changed` from the upstream re-lists what it offers, and the registries' own change
+  listeners tell every downstream client;
+- a lost connection (the process exited, the socket closed, a call found it unreachable) marks the
+  upstream unavailable and reconnects with exponential backoff (`retry_initial_s` doubling up to
+  `retry_max_s`). A call that arrives meanwhile waits up to `wait_s` for the upstream to come back,
+  so a restart loses no call that was not in flight on it; after that it gets a tool error naming
+  the upstream. Calls in flight when the connection dropped get the same tool error.
+- a downstream call's progress is relayed, and its cancellation is passed on (`notifications/cancelled`).
+- argument completion for mounted prompts and templates is asked of the upstream, if it offers it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import structlog
+
+from hexmcp.adapters import jsonrpc
+from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
+from hexmcp.core.convert import from_wire
+
+from .errors import ClientError, ClientErrorCode
+from .mcp_client import McpClient, RetryPolicy
+from .target import Target
+
+log = structlog.get_logger("hexmcp.client.mount")
+
+SEPARATOR = "__"
+RECONNECT_POLL_S = 0.05
+_NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__" inside: the separator must stay unique
+_TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")  # the level-1 expressions core.resources matches
+
+
+def parse_upstream(spec: str) -> tuple[str, Target]:
+    """`NAME=TARGET` (a `--upstream` value) as a name and a target; ClientError(USAGE) if malformed."""
+    name, equals, target = spec.partition("=")
+    if not equals or not _NAME.match(name):
+        raise ClientError(ClientErrorCode.USAGE, f"--upstream {spec!r}: expected NAME=TARGET with NAME of letters, "
+                                                 "digits, '-' and single '_'")
+    return name, Target.parse(target)
+
+
+class Upstream:
+    def __init__(self, server: McpServer, name: str, target: Target, *, auth_token: str | None = None,
+                 wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0) -> None:
+        self.server = server
+        self.name = name
+        self.target = target
+        self.auth_token = auth_token
+        self.wait_s = wait_s
+        self.retry_initial_s = retry_initial_s
+        self.retry_max_s = retry_max_s
+        self.client: McpClient | None = None
+        self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
+        self.resources: set[str] = set()  # URIs of the upstream's resources served here
+        self.templates: dict[str, models.ResourceTemplate] = {}  # by URI template, as mounted
+        self.prompts: dict[str, models.Prompt] = {}  # by downstream name, as mounted
+        self.last_error: str | None = None
+        self._ready = asyncio.Event()
+
+    @property
+    def available(self) -> bool:
+        return self._ready.is_set()
+
+    async def run(self) -> None:
+        """Connect, mount, watch; reconnect with backoff whenever the connection is lost. Runs until cancelled."""
+        delay = self.retry_initial_s
+        try:
+            while True:
+                client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1))
+                try:
+                    await client.connect()
+                    for kind in ("tools", "resources", "prompts"):
+                        client.on_notification(f"notifications/{kind}/list_changed",
+                                               lambda method, params: self._resync(client))
+                    await self._sync(client)
+                except ClientError as error:
+                    self.last_error = error.message
+                    log.warning("upstream unavailable", upstream=self.name, error=error.message, retry_in_s=delay)
+                    await client.close()
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, self.retry_max_s)
+                    continue
+                delay = self.retry_initial_s
+                self.client, self.last_error = client, None
+                self._ready.set()
+                log.info("upstream mounted", upstream=self.name, tools=len(self.mounted))
+                await client.lost.wait()
+                self._ready.clear()
+                log.warning("upstream lost; reconnecting", upstream=self.name)
+                await client.close()
+        finally:
+            self._ready.clear()
+            if self.client is not None:
+                await self.client.close()
+
+    async def _resync(self, client: McpClient) -> None:
+        try:
+            await self._sync(client)
+        except ClientError as error:  # the connection went meanwhile: the run loop reconnects and re-lists
+            log.warning("upstream lists not re-read", upstream=self.name, error=error.message)
+
+    async def _sync(self, client: McpClient) -> None:
+        """Mount what the upstream offers now: tools, fixed resources and prompts (each if it has them)."""
+        capabilities = client.server_capabilities
+        await self._sync_tools(client)
+        if "resources" in capabilities:
+            await self._sync_resources(client)
+        if "prompts" in capabilities:
+            await self._sync_prompts(client)
+
+    async def _sync_resources(self, client: McpClient) -> None:
+        """Resources and templates keep their URIs (a URI names one thing wherever it is served); reads go
+        upstream. The core matches level-1 templates (`{name}`) only; others are listed but never match."""
+        resources = {resource.uri: resource for resource in await client.all_resources()}
+        for stale in self.resources - resources.keys():
+            self.server.resources.remove(stale)
+        for uri, resource in resources.items():
+            self.server.resources.add(resource, self._reader(uri))
+        self.resources = set(resources)
+        templates = {template.uri_template: template for template in await client.all_resource_templates()}
+        for uri_template in self.templates.keys() - templates.keys():
+            self.server.resources.remove_template(uri_template)
+        for uri_template, template in templates.items():
+            if self.templates.get(uri_template) != template:
+                self.server.resources.remove_template(uri_template)
+                self.server.resources.add_template(template, self._template_reader(uri_template),
+                                                   self._completer(client, {"type": "ref/resource", "uri": uri_template}))
+        self.templates = templates
+
+    async def _sync_prompts(self, client: McpClient) -> None:
+        """Prompts as NAME__PROMPT, rendered upstream; one the upstream dropped is dropped here too."""
+        prompts = {f"{self.name}{SEPARATOR}{prompt.name}": prompt for prompt in await client.all_prompts()}
+        for stale in self.prompts.keys() - prompts.keys():
+            self.server.prompts.remove(stale)
+        for name, prompt in prompts.items():
+            if self.prompts.get(name) != prompt:
+                self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
+                                                      arguments=prompt.arguments), self._renderer(prompt.name),
+                                        self._completer(client, {"type": "ref/prompt", "name": prompt.name}))
+        self.prompts = prompts
+
+    def _completer(self, client: McpClient, ref: dict[str, Any]) -> Any:
+        """Argument completion asked of the upstream, when it offers completion at all."""
+        if "completions" not in client.server_capabilities:
+            return None
+
+        async def complete(argument: str, value: str, context: dict[str, str]) -> list[str]:
+            live = await self._connected(None)
+            try:
+                return (await live.complete(ref, argument, value, context)).completion.values
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return complete
+
+    def _template_reader(self, uri_template: str) -> Any:
+        async def read(**variables: str) -> list[Any]:
+            # The core matched the URI against the template; filling the template back in gives that URI.
+            return await self._reader(_TEMPLATE_VARIABLE.sub(lambda match: variables[match[1]], uri_template))()
+
+        return read
+
+    def _reader(self, uri: str) -> Any:
+        async def read() -> list[Any]:
+            client = await self._connected(None)
+            try:
+                return (await client.read_resource(uri)).contents
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return read
+
+    def _renderer(self, upstream_name: str) -> Any:
+        async def render(**arguments: str) -> list[models.PromptMessage]:
+            client = await self._connected(None)
+            try:
+                return (await client.get_prompt(upstream_name, arguments)).messages
+            except ClientError as error:
+                raise _downstream_error(self.name, error) from None
+
+        return render
+
+    async def _sync_tools(self, client: McpClient) -> None:
+        """Register the upstream's tools under our names; drop the ones it no longer has."""
+        tools = await client.all_tools()
+        wanted = {f"{self.name}{SEPARATOR}{tool.name}": tool for tool in tools}
+        for stale in self.mounted - wanted.keys():
+            self.server.tools.remove(stale)
+        for name, tool in wanted.items():
+            definition = self._definition(name, tool)
+            current = self.server.tools.get(name)
+            if current is None or current.definition != models.Tool(name=name, **definition):
+                self.server.tools.add(name, self._forward(tool.name), **definition)
+        self.mounted = set(wanted)
+
+    def _definition(self, name: str, tool: models.Tool) -> dict[str, Any]:
+        return {"description": tool.description or f"{tool.name} on the upstream server '{self.name}'",
+                "input_schema": tool.input_schema, "output_schema": tool.output_schema, "title": tool.title,
+                "annotations": tool.annotations}
+
+    def _forward(self, upstream_name: str) -> Any:
+        async def forward(arguments: dict[str, Any], ctx: ToolContext) -> models.CallToolResult:
+            return await self.call(upstream_name, arguments, ctx)
+
+        return forward
+
+    async def call(self, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> models.CallToolResult:
+        stale: McpClient | None = None
+        while True:
+            client = await self._connected(stale)
+            try:
+                result = await client.request("tools/call", {"name": tool, "arguments": arguments},
+                                              progress=ctx.report_progress)
+            except ClientError as error:
+                if error.code not in (ClientErrorCode.UNREACHABLE, ClientErrorCode.CLOSED):
+                    raise _downstream_error(self.name, error) from None
+                client.lost.set()  # HTTP has no connection to watch: a failed call is how loss shows
+                self.last_error = error.message
+                if error.delivered is False:
+                    stale = client  # it never reached the upstream: send it again once reconnected
+                    continue
+                raise ToolError(self._unavailable()) from None  # in flight when the upstream went
+            return from_wire(result, models.CallToolResult)
+
+    async def _connected(self, stale: McpClient | None) -> McpClient:
+        """The live client (not `stale`, one a call just found dead), waiting up to `wait_s` for it.
+        Polled: this runs only while an upstream is away, and then a few checks a second cost nothing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.wait_s
+        while not self._ready.is_set() or self.client is None or self.client is stale:
+            if loop.time() >= deadline:
+                raise ToolError(self._unavailable())
+            await asyncio.sleep(RECONNECT_POLL_S)
+        return self.client
+
+    def _unavailable(self) -> str:
+        reason = f" ({self.last_error})" if self.last_error else ""
+        return f"the upstream server '{self.name}' is unavailable{reason}; reconnecting, try again shortly"
+
+
+
+def _downstream_error(upstream: str, error: ClientError) -> Exception:
+    """An upstream's refusal as ours: bad arguments stay a protocol error, anything else a tool error."""
+    if error.code is ClientErrorCode.SERVER_ERROR and error.rpc_code == jsonrpc.INVALID_PARAMS:
+        return ProtocolError(ErrorCode.INVALID_PARAMS, f"{upstream}: {error.message}")
+    return ToolError(f"the upstream server '{upstream}' failed: {error.message}")

@@ -1,0 +1,36 @@
+"""The one interface every transport implements, as the dispatcher sees it.
+
+A wire sends JSON-RPC messages (dicts) and hands whatever the server sends to its `Inbox`: each decoded
+message to `receive`, and the end of the connection to `closed`. Where a transport answers a request
+in the response to its own send (HTTP, REST), `send` returns only once that answer is delivered, and
+raises `ClientError` when the exchange failed; streaming transports (stdio, WebSocket) return at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..errors import ClientError
+
+
+class Inbox(Protocol):
+    def receive(self, message: Any) -> None: ...
+
+    def closed(self, error: ClientError) -> None: ...
+
+
+class Wire(Protocol):
+    with_version: bool  # False only for the ChatGPT WebSocket dialect: messages carry no `jsonrpc` member
+    require_jsonrpc: bool
+
+    async def open(self, inbox: Inbox) -> None: ...
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    def negotiated(self, version: str) -> None:
+        """Told once the protocol version is settled (HTTP puts it in a header, stateless routes by it)."""
+
+    async def initialized(self) -> None:
+        """Called once the handshake is complete (HTTP then opens its GET stream for server messages)."""
+
+    async def close(self) -> None: ...
