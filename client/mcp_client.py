@@ -22,7 +22,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from hexmcp.adapters import jsonrpc
 from hexmcp.core import ErrorCode, models, versions
 from hexmcp.core.convert import from_wire
-from hexmcp.core.session import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO
+from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO
 
 from .dispatcher import Dispatcher, NotificationHandler, ProgressCallback, RequestHandler
 from .errors import ClientError, ClientErrorCode
