@@ -116,6 +116,16 @@ def build_knowledge(server: McpServer, args: argparse.Namespace) -> Any:
     return register_knowledge_tools(server, config)
 
 
+def build_concepts(server: McpServer, args: argparse.Namespace, knowledge: Any) -> Any:
+    """The concept tools over the knowledge service (None without it). A bad --glossary raises
+    GlossaryError (file, line, reason) here, before anything is served."""
+    if knowledge is None:
+        return None
+    from hexmcp.tools.concepts.mcp_tools import register_concept_tools
+
+    return register_concept_tools(server, knowledge, args.glossary)
+
+
 def _classification_config(args: argparse.Namespace) -> Any:
     from hexmcp.tools.classification import ClassificationConfig
 
@@ -134,6 +144,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
+    parser.add_argument("--glossary", metavar="FILE", help="YAML glossary of concepts merged over those derived from "
+                                                            "the documents (a bad file stops start-up, exit 2)")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -230,6 +242,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     server, service = build_server_and_service(args, options)
     knowledge = build_knowledge(server, args)
+    concepts = build_concepts(server, args, knowledge)
     hooks: dict[str, Any] = {"on_startup": []}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -242,6 +255,8 @@ def _serve_http(args: argparse.Namespace) -> int:
         hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
                                    "knowledge": knowledge.describe()}
         hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(knowledge, "serve"), knowledge.watch]
+    if concepts is not None:
+        hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(concepts, "serve")]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -260,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
+    from hexmcp.tools.concepts.errors import GlossaryError
     from hexmcp.tools.knowledge.errors import CorpusError
     from hexmcp.tools.knowledge.vectors import VectorStoreError
 
@@ -281,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
-    except (CorpusError, VectorStoreError) as error:  # a bad --docs path or --vector-store, found before serving
+    except (CorpusError, VectorStoreError, GlossaryError) as error:  # a bad --docs, --vector-store or --glossary
         _say(args.command, str(error))
         return ExitCode.USAGE
 
@@ -309,10 +325,12 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
 
     server, service = build_server_and_service(args)
     knowledge = build_knowledge(server, args)
+    concepts = build_concepts(server, args, knowledge)
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
     background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
+    background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -1,0 +1,128 @@
+"""resolveConcept: a term → the concept it names, trying, in order, the exact id, an alias (by key,
+text.key_of), a fuzzy spelling (rapidfuzz, normalised Indel similarity) and the meaning (MiniLM
+cosine to concept titles, and to the passages that define concepts). The first stage that finds
+anything gives the best match; every stage contributes alternatives. An unknown term still gets its
+nearest candidates, marked by a low score.
+
+Scores (0..1) by how the term matched: id 1.0; alias 0.98 (same words) or 0.95 (same stems);
+fuzzy 0.9 × similarity (>= FUZZY_CUTOFF); semantic: the cosine (at most 0.9), so a score under
+RESOLVED_SCORE means "nearest guess, not a match".
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+import numpy as np
+
+from .base import ConceptBase
+from .text import key_of, tokens
+
+FUZZY_CUTOFF = 0.84
+RESOLVED_SCORE = 0.5
+MAX_ALTERNATIVES = 5
+SEMANTIC_CAP = 0.9
+PASSAGE_ROUTE = 0.85  # a passage that defines a concept stands in for it at this share of its cosine
+_DEPTH = 20
+
+
+class HowMatched(str, enum.Enum):
+    ID = "id"
+    ALIAS = "alias"
+    FUZZY = "fuzzy"
+    SEMANTIC = "semantic"
+
+
+@attrs.frozen(kw_only=True)
+class Match:
+    concept_id: str
+    score: float
+    matched: HowMatched
+    via: str  # the alias, spelling or passage id it matched through
+
+
+@attrs.frozen(kw_only=True)
+class Resolution:
+    best: Match | None
+    alternatives: tuple[Match, ...]
+
+    @property
+    def resolved(self) -> bool:
+        return self.best is not None and self.best.score >= RESOLVED_SCORE
+
+
+def resolve(base: ConceptBase, term: str) -> Resolution:
+    stages = [_by_id(base, term), _by_alias(base, term), _by_spelling(base, term, 8), _by_meaning(base, term)]
+    best: Match | None = None
+    seen: dict[str, Match] = {}
+    for found in stages:
+        if best is None and found:
+            best = found[0]
+        for match in found:
+            if match.concept_id not in seen or seen[match.concept_id].score < match.score:
+                seen[match.concept_id] = match
+    if best is None:
+        return Resolution(best=None, alternatives=())
+    others = sorted((m for m in seen.values() if m.concept_id != best.concept_id), key=lambda m: (-m.score, m.concept_id))
+    return Resolution(best=best, alternatives=tuple(others[:MAX_ALTERNATIVES]))
+
+
+def _by_id(base: ConceptBase, term: str) -> list[Match]:
+    candidate = term.strip()
+    if candidate in base.concepts:
+        return [Match(concept_id=candidate, score=1.0, matched=HowMatched.ID, via=candidate)]
+    return []
+
+
+def _by_alias(base: ConceptBase, term: str) -> list[Match]:
+    concept_id = base.aliases.concept_of(key_of(term))
+    if concept_id is None:
+        return []
+    concept = base.concepts[concept_id]
+    surface = " ".join(t.text.lower() for t in tokens(term))
+    same_words = any(" ".join(t.text.lower() for t in tokens(name)) == surface for name in (concept.title, *concept.aliases))
+    return [Match(concept_id=concept_id, score=0.98 if same_words else 0.95, matched=HowMatched.ALIAS, via=term.strip())]
+
+
+def _by_spelling(base: ConceptBase, term: str, limit: int) -> list[Match]:
+    from rapidfuzz import fuzz, process, utils
+
+    query = term.strip().lower()
+    if len(query) < 3 or not base.fuzzy_choices:
+        return []
+    found = process.extract(query, base.fuzzy_choices, scorer=fuzz.ratio, processor=utils.default_process,
+                            limit=limit * 3, score_cutoff=FUZZY_CUTOFF * 100)
+    matches: dict[str, Match] = {}
+    for choice, similarity, position in found:
+        owner = base.fuzzy_owner[position]
+        if owner not in matches:
+            matches[owner] = Match(concept_id=owner, score=round(0.9 * similarity / 100, 4), matched=HowMatched.FUZZY,
+                                   via=choice)
+    return sorted(matches.values(), key=lambda m: (-m.score, m.concept_id))[:limit]
+
+
+def _by_meaning(base: ConceptBase, term: str) -> list[Match]:
+    if base.embed_query is None or not len(base):
+        return []
+    query = base.embed_query(term)
+    scores: dict[str, tuple[float, str]] = {}
+    cosines = base.vectors @ query
+    for row in np.argsort(-cosines)[:_DEPTH]:
+        concept_id = base.order[int(row)]
+        scores[concept_id] = (float(cosines[row]), base.concepts[concept_id].title)
+    if base.nearest_passages is not None:
+        for passage, cosine in base.nearest_passages(query, _DEPTH):
+            for concept_id in base.defined_by(passage.passage_id):
+                routed = PASSAGE_ROUTE * cosine
+                if routed > scores.get(concept_id, (-1.0, ""))[0]:
+                    scores[concept_id] = (routed, passage.passage_id)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1][0], item[0]))[:MAX_ALTERNATIVES + 1]
+    return [Match(concept_id=c, score=round(min(max(s, 0.0), SEMANTIC_CAP), 4), matched=HowMatched.SEMANTIC, via=via)
+            for c, (s, via) in ranked]
+
+
+def nearest_ids(base: ConceptBase, term: str, limit: int) -> list[str]:
+    """Ids that look like `term` (an unknown id's hint): spelling first, then meaning-free prefix order."""
+    spelled = [m.concept_id for m in _by_spelling(base, term.replace("-", " "), limit)]
+    return spelled or sorted(base.order, key=lambda i: (not i.startswith(term[:3].lower()), i))[:limit]

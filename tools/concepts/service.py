@@ -1,0 +1,81 @@
+"""The concept base as a running service: built from the knowledge service's newest index, rebuilt
+when the index changes, never blocking a call that an older concept base can answer.
+
+The first call waits for the first build; after an index change (a re-indexed corpus, or the final
+index replacing a partial one) calls keep the previous concept base while the new one builds in a
+worker thread (stale-while-revalidate), and the build reuses per-document evidence (build.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from .base import ConceptBase
+from .build import EvidenceCache, build_concept_base
+from .glossary import Glossary, load_glossary
+
+log = structlog.get_logger(__name__)
+
+
+class ConceptService:
+    def __init__(self, knowledge: Any, glossary_path: str | Path | None = None) -> None:
+        """Reads the glossary now, so a bad file stops start-up (GlossaryError) before anything is served."""
+        self.knowledge = knowledge
+        self.glossary = load_glossary(glossary_path) if glossary_path else Glossary()
+        self._base: ConceptBase | None = None
+        self._cache = EvidenceCache()
+        self._lock = asyncio.Lock()
+        self._rebuild: asyncio.Task[ConceptBase] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._base is not None
+
+    @property
+    def loaded(self) -> ConceptBase | None:
+        """The newest concept base built so far, without waiting (argument completion must not block)."""
+        return self._base
+
+    async def start(self) -> None:
+        """Build once the knowledge index is complete (the start-up hook)."""
+        await self.knowledge.start()
+        await self.base()
+
+    async def base(self) -> ConceptBase:
+        index = await self.knowledge.index()
+        current = self._base
+        if current is not None and current.index_version == index.version:
+            return current
+        if current is None:
+            return await self._build(index)
+        if self._rebuild is None or self._rebuild.done():
+            self._rebuild = asyncio.ensure_future(self._build(index))
+        return current
+
+    async def _build(self, index: Any) -> ConceptBase:
+        async with self._lock:
+            if self._base is not None and self._base.index_version == index.version:
+                return self._base
+            embedder = self.knowledge.embedder
+            base = await asyncio.to_thread(
+                build_concept_base, index.documents, index.passages, index.version, self.glossary,
+                embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
+                nearest_passages=index.nearest_passages, cache=self._cache)
+            self._base = base
+            log.info("concepts ready", index_version=index.version, **_stats(base))
+            return base
+
+    def describe(self) -> dict[str, Any]:
+        base = self._base
+        return {"ready": base is not None, **(_stats(base) if base is not None else {})}
+
+
+def _stats(base: ConceptBase) -> dict[str, Any]:
+    stats = base.stats
+    return {} if stats is None else {"concepts": stats.concepts, "edges": stats.edges,
+                                     "extraction_seconds": stats.extraction_seconds,
+                                     "build_seconds": stats.total_seconds}
