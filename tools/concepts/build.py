@@ -132,10 +132,11 @@ def _mentions(index: AliasIndex, passages: Sequence[Passage]) -> tuple[dict[str,
 
 def _defining_passages(drafts: Sequence[Draft], passages: Sequence[Passage]) -> dict[str, set[str]]:
     """Per concept, the passages that define it: where a definition or acronym stands, and every passage
-    of a section headed by it."""
+    of a section headed by it, subsections included (a file name heads the whole file)."""
     sections: dict[tuple[str, tuple[str, ...]], list[str]] = collections.defaultdict(list)
-    for passage in passages:
-        sections[(passage.document_id, passage.headings)].append(passage.passage_id)
+    for passage in passages:  # a section holds its subsections' passages too
+        for depth in range(len(passage.headings) + 1):
+            sections[(passage.document_id, passage.headings[:depth])].append(passage.passage_id)
     defining: dict[str, set[str]] = collections.defaultdict(set)
     for draft in drafts:
         for item in draft.evidence:

@@ -1,6 +1,7 @@
 """Evidence → concept drafts: one draft per set of surface forms that name the same thing.
 
-Two sightings name the same concept when their keys are equal (alias normalisation, text.key_of), when
+Two sightings name the same concept when their keys are equal (alias normalisation, text.key_of) or
+equal but for spaces ("InferencePool", "inference pool"), when
 one is the other's acronym ("Model Context Protocol (MCP)"), when a glossary entry lists both, or when
 the embeddings of their titles are nearly identical (cosine >= MERGE_COSINE: "e-mail address" and
 "email address"; "vector store" and "in-process vector store" stay apart). Ids are slugs of the chosen
@@ -18,7 +19,7 @@ import numpy as np
 
 from .glossary import Glossary, GlossaryEntry
 from .model import Evidence, EvidenceKind
-from .text import key_of, slug
+from .text import key_of, slug, squashed
 
 MERGE_COSINE = 0.93
 GENERIC_HEADING_SHARE = 0.1  # a heading in more than this share of documents (and >= 3) is a template's
@@ -76,6 +77,9 @@ def draft_concepts(evidence: Sequence[Evidence], glossary: Glossary, documents: 
         groups.find(key_of(item.term))
         if item.alias and key_of(item.alias):
             groups.union(key_of(item.term), key_of(item.alias))
+    joined: dict[str, str] = {}
+    for item in sorted(kept, key=lambda e: key_of(e.term)):  # "InferencePool" and "inference pool"
+        groups.union(joined.setdefault(squashed(item.term), key_of(item.term)), key_of(item.term))
     glossary_of: dict[str, GlossaryEntry] = {}
     for entry in glossary.entries:
         keys = [k for k in (key_of(entry.title), key_of(entry.id.replace("-", " ")), *map(key_of, entry.aliases)) if k]

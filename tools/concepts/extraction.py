@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 from hexmcp.tools.knowledge.passages import Passage, SourceDocument
 
 from .model import Evidence, EvidenceKind
-from .text import MAX_TERM_WORDS, STOP_WORDS, clean_term, plausible_term, words
+from .text import MAX_TERM_WORDS, STOP_WORDS, clean_term, key_of, plausible_term, words
 
 KEYPHRASES_PER_DOCUMENT = 8
 KEYPHRASE_TEXT_CHARS = 20_000  # YAKE reads at most this much of a document: its cost is linear in text
@@ -31,6 +31,8 @@ _ACRONYM_BEFORE = re.compile(r"\b(?P<acr>[A-Z][A-Z0-9]{1,9})s?\s+\((?P<expansion
 _LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]{2,80})\]\((?P<href>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _CODE_LIKE = re.compile(r"[\"{}\[\]<>=$]")  # JSON, shell and templates in backticks are not names
+_GENERIC_FILE_NAMES = frozenset({"readme", "index", "changelog", "changes", "license", "contributing", "summary",
+                                 "notes", "todo", "authors", "history", "news", "faq", "main", "intro"})
 _MINOR = frozenset({"of", "and", "the", "for", "to", "in", "on", "a", "an", "&"})
 
 
@@ -42,6 +44,7 @@ def extract(document: SourceDocument, passages: Sequence[Passage], corpus_ids: f
     locate = _Locator(passages)
     found: list[Evidence] = []
     found.extend(_headings(document, passages))
+    found.extend(_file_name(document, passages[0]))
     for passage in passages:
         body = _FENCE.sub(lambda m: " " * len(m.group()), passage.text)
         found.extend(_definitions(passage, body))
@@ -87,6 +90,27 @@ def _headings(document: SourceDocument, passages: Sequence[Passage]) -> Iterable
             for term, weight in heading_terms(heading):
                 yield Evidence(term=term, kind=EvidenceKind.HEADING, document_id=document.document_id,
                                passage_id=passage.passage_id, start=start, end=end, headings=path, weight=weight)
+
+
+def _file_name(document: SourceDocument, first: Passage) -> Iterable[Evidence]:
+    """A file named `connection-admission.md` is about connection admission: its name is a heading too."""
+    stem = posixpath.splitext(posixpath.basename(document.document_id))[0]
+    name = clean_term(re.sub(r"[-_]+", " ", re.sub(r"^[\d._-]+", "", stem)))
+    if name.lower() in _GENERIC_FILE_NAMES or not plausible_term(name):
+        return
+    yield Evidence(term=name, kind=EvidenceKind.HEADING, document_id=document.document_id,
+                   passage_id=first.passage_id, start=first.start, end=first.start, weight=0.8,
+                   alias=_same_topic(name, heading_terms(document.title)))
+
+
+def _same_topic(name: str, title_terms: list[tuple[str, float]]) -> str | None:
+    """The part of the document's title that names what its file name names (at least half the file
+    name's words, by stem), so the two become one concept: "0602-error-model.md" and "Errors are values"."""
+    wanted = set(key_of(name).split())
+    best = max(title_terms, key=lambda t: (len(wanted & set(key_of(t[0]).split())), -len(t[0])), default=None)
+    if best is None or 2 * len(wanted & set(key_of(best[0]).split())) < len(wanted):
+        return None
+    return best[0]
 
 
 def _definitions(passage: Passage, body: str) -> Iterable[Evidence]:

@@ -5,8 +5,9 @@ anything gives the best match; every stage contributes alternatives. An unknown 
 nearest candidates, marked by a low score.
 
 Scores (0..1) by how the term matched: id 1.0; alias 0.98 (same words) or 0.95 (same stems);
-fuzzy 0.9 × similarity (>= FUZZY_CUTOFF); semantic: the cosine (at most 0.9), so a score under
-RESOLVED_SCORE means "nearest guess, not a match".
+fuzzy 0.9 × similarity (>= FUZZY_CUTOFF); semantic: 0.5 × the title's cosine + 0.5 × the best
+cosine of a passage that defines the concept (at most 0.9), so a score under RESOLVED_SCORE means
+"nearest guess, not a match".
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ FUZZY_CUTOFF = 0.84
 RESOLVED_SCORE = 0.5
 MAX_ALTERNATIVES = 5
 SEMANTIC_CAP = 0.9
-PASSAGE_ROUTE = 0.85  # a passage that defines a concept stands in for it at this share of its cosine
+TITLE_SHARE = 0.5  # semantic score = this × title cosine + the rest × the best defining passage's cosine
 _DEPTH = 20
 
 
@@ -103,20 +104,25 @@ def _by_spelling(base: ConceptBase, term: str, limit: int) -> list[Match]:
 
 
 def _by_meaning(base: ConceptBase, term: str) -> list[Match]:
+    """Half the cosine to the concept's title, half the best cosine among the passages that define it
+    (within the dense top _DEPTH): a description finds the section that explains a thing even when
+    it shares no words with the thing's name, and the title ranks the concepts that section defines."""
     if base.embed_query is None or not len(base):
         return []
     query = base.embed_query(term)
-    scores: dict[str, tuple[float, str]] = {}
     cosines = base.vectors @ query
-    for row in np.argsort(-cosines)[:_DEPTH]:
-        concept_id = base.order[int(row)]
-        scores[concept_id] = (float(cosines[row]), base.concepts[concept_id].title)
+    routed: dict[str, tuple[float, str]] = {}
     if base.nearest_passages is not None:
         for passage, cosine in base.nearest_passages(query, _DEPTH):
             for concept_id in base.defined_by(passage.passage_id):
-                routed = PASSAGE_ROUTE * cosine
-                if routed > scores.get(concept_id, (-1.0, ""))[0]:
-                    scores[concept_id] = (routed, passage.passage_id)
+                if cosine > routed.get(concept_id, (-1.0, ""))[0]:
+                    routed[concept_id] = (cosine, passage.passage_id)
+    candidates = set(routed) | {base.order[int(row)] for row in np.argsort(-cosines)[:_DEPTH]}
+    scores = {}
+    for concept_id in candidates:
+        title = float(cosines[base.row_of[concept_id]])
+        via = routed.get(concept_id, (0.0, base.concepts[concept_id].title))
+        scores[concept_id] = (TITLE_SHARE * title + (1 - TITLE_SHARE) * max(via[0], 0.0), via[1])
     ranked = sorted(scores.items(), key=lambda item: (-item[1][0], item[0]))[:MAX_ALTERNATIVES + 1]
     return [Match(concept_id=c, score=round(min(max(s, 0.0), SEMANTIC_CAP), 4), matched=HowMatched.SEMANTIC, via=via)
             for c, (s, via) in ranked]

@@ -24,6 +24,9 @@ STOP_WORDS = frozenset(
 MAX_TERM_WORDS = 6
 
 
+_ARTICLE = re.compile(r"^(?:the|an?)\s+", re.IGNORECASE)
+
+
 @attrs.frozen
 class Token:
     text: str
@@ -61,17 +64,22 @@ def key_of(text: str) -> str:
     return " ".join(stems)
 
 
+def squashed(text: str) -> str:
+    """Letters and digits only, lower-case: "InferencePool", "inference pool" and "inference-pool" agree."""
+    return "".join(words(text)).lower()
+
+
 def clean_term(text: str) -> str:
     """A term as shown: markup and surrounding punctuation stripped, whitespace collapsed."""
     text = re.sub(r"[`*_]+", "", text)
     text = re.sub(r"\s+", " ", text).strip(" \t.,;:!?-—–()[]{}\"'")
-    return text
+    return _ARTICLE.sub("", text) if len(words(text)) > 1 else text
 
 
 def plausible_term(text: str) -> bool:
     """Short enough to be a name, has a letter, and does not start or end on a function word."""
-    found = words(text)
-    if not found or len(found) > MAX_TERM_WORDS or not any(c.isalpha() for c in text):
+    found = text.split()  # "in-process" is one word here, not the stop word "in"
+    if not words(text) or len(found) > MAX_TERM_WORDS or not any(c.isalpha() for c in text):
         return False
     return found[0].lower() not in STOP_WORDS and found[-1].lower() not in STOP_WORDS and len(text) >= 2
 
