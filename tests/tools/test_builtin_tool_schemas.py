@@ -10,9 +10,10 @@ from hexmcp.core.schema_validation import LazyValidator, compile_validator
 def test_every_built_in_tool_schema_is_valid_json_schema() -> None:
     args = cli.parse_args(["stdio"])
     server, _ = cli.build_server_and_service(args)
-    cli.build_knowledge(server, args)
+    cli.build_concepts(server, args, cli.build_knowledge(server, args))
     names = [tool.name for tool in server.tools.definitions()]
-    assert {"list_categories", "classify_text", "search", "fetch", "listDocuments", "searchPassages"} <= set(names)
+    assert {"list_categories", "classify_text", "search", "fetch", "listDocuments", "searchPassages", "resolveConcept",
+            "explainConcept", "queryGraph", "analyzeGraph", "linkEntities"} <= set(names)
     for name in names:
         tool = server.tools.get(name)
         assert isinstance(tool.validator, LazyValidator), name  # registered unchecked: so checked here

@@ -10,23 +10,15 @@ weighted degree and Louvain communities (fixed seed), each cached per graph.
 from __future__ import annotations
 
 import collections
-import enum
 from typing import Iterable, Sequence
 
 import attrs
 import networkx as nx
 
-from .model import Edge
+from .model import Edge, Metric
 
 BETWEENNESS_SAMPLES = 256
 SEED = 16
-
-
-class Metric(str, enum.Enum):
-    PAGERANK = "pagerank"
-    BETWEENNESS = "betweenness"
-    DEGREE = "degree"
-    COMMUNITIES = "communities"
 
 
 @attrs.frozen(kw_only=True)

@@ -5,13 +5,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .explain import Related, ScoredPassage
-from .graph import ConceptGraph, Neighbourhood, NodeScore
-from .linker import Link
 from .model import Citation, Concept
-from .resolver import Match
+
+if TYPE_CHECKING:  # numpy and networkx load with the concept base, not at start-up
+    from .explain import Related, ScoredPassage
+    from .graph import ConceptGraph, Neighbourhood, NodeScore
+    from .linker import Link
+    from .resolver import Match
 
 CONCEPT_URI = "concept://{id}"
 

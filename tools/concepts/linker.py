@@ -16,8 +16,6 @@ import attrs
 from .base import ConceptBase
 from .text import words
 
-MAX_TEXT_CHARS = 100_000
-
 
 @attrs.frozen(kw_only=True)
 class Link:

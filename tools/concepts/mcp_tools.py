@@ -7,19 +7,20 @@ nearest candidates with low scores); an index that cannot be reached is a tool e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 
 from . import items
-from .base import ConceptBase
 from .errors import UnknownConceptError
-from .explain import explain
-from .graph import Metric
-from .linker import MAX_TEXT_CHARS, link
-from .relations import DERIVED_RELATIONS
-from .resolver import RESOLVED_SCORE, resolve
+from .model import DERIVED_RELATIONS, Metric
 from .service import ConceptService
+
+if TYPE_CHECKING:  # the query side imports numpy and networkx: loaded with the first call, not at start-up
+    from .base import ConceptBase
+
+MAX_TEXT_CHARS = 100_000
+RESOLVED_SCORE = 0.3  # resolver.RESOLVED_SCORE, restated for the description (a test holds them equal)
 
 MAX_TERM_CHARS = 200
 MAX_DEPTH = 3
@@ -55,6 +56,8 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
         if not term:
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'resolveConcept': term is empty",
                                 {"path": "$.arguments.term"})
+        from .resolver import resolve
+
         base = await current()
         found = resolve(base, term)
         matches = [found.best, *found.alternatives] if found.best else []
@@ -62,6 +65,8 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
                 "resolved": found.resolved}
 
     async def explain_concept(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        from .explain import explain
+
         base = await current()
         concept_of(base, arguments["conceptId"])
         found = explain(base, arguments["conceptId"], int(arguments.get("passages", 3)))
@@ -93,6 +98,8 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
                           for rank, s in enumerate(scores[:limit], 1)]}
 
     async def link_entities(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        from .linker import link
+
         base = await current()
         links = link(base, arguments["text"], float(arguments.get("minConfidence", 0.0)))
         return {"items": items.link_items(links, base.concepts)}
@@ -108,7 +115,8 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
         input_schema={"type": "object", "required": ["term"], "properties": {
             "term": {"type": "string", "minLength": 1, "maxLength": MAX_TERM_CHARS,
                      "description": "A name, alias, misspelling or description of a concept."}}},
-        output_schema=items.items_output(items.CONCEPT_SCHEMA, extra={"resolved": {"type": "boolean"}}))
+        output_schema=items.items_output(items.CONCEPT_SCHEMA, extra={"resolved": {"type": "boolean"}}),
+        schemas_checked_in_tests=True)
     server.tools.add(
         "explainConcept", explain_concept, title="Explain a concept with cited passages", annotations=_READ_ONLY,
         description="The concept (summary quoted from the corpus, with its citation), its best supporting passages "
@@ -116,7 +124,7 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
                     "offsets and index version) and its nearest related concepts (relation and weight).",
         input_schema={"type": "object", "required": ["conceptId"], "properties": {
             "conceptId": _ID, "passages": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3}}},
-        output_schema=items.items_output(items.CONCEPT_SCHEMA, items.PASSAGE_SCHEMA))
+        output_schema=items.items_output(items.CONCEPT_SCHEMA, items.PASSAGE_SCHEMA), schemas_checked_in_tests=True)
     server.tools.add(
         "queryGraph", query_graph, title="The concept graph around a concept", annotations=_READ_ONLY,
         description="A graph item: nodes (concepts and the documents that define them, with their hop distance) "
@@ -128,7 +136,7 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
             "relations": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": 32,
                           "description": "Only follow these relation kinds (default: all)."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_GRAPH_LIMIT, "default": DEFAULT_GRAPH_LIMIT}}},
-        output_schema=items.items_output(items.GRAPH_SCHEMA))
+        output_schema=items.items_output(items.GRAPH_SCHEMA), schemas_checked_in_tests=True)
     server.tools.add(
         "analyzeGraph", analyze_graph, title="Most influential concepts", annotations=_READ_ONLY,
         description="Score items for concepts over the whole graph, or the concepts within 2 hops of conceptId: "
@@ -137,7 +145,7 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
         input_schema={"type": "object", "required": ["metric"], "properties": {
             "metric": {"enum": [m.value for m in Metric]}, "conceptId": _ID,
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_GRAPH_LIMIT, "default": 10}}},
-        output_schema=items.items_output(items.SCORE_SCHEMA))
+        output_schema=items.items_output(items.SCORE_SCHEMA), schemas_checked_in_tests=True)
     server.tools.add(
         "linkEntities", link_entities, title="Link a text's mentions to concepts", annotations=_READ_ONLY,
         description="The concepts a text mentions, each with its character spans (start, end: Python string "
@@ -146,7 +154,7 @@ def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str
         input_schema={"type": "object", "required": ["text"], "properties": {
             "text": {"type": "string", "maxLength": MAX_TEXT_CHARS},
             "minConfidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0}}},
-        output_schema=concept_items)
+        output_schema=concept_items, schemas_checked_in_tests=True)
     _register_resources_and_prompt(server, service, concept_of)
     return service
 
@@ -188,6 +196,8 @@ def _register_resources_and_prompt(server: McpServer, service: ConceptService, c
 
 
 def _markdown(base: ConceptBase, concept_id: str) -> str:
+    from .explain import explain
+
     found = explain(base, concept_id, passages=3)
     concept = found.concept
     lines = [f"# {concept.title}", "", f"- id: `{concept.id}` · type: {concept.type} · confidence: {concept.confidence}"]

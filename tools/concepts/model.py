@@ -32,6 +32,20 @@ _PRIORS = {EvidenceKind.GLOSSARY: 1.0, EvidenceKind.DEFINITION: 0.85, EvidenceKi
            EvidenceKind.HEADING: 0.7, EvidenceKind.LINK: 0.5, EvidenceKind.KEYPHRASE: 0.4}
 
 
+class Metric(str, enum.Enum):
+    """analyzeGraph's metrics (graph.py computes them)."""
+
+    PAGERANK = "pagerank"
+    BETWEENNESS = "betweenness"
+    DEGREE = "degree"
+    COMMUNITIES = "communities"
+
+
+DEFINED_IN, BROADER, NARROWER, LINKS_TO = "defined-in", "broader", "narrower", "links-to"
+CO_OCCURS, SIMILAR = "co-occurs-with", "similar-to"
+DERIVED_RELATIONS = (DEFINED_IN, BROADER, NARROWER, LINKS_TO, CO_OCCURS, SIMILAR)
+
+
 @attrs.frozen(kw_only=True)
 class Evidence:
     """One sighting of a term: its surface form and where it stands in its document's text."""

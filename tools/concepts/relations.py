@@ -20,12 +20,10 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from .dedup import Draft
-from .model import Edge, EvidenceKind
+from .model import (BROADER, CO_OCCURS, DEFINED_IN, DERIVED_RELATIONS, LINKS_TO, NARROWER, SIMILAR,  # noqa: F401
+                    Edge, EvidenceKind)
 from .text import key_of
 
-DEFINED_IN, BROADER, NARROWER, LINKS_TO = "defined-in", "broader", "narrower", "links-to"
-CO_OCCURS, SIMILAR = "co-occurs-with", "similar-to"
-DERIVED_RELATIONS = (DEFINED_IN, BROADER, NARROWER, LINKS_TO, CO_OCCURS, SIMILAR)
 DOCUMENT_PREFIX = "doc:"
 MIN_SHARED = 2
 CO_OCCUR_PER_CONCEPT = 10

@@ -21,7 +21,7 @@ from .base import ConceptBase
 from .text import key_of, tokens
 
 FUZZY_CUTOFF = 0.84
-RESOLVED_SCORE = 0.5
+RESOLVED_SCORE = 0.3
 MAX_ALTERNATIVES = 5
 SEMANTIC_CAP = 0.9
 TITLE_SHARE = 0.5  # semantic score = this × title cosine + the rest × the best defining passage's cosine

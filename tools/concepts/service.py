@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from .base import ConceptBase
-from .build import EvidenceCache, build_concept_base
 from .glossary import Glossary, load_glossary
+
+if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
+    from .base import ConceptBase
+    from .build import EvidenceCache
 
 log = structlog.get_logger(__name__)
 
@@ -27,7 +29,7 @@ class ConceptService:
         self.knowledge = knowledge
         self.glossary = load_glossary(glossary_path) if glossary_path else Glossary()
         self._base: ConceptBase | None = None
-        self._cache = EvidenceCache()
+        self._cache: EvidenceCache | None = None
         self._lock = asyncio.Lock()
         self._rebuild: asyncio.Task[ConceptBase] | None = None
 
@@ -60,6 +62,9 @@ class ConceptService:
         async with self._lock:
             if self._base is not None and self._base.index_version == index.version:
                 return self._base
+            from .build import EvidenceCache, build_concept_base
+
+            self._cache = self._cache or EvidenceCache()
             embedder = self.knowledge.embedder
             base = await asyncio.to_thread(
                 build_concept_base, index.documents, index.passages, index.version, self.glossary,
