@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from .dedup import Draft
-from .model import (BROADER, CO_OCCURS, DEFINED_IN, DERIVED_RELATIONS, LINKS_TO, NARROWER, SIMILAR,  # noqa: F401
+from .model import (BROADER, CO_OCCURS, DEFINED_IN, LINKS_TO, NARROWER, SIMILAR,
                     Edge, EvidenceKind)
 from .text import key_of
 
