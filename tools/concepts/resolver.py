@@ -1,8 +1,9 @@
 """resolveConcept: a term → the concept it names, trying, in order, the exact id, an alias (by key,
 text.key_of), a fuzzy spelling (rapidfuzz, normalised Indel similarity) and the meaning (MiniLM
 cosine to concept titles, and to the passages that define concepts). The first stage that finds
-anything gives the best match; every stage contributes alternatives. An unknown term still gets its
-nearest candidates, marked by a low score.
+anything gives the best match and its other finds; the best match's nearest concepts (title
+embeddings) fill up the alternatives, scored cosine × the best's score. An unknown term still gets
+its nearest candidates, marked by a low score.
 
 Scores (0..1) by how the term matched: id 1.0; alias 0.98 (same words) or 0.95 (same stems);
 fuzzy 0.9 × similarity (>= FUZZY_CUTOFF); semantic: 0.5 × the title's cosine + 0.5 × the best
@@ -54,19 +55,30 @@ class Resolution:
 
 
 def resolve(base: ConceptBase, term: str) -> Resolution:
-    stages = [_by_id(base, term), _by_alias(base, term), _by_spelling(base, term, 8), _by_meaning(base, term)]
-    best: Match | None = None
-    seen: dict[str, Match] = {}
-    for found in stages:
-        if best is None and found:
-            best = found[0]
-        for match in found:
-            if match.concept_id not in seen or seen[match.concept_id].score < match.score:
-                seen[match.concept_id] = match
-    if best is None:
-        return Resolution(best=None, alternatives=())
-    others = sorted((m for m in seen.values() if m.concept_id != best.concept_id), key=lambda m: (-m.score, m.concept_id))
-    return Resolution(best=best, alternatives=tuple(others[:MAX_ALTERNATIVES]))
+    """The first stage that finds anything gives the best match and its other finds; the alternatives
+    are filled up with the best match's nearest concepts by title embedding. Only a term that no id,
+    alias or spelling matches pays for embedding the query (the semantic stage)."""
+    for stage in (_by_id, _by_alias, _by_spelling):
+        found = stage(base, term)
+        if found:
+            return _with_neighbours(base, found)
+    found = _by_meaning(base, term)
+    return Resolution(best=found[0], alternatives=tuple(found[1:MAX_ALTERNATIVES + 1])) if found else \
+        Resolution(best=None, alternatives=())
+
+
+def _with_neighbours(base: ConceptBase, found: list[Match]) -> Resolution:
+    best = found[0]
+    others = {m.concept_id: m for m in found[1:] if m.concept_id != best.concept_id}
+    if len(others) < MAX_ALTERNATIVES and len(base) > 1:
+        cosines = base.vectors @ base.vector(best.concept_id)
+        for row in np.argsort(-cosines)[:MAX_ALTERNATIVES + len(others) + 1]:
+            concept_id = base.order[int(row)]
+            if concept_id != best.concept_id and concept_id not in others:
+                others[concept_id] = Match(concept_id=concept_id, matched=HowMatched.SEMANTIC, via=best.concept_id,
+                                           score=round(min(max(float(cosines[row]) * best.score, 0.0), SEMANTIC_CAP), 4))
+    ranked = sorted(others.values(), key=lambda m: (-m.score, m.concept_id))
+    return Resolution(best=best, alternatives=tuple(ranked[:MAX_ALTERNATIVES]))
 
 
 def _by_id(base: ConceptBase, term: str) -> list[Match]:
@@ -86,7 +98,7 @@ def _by_alias(base: ConceptBase, term: str) -> list[Match]:
     return [Match(concept_id=concept_id, score=0.98 if same_words else 0.95, matched=HowMatched.ALIAS, via=term.strip())]
 
 
-def _by_spelling(base: ConceptBase, term: str, limit: int) -> list[Match]:
+def _by_spelling(base: ConceptBase, term: str, limit: int = MAX_ALTERNATIVES + 1) -> list[Match]:
     from rapidfuzz import fuzz, process, utils
 
     query = term.strip().lower()
