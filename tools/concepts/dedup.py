@@ -3,8 +3,8 @@
 Two sightings name the same concept when their keys are equal (alias normalisation, text.key_of) or
 equal but for spaces ("InferencePool", "inference pool"), when
 one is the other's acronym ("Model Context Protocol (MCP)"), when a glossary entry lists both, or when
-the embeddings of their titles are nearly identical (cosine >= MERGE_COSINE: "e-mail address" and
-"email address"; "vector store" and "in-process vector store" stay apart). Ids are slugs of the chosen
+the embeddings of their titles are nearly identical and they share a stem (cosine >= MERGE_COSINE:
+"e-mail address" and "email address"; "vector store" and "in-process vector store" stay apart). Ids are slugs of the chosen
 title, so the same corpus gives the same ids on every build, whatever order it is read in.
 """
 
@@ -114,12 +114,14 @@ def _merge_similar(roots: list[str], members: dict[str, list[Evidence]], glossar
                    groups: _Groups, embed_titles: Callable[[list[str]], np.ndarray]) -> None:
     titles = [glossary[r].title if r in glossary else _title_of(members[r]) for r in roots]
     vectors = embed_titles(titles)
+    stems = [set(root.split()) for root in roots]
     for block in range(0, len(roots), 1024):
         similarity = vectors[block:block + 1024] @ vectors.T
         for row, column in zip(*np.nonzero(similarity >= MERGE_COSINE)):
             i = block + int(row)
             j = int(column)
-            if i < j and not (roots[i] in glossary and roots[j] in glossary):
+            # A shared stem too: MiniLM puts unfamiliar tokens (code names, product names) close together.
+            if i < j and not (roots[i] in glossary and roots[j] in glossary) and stems[i] & stems[j]:
                 groups.union(roots[i], roots[j])
 
 

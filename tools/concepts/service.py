@@ -56,6 +56,7 @@ class ConceptService:
             return await self._build(index)
         if self._rebuild is None or self._rebuild.done():
             self._rebuild = asyncio.ensure_future(self._build(index))
+            self._rebuild.add_done_callback(_log_failure)
         return current
 
     async def _build(self, index: Any) -> ConceptBase:
@@ -77,6 +78,12 @@ class ConceptService:
     def describe(self) -> dict[str, Any]:
         base = self._base
         return {"ready": base is not None, **(_stats(base) if base is not None else {})}
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    """A background rebuild that fails leaves the previous concept base serving; the next call retries."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("rebuilding the concepts failed; the previous ones stay", exc_info=task.exception())
 
 
 def _stats(base: ConceptBase) -> dict[str, Any]:
