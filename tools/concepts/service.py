@@ -44,8 +44,15 @@ class ConceptService:
 
     async def start(self) -> None:
         """Build once the knowledge index is complete (the start-up hook)."""
+        from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode
+
         await self.knowledge.start()
-        await self.base()
+        try:
+            await self.base()
+        except VectorStoreError as error:  # a vector store not up (yet) is not fatal: the next call retries
+            if error.code is not VectorStoreErrorCode.UNAVAILABLE:
+                raise
+            log.warning("the vector store is unavailable; concepts build on the next call", error=error.message)
 
     async def base(self) -> ConceptBase:
         index = await self.knowledge.index()
