@@ -133,6 +133,14 @@ def build_gateway_tools(server: McpServer, gateway: Any, service: Any, knowledge
                                   settings, refresh_s=gateway.models_refresh_s,
                                   documents=(lambda: knowledge.documents) if knowledge else None,
                                   document_uri=document_uri)
+def build_concepts(server: McpServer, args: argparse.Namespace, knowledge: Any) -> Any:
+    """The concept tools over the knowledge service (None without it). A bad --glossary raises
+    GlossaryError (file, line, reason) here, before anything is served."""
+    if knowledge is None:
+        return None
+    from hexmcp.tools.concepts.mcp_tools import register_concept_tools
+
+    return register_concept_tools(server, knowledge, args.glossary)
 
 
 def _classification_config(args: argparse.Namespace) -> Any:
@@ -154,6 +162,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
     add_gateway_flags(parser)
+    parser.add_argument("--glossary", metavar="FILE", help="YAML glossary of concepts merged over those derived from "
+                                                            "the documents (a bad file stops start-up, exit 2)")
     parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",
                         help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp call; "
                              "bearer token from $HEXMCP_UPSTREAM_TOKEN)")
@@ -277,6 +287,7 @@ def _serve_http(args: argparse.Namespace) -> int:
     server, service = build_server_and_service(args, options)
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
+    concepts = build_concepts(server, args, knowledge)
     hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -293,6 +304,8 @@ def _serve_http(args: argparse.Namespace) -> int:
     hooks["health"] = lambda: {**(before_gateway() if before_gateway else {}),
                                "gateway": gateway_health(gateway, gateway_tools.describe)}
     hooks["on_startup"] = [*hooks["on_startup"], gateway_tools.start, gateway_tools.watch]
+    if concepts is not None:
+        hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(concepts, "serve")]
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
@@ -315,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_client_command(args)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
+    from hexmcp.tools.concepts.errors import GlossaryError
     from hexmcp.tools.knowledge.errors import CorpusError
     from hexmcp.tools.knowledge.vectors import VectorStoreError
 
@@ -338,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
-    except (CorpusError, VectorStoreError, GatewayConfigError) as error:  # a bad --docs, --vector-store, gateway setting
+    except (CorpusError, VectorStoreError, GatewayConfigError, GlossaryError) as error:  # bad --docs, --vector-store, gateway setting, --glossary
         _say(args.command, str(error))
         return ExitCode.USAGE
 
@@ -368,12 +382,14 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     server, service = build_server_and_service(args)
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
+    concepts = build_concepts(server, args, knowledge)
     # The model loads in the background once the session is up, so the handshake never waits for
     # it and the first classify_text rarely does; the knowledge index likewise.
     background = [_start_in_background(service, "stdio")] if service is not None else []
     background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
     background += [gateway_tools.start, gateway_tools.watch]
     background += mount_upstreams(server, args)
+    background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

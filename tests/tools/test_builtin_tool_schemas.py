@@ -12,9 +12,11 @@ def test_every_built_in_tool_schema_is_valid_json_schema() -> None:
     server, _ = cli.build_server_and_service(args)
     knowledge = cli.build_knowledge(server, args)
     cli.build_gateway_tools(server, cli.gateway_config(args), _, knowledge)
+    cli.build_concepts(server, args, knowledge)
     names = [tool.name for tool in server.tools.definitions()]
     assert {"list_categories", "classify_text", "search", "fetch", "listDocuments", "searchPassages", "listModels",
-            "routeCompletion"} <= set(names)
+            "routeCompletion", "resolveConcept", "explainConcept", "queryGraph", "analyzeGraph",
+            "linkEntities"} <= set(names)
     for name in names:
         tool = server.tools.get(name)
         assert isinstance(tool.validator, LazyValidator), name  # registered unchecked: so checked here

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hexmcp.tools.user_files import UserFileError
+
 
 class ClassificationError(Exception):
     """Base class: anything the classification tool raises on purpose."""
@@ -29,15 +31,8 @@ class ModelCacheError(ClassificationError):
     """The converted ONNX model could not be built, written or loaded."""
 
 
-class TaxonomyError(ClassificationError):
+class TaxonomyError(ClassificationError, UserFileError):
     """A taxonomy file is malformed. The message names the file, the line (when known) and why."""
-
-    def __init__(self, path: object, reason: str, line: int | None = None) -> None:
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = f"{self.path}, line {line}" if line is not None else self.path
-        super().__init__(f"{where}: {reason}")
 
 
 class ClassificationInputError(ClassificationError):

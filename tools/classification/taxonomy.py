@@ -16,6 +16,8 @@ from pathlib import Path
 import attrs
 import yaml
 
+from hexmcp.tools.user_files import read_user_text
+
 from .errors import TaxonomyError
 
 BUILTIN_NAME = "builtin_taxonomy.yaml"
@@ -85,12 +87,7 @@ def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".yaml", ".yml"):
         raise TaxonomyError(path, f"unsupported file type {suffix or '(none)'!r}; use .csv, .yaml or .yml")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise TaxonomyError(path, f"cannot read file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise TaxonomyError(path, f"not valid UTF-8 (byte offset {exc.start})") from exc
+    text = read_user_text(path, TaxonomyError)
     return parse_csv(text, source=str(path)) if suffix == ".csv" else parse_yaml(text, source=str(path))
 
 

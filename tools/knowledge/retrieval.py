@@ -59,6 +59,15 @@ class KnowledgeIndex:
         except KeyError:
             raise UnknownIdError("document", document_id) from None
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query encoder's vector for `text` (L2-normalised), for callers that search by vector."""
+        return self._embed_query(text)  # type: ignore[operator]
+
+    def nearest_passages(self, vector: np.ndarray, limit: int) -> list[tuple[Passage, float]]:
+        """The passages whose vectors are nearest `vector`, with their cosines, best first."""
+        hits = self._store.search(vector, limit) if self.passages else []
+        return [(self.passages[self._by_id[h.passage_id]], h.score) for h in hits if h.passage_id in self._by_id]
+
     def search_passages(self, query: str, limit: int = 10, *, document_id: str | None = None,
                         method: Method = Method.HYBRID) -> list[PassageHit]:
         text = clean_query(query)

@@ -92,6 +92,11 @@ class KnowledgeService:
         return resource_uri(document_id)
 
     @property
+    def embedder(self) -> Any:
+        """The PassageEmbedder the index was built with (None before the first build has loaded it)."""
+        return self._embedder
+
+    @property
     def ready(self) -> bool:
         return self._index is not None
 

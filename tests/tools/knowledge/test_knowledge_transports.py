@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,16 +21,12 @@ from websockets.asyncio.client import connect
 from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
 from hexmcp.tools.knowledge.service import resource_uri
 from tests.fixtures.ws_live import ChatGptClient
-from tests.support.net import free_port
+from tests.support.docs_server import docs_env, serve_docs
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
 
 TOOLS = {"search", "fetch", "listDocuments", "searchPassages"}
 QUESTION = "how do I make a copy of the database"
-
-
-def _env(cache: Path) -> dict[str, str]:
-    return {**os.environ, "HEXMCP_CACHE_DIR": str(cache)}
 
 
 @pytest.fixture(scope="module")
@@ -49,25 +42,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(corpus: Path, knowledge_cache: Path, embedder) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port",
-                                str(port), "--docs", str(corpus), "--log-level", "warning"],
-                               env=_env(knowledge_cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    try:
-        while True:
-            try:
-                if httpx.get(base + "/health").json()["knowledge"]["complete"]:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
+    with serve_docs(corpus, knowledge_cache) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 async def _exercise(session: ClientSession, url_prefix: str) -> None:
@@ -119,7 +95,7 @@ async def test_streamable_http_with_the_sdk_client(server: str) -> None:
 async def test_stdio_with_the_sdk_client(corpus: Path, knowledge_cache: Path, embedder) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.adapters.cli", "stdio", "--no-classifier",
                                                                  "--docs", str(corpus), "--log-level", "warning"],
-                                   env=_env(knowledge_cache))
+                                   env=docs_env(knowledge_cache))
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()

@@ -1,0 +1,63 @@
+"""The running service: nothing heavy imported before serving, a rebuild after the corpus changes that
+re-reads only the changed document, and the bundled corpus's concept set above its targets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hexmcp.core import McpServer
+from hexmcp.tools.concepts.mcp_tools import register_concept_tools
+from hexmcp.tools.knowledge.corpus import CorpusSpec
+from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
+from hexmcp.tools.knowledge.service import KnowledgeConfig
+
+DEFERRED = ("numpy", "networkx", "scipy", "rapidfuzz", "yake", "jsonschema", "Stemmer")
+
+
+def test_registering_the_concept_tools_imports_nothing_heavy() -> None:
+    code = ("import sys\nfrom hexmcp.adapters import cli\nargs = cli.parse_args(['stdio', '--no-classifier'])\n"
+            "server, _ = cli.build_server_and_service(args)\n"
+            "assert cli.build_concepts(server, args, cli.build_knowledge(server, args)) is not None\n"
+            f"print(sorted(m for m in {DEFERRED!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_a_changed_corpus_rebuilds_concepts_reading_only_what_changed(corpus_dir: Path, concepts_cache: Path,
+                                                                           embedder) -> None:
+    server = McpServer("concepts-test", "0")
+    knowledge = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+                                                                 cache_dir=concepts_cache))
+    concepts = register_concept_tools(server, knowledge)
+    await concepts.start()
+    before = await concepts.base()
+    assert "pasta" in before.concepts and before.stats.extracted_documents == 4
+    (corpus_dir / "notes/cooking.md").write_text("# Risotto\n\nThe **arborio rice** is stirred slowly with warm stock.\n")
+    await knowledge.reload()
+    stale = await concepts.base()  # answers at once from the previous build while the new one runs
+    assert stale is before
+    await concepts._rebuild
+    after = await concepts.base()
+    assert after.index_version != before.index_version and after.stats.extracted_documents == 1
+    assert "risotto" in after.concepts and "arborio-rice" in after.concepts and "pasta" not in after.concepts
+    assert set(before.order) - {"pasta", "cooking"} <= set(after.order)  # untouched documents keep their ids
+
+
+@pytest.mark.slow
+def test_the_bundled_concept_set_meets_its_targets(embedder) -> None:
+    from bench.concepts import concept_base, evaluate, load_set
+    from bench.relevance import judged_corpus
+    from hexmcp.tools.knowledge.builder import build_index, new_store
+
+    terms, judged = load_set()
+    assert len(terms) >= 25
+    index = build_index(judged_corpus(judged), embedder, new_store(embedder.dimension))
+    scores = evaluate(concept_base(index, embedder), terms)
+    assert scores["accuracy_at_1"] >= 0.9 and scores["explain_top3_from_defining"] >= 0.8, scores

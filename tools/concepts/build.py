@@ -1,0 +1,228 @@
+"""Passages (+ glossary) → ConceptBase: extract evidence per document, draft and de-duplicate
+concepts, find every passage that mentions each, summarise them from the corpus, relate them.
+
+Incremental where it is cheap (ADR 0620): a document's evidence is cached by its content, so after an
+index change only changed documents are read again, and title vectors are cached by title, so only
+new titles are embedded. Mentions, relations and the graph are rebuilt whole: they are linear scans
+and cheap beside extraction.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import time
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from hexmcp.tools.knowledge.passages import Passage, SourceDocument
+
+from .base import BuildStats, ConceptBase, EmbedQuery, NearestPassages, Support
+from .dedup import Draft, draft_concepts
+from .extraction import extract
+from .glossary import Glossary
+from .graph import ConceptGraph
+from .mentions import AliasIndex
+from .model import Citation, Concept, Evidence, EvidenceKind
+from . import relations
+from .text import sentences, tokens, words
+
+MAX_SUMMARY_CHARS = 300
+EmbedMany = Callable[[list[str]], np.ndarray]
+
+
+class EvidenceCache:
+    """Evidence per document, keyed by its content, and title vectors keyed by title: what a rebuild reuses."""
+
+    def __init__(self) -> None:
+        self.evidence: dict[tuple[str, str], tuple[Evidence, ...]] = {}
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def evidence_of(self, document: SourceDocument, passages: Sequence[Passage], corpus_ids: frozenset[str]
+                    ) -> tuple[tuple[Evidence, ...], bool]:
+        key = (document.document_id, hashlib.sha256(document.text.encode()).hexdigest() + str(len(passages)))
+        if key in self.evidence:
+            return self.evidence[key], False
+        found = extract(document, passages, corpus_ids)
+        self.evidence[key] = found
+        return found, True
+
+    def embed(self, titles: list[str], embed_many: EmbedMany, dimension: int) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in titles if t not in self.vectors))
+        if missing:
+            for title, vector in zip(missing, embed_many(missing)):
+                self.vectors[title] = np.asarray(vector, dtype=np.float32)
+        if not titles:
+            return np.zeros((0, dimension), dtype=np.float32)
+        return np.stack([self.vectors[t] for t in titles])
+
+    def forget_except(self, documents: Mapping[str, SourceDocument]) -> None:
+        """Drop evidence of documents that are gone or changed, so the cache never outgrows the corpus."""
+        live = {(d.document_id, hashlib.sha256(d.text.encode()).hexdigest()) for d in documents.values()}
+        self.evidence = {k: v for k, v in self.evidence.items() if (k[0], k[1][:64]) in live}
+
+
+def build_concept_base(documents: Mapping[str, SourceDocument], passages: Sequence[Passage], index_version: str,
+                       glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
+                       embed_query: EmbedQuery | None = None, nearest_passages: NearestPassages | None = None,
+                       cache: EvidenceCache | None = None) -> ConceptBase:
+    started = time.perf_counter()
+    cache = cache or EvidenceCache()
+    cache.forget_except(documents)
+    by_document: dict[str, list[Passage]] = collections.defaultdict(list)
+    for passage in passages:
+        by_document[passage.document_id].append(passage)
+    corpus_ids = frozenset(documents)
+    evidence: list[Evidence] = []
+    extracted = 0
+    for document_id in sorted(by_document):
+        found, fresh = cache.evidence_of(documents[document_id], by_document[document_id], corpus_ids)
+        evidence.extend(found)
+        extracted += fresh
+    extraction_seconds = time.perf_counter() - started
+
+    def embed_titles(titles: list[str]) -> np.ndarray:
+        return cache.embed(titles, embed_many, dimension)
+
+    drafts = draft_concepts(evidence, glossary, len(by_document), embed_titles)
+    index = AliasIndex((d.id, name) for d in drafts for name in (d.title, *d.aliases))
+    counts, passage_concepts = _mentions(index, passages)
+    defining = _defining_passages(drafts, passages)
+    frequency = {d.id: len(counts.get(d.id, ())) for d in drafts}
+    kept = [d for d in drafts if d.glossary is not None or frequency[d.id] >= 2
+            or any(e.kind in relations.DEFINING_KINDS for e in d.evidence)]
+    kept_ids = {d.id for d in kept}
+    passage_concepts = [present & kept_ids for present in passage_concepts]
+    by_id = {p.passage_id: p for p in passages}
+    support = {d.id: _support(d.id, counts.get(d.id, {}), defining.get(d.id, set()), passages, by_id) for d in kept}
+    concepts = [_concept(d, documents, by_id, support[d.id], index_version) for d in kept]
+    vectors = embed_titles([c.title for c in concepts])
+    edges = [*relations.glossary_edges(kept, kept_ids), *relations.defined_in_edges(kept),
+             *relations.heading_edges(kept), *relations.link_edges(kept),
+             *relations.co_occurrence_edges(passage_concepts, frequency),
+             *relations.similarity_edges([c.id for c in concepts], vectors)]
+    nodes = {c.id: ("concept", c.title) for c in concepts}
+    nodes.update({relations.document_node(d.document_id): ("document", d.title) for d in documents.values()})
+    graph = ConceptGraph(nodes, edges)
+    glossary_digest = hashlib.sha256(repr(glossary.entries).encode()).hexdigest()[:8]
+    stats = BuildStats(documents=len(by_document), passages=len(passages), evidence=len(evidence),
+                       concepts=len(concepts), edges=graph.graph.number_of_edges(), extracted_documents=extracted,
+                       extraction_seconds=round(extraction_seconds, 3),
+                       total_seconds=round(time.perf_counter() - started, 3))
+    return ConceptBase(version=f"{index_version}+{glossary_digest}", index_version=index_version, concepts=concepts,
+                       vectors=vectors, support=support, frequency={d.id: frequency[d.id] for d in kept},
+                       passages_total=len(passages),
+                       aliases=AliasIndex((c.id, name) for c in concepts for name in (c.title, *c.aliases)),
+                       graph=graph, embed_query=embed_query, nearest_passages=nearest_passages, stats=stats)
+
+
+def _mentions(index: AliasIndex, passages: Sequence[Passage]) -> tuple[dict[str, dict[int, int]], list[set[str]]]:
+    counts: dict[str, dict[int, int]] = collections.defaultdict(dict)
+    present: list[set[str]] = []
+    for position, passage in enumerate(passages):
+        here: set[str] = set()
+        for mention in index.scan(passage.text):
+            slot = counts[mention.concept_id]
+            slot[position] = slot.get(position, 0) + 1
+            here.add(mention.concept_id)
+        present.append(here)
+    return counts, present
+
+
+def _defining_passages(drafts: Sequence[Draft], passages: Sequence[Passage]) -> dict[str, set[str]]:
+    """Per concept, the passages that define it: where a definition or acronym stands, and every passage
+    of a section headed by it, subsections included (a file name heads the whole file)."""
+    sections: dict[tuple[str, tuple[str, ...]], list[str]] = collections.defaultdict(list)
+    for passage in passages:  # a section holds its subsections' passages too
+        for depth in range(len(passage.headings) + 1):
+            sections[(passage.document_id, passage.headings[:depth])].append(passage.passage_id)
+    defining: dict[str, set[str]] = collections.defaultdict(set)
+    for draft in drafts:
+        for item in draft.evidence:
+            if item.kind is EvidenceKind.HEADING:
+                defining[draft.id].update(sections.get((item.document_id, item.headings), [item.passage_id]))
+            elif item.kind in (EvidenceKind.DEFINITION, EvidenceKind.ACRONYM):
+                defining[draft.id].add(item.passage_id)
+    return defining
+
+
+def _support(concept_id: str, counts: dict[int, int], defining: set[str], passages: Sequence[Passage],
+             by_id: Mapping[str, Passage]) -> tuple[Support, ...]:
+    rows = {passages[i].passage_id: Support(passage=passages[i], mentions=n, defines=passages[i].passage_id in defining)
+            for i, n in counts.items()}
+    for passage_id in defining - rows.keys():
+        rows[passage_id] = Support(passage=by_id[passage_id], mentions=0, defines=True)
+    return tuple(sorted(rows.values(), key=lambda s: (not s.defines, -s.mentions, s.passage.document_id,
+                                                      s.passage.start)))
+
+
+def _concept(draft: Draft, documents: Mapping[str, SourceDocument], by_id: Mapping[str, Passage],
+             support: tuple[Support, ...], index_version: str) -> Concept:
+    summary, citation = _summary(draft, by_id, support, index_version)
+    if draft.glossary is not None and draft.glossary.summary:
+        summary = draft.glossary.summary
+    defining = collections.Counter(e.document_id for e in draft.evidence if e.kind in relations.DEFINING_KINDS)
+    if not defining:
+        defining = collections.Counter(e.document_id for e in draft.evidence)
+    defined_in = tuple(sorted(defining, key=lambda d: (-defining[d], d)))
+    return Concept(id=draft.id, title=draft.title, aliases=draft.aliases, summary=summary, citation=citation,
+                   type=draft.type, confidence=draft.confidence, defined_in=defined_in,
+                   sources=tuple(dict.fromkeys(e.kind.value for e in draft.evidence)) or ("glossary",))
+
+
+def _summary(draft: Draft, by_id: Mapping[str, Passage], support: tuple[Support, ...], index_version: str
+             ) -> tuple[str, Citation | None]:
+    """One extractive sentence: the definition's own sentence, else the first sentence of the section
+    a heading opens, else the first sentence that names the concept."""
+    for item in draft.evidence:
+        passage = by_id.get(item.passage_id)
+        if passage is None:
+            continue
+        if item.kind in (EvidenceKind.DEFINITION, EvidenceKind.ACRONYM):
+            found = _sentence_at(passage, item.start)
+        elif item.kind is EvidenceKind.HEADING:
+            found = _first_sentence(passage)
+        else:
+            continue
+        if found is not None:
+            return _cited(passage, found, index_version)
+    names = {w.lower() for name in (draft.title, *draft.aliases) for w in words(name)}
+    for row in support:
+        found = _first_sentence(row.passage, names)
+        if found is not None:
+            return _cited(row.passage, found, index_version)
+    return draft.title, None
+
+
+def _usable(text: str) -> bool:
+    return len(words(text)) >= 4 and not text.lstrip().startswith(("#", "```", "|", "~~~")) and "---" not in text
+
+
+def _sentence_at(passage: Passage, offset: int) -> tuple[int, int] | None:
+    relative = offset - passage.start
+    for start, end in sentences(passage.text):
+        if start <= relative < end:
+            return (start, end) if _usable(passage.text[start:end]) else None
+    return None
+
+
+def _first_sentence(passage: Passage, names: set[str] | None = None) -> tuple[int, int] | None:
+    heading_line = passage.text.lstrip().startswith("#")
+    first_line_end = passage.text.find("\n") if heading_line else -1
+    for start, end in sentences(passage.text):
+        if start <= first_line_end or not _usable(passage.text[start:end]):
+            continue
+        if names is None or names & {t.text.lower() for t in tokens(passage.text[start:end])}:
+            return start, end
+    return None
+
+
+def _cited(passage: Passage, span: tuple[int, int], index_version: str) -> tuple[str, Citation]:
+    start, end = span
+    if end - start > MAX_SUMMARY_CHARS:
+        cut = passage.text.rfind(" ", start, start + MAX_SUMMARY_CHARS)
+        end = cut if cut > start else start + MAX_SUMMARY_CHARS
+    return passage.text[start:end], Citation(document_id=passage.document_id, passage_id=passage.passage_id,
+                                             start=passage.start + start, end=passage.start + end,
+                                             index_version=index_version)

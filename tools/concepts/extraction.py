@@ -1,0 +1,218 @@
+"""Evidence of concepts in one document: headings, bold definitions, acronyms, link texts and YAKE
+key phrases. A pure function of the document and its passages, so its result is cached per document
+content and only changed documents are re-read after an index change.
+
+Nothing here knows any corpus's words: a term qualifies by where and how it is written.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from typing import Iterable, Sequence
+
+from hexmcp.tools.knowledge.passages import Passage, SourceDocument
+
+from .model import Evidence, EvidenceKind
+from .text import MAX_TERM_WORDS, STOP_WORDS, clean_term, key_of, plausible_term, words
+
+KEYPHRASES_PER_DOCUMENT = 8
+KEYPHRASE_TEXT_CHARS = 6_000  # YAKE reads a document's opening only: ~20 µs a character, the dominant cost (ADR 0620)
+_NUMBERING = re.compile(r"^(?:[A-Z]{2,5}[ -])?\d[\d.]*\s*(?:[:.—–-]\s*)?|^(?:step|part|chapter)\s+\d+\s*[:.—–-]\s*",
+                        re.IGNORECASE)
+_ASIDE = re.compile(r"\s*\([^)]*\)?")  # "(this 2-core VM" and "(optional)" are remarks, not names
+_HEADING_PARTS = re.compile(r"\s*(?::|;|\s[—–-]\s|,\s)\s*")
+_DEFINED = re.compile(
+    r"(?P<mark>\*\*|__|`)(?P<term>[^*_`\n]{2,60}?)(?P=mark)\s*(?:\((?P<alias>[^)\n]{1,20})\))?\s*"
+    r"(?:\b(?:is|are|means|refers to|denotes|stands for)\b|[:—–]|-\s)")
+_ACRONYM_AFTER = re.compile(r"\((?P<acr>[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*?)(?:s)?\)")
+_ACRONYM_BEFORE = re.compile(r"\b(?P<acr>[A-Z][A-Z0-9]{1,9})s?\s+\((?P<expansion>[A-Za-z][^()\n]{3,80}?)\)")
+_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]{2,80})\]\((?P<href>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+_CODE_LIKE = re.compile(r"[\"{}\[\]<>=$]")  # JSON, shell and templates in backticks are not names
+_GENERIC_FILE_NAMES = frozenset({"readme", "index", "changelog", "changes", "license", "contributing", "summary",
+                                 "notes", "todo", "authors", "history", "news", "faq", "main", "intro"})
+_MINOR = frozenset({"of", "and", "the", "for", "to", "in", "on", "a", "an", "&"})
+
+
+def extract(document: SourceDocument, passages: Sequence[Passage], corpus_ids: frozenset[str] = frozenset()
+            ) -> tuple[Evidence, ...]:
+    """Every sighting in `document`; `corpus_ids` lets links name the document they point at."""
+    if not passages:
+        return ()
+    locate = _Locator(passages)
+    found: list[Evidence] = []
+    found.extend(_headings(document, passages))
+    found.extend(_file_name(document, passages[0]))
+    for passage in passages:
+        body = _FENCE.sub(lambda m: " " * len(m.group()), passage.text)
+        found.extend(_definitions(passage, body))
+        found.extend(_acronyms(passage, body))
+        found.extend(_links(document, passage, body, corpus_ids))
+    found.extend(_keyphrases(document, locate))
+    return tuple(found)
+
+
+class _Locator:
+    """The passage holding a document offset (passages are in document order)."""
+
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self.passages = passages
+        self.starts = [p.start for p in passages]
+
+    def at(self, offset: int) -> Passage:
+        return self.passages[max(0, bisect.bisect_right(self.starts, offset) - 1)]
+
+
+def heading_terms(heading: str) -> list[tuple[str, float]]:
+    """The concept names a heading holds: itself when short, else its parts ("Knowledge base: hybrid
+    retrieval" holds both), numbering stripped; the weight says a part is less sure than a whole."""
+    text = clean_term(_NUMBERING.sub("", _ASIDE.sub("", heading.strip())))
+    if plausible_term(text):
+        return [(text, 1.0)]
+    return [(part, 0.8) for part in map(clean_term, _HEADING_PARTS.split(text)) if plausible_term(part)]
+
+
+def _headings(document: SourceDocument, passages: Sequence[Passage]) -> Iterable[Evidence]:
+    seen: set[tuple[str, ...]] = set()
+    for passage in passages:
+        paths = [passage.headings[:depth] for depth in range(1, len(passage.headings) + 1)]
+        if not passage.headings and document.title:
+            paths = [(document.title,)]
+        for path in paths:
+            if path in seen:
+                continue
+            seen.add(path)
+            heading = path[-1]
+            at = document.text.rfind(heading, 0, passage.start + 1)
+            start, end = (at, at + len(heading)) if at >= 0 else (passage.start, passage.start)
+            for term, weight in heading_terms(heading):
+                yield Evidence(term=term, kind=EvidenceKind.HEADING, document_id=document.document_id,
+                               passage_id=passage.passage_id, start=start, end=end, headings=path, weight=weight)
+
+
+def _file_name(document: SourceDocument, first: Passage) -> Iterable[Evidence]:
+    """A file named `connection-admission.md` is about connection admission: its name is a heading too."""
+    stem = posixpath.splitext(posixpath.basename(document.document_id))[0]
+    name = clean_term(re.sub(r"[-_]+", " ", re.sub(r"^[\d._-]+", "", stem)))
+    if name.lower() in _GENERIC_FILE_NAMES or not plausible_term(name):
+        return
+    yield Evidence(term=name, kind=EvidenceKind.HEADING, document_id=document.document_id,
+                   passage_id=first.passage_id, start=first.start, end=first.start, weight=0.8,
+                   alias=_same_topic(name, heading_terms(document.title)))
+
+
+def _same_topic(name: str, title_terms: list[tuple[str, float]]) -> str | None:
+    """The part of the document's title that names what its file name names (at least half the file
+    name's words, by stem), so the two become one concept: "0602-error-model.md" and "Errors are values"."""
+    wanted = set(key_of(name).split())
+    best = max(title_terms, key=lambda t: (len(wanted & set(key_of(t[0]).split())), -len(t[0])), default=None)
+    if best is None or 2 * len(wanted & set(key_of(best[0]).split())) < len(wanted):
+        return None
+    return best[0]
+
+
+def _definitions(passage: Passage, body: str) -> Iterable[Evidence]:
+    for match in _DEFINED.finditer(body):
+        term = clean_term(match.group("term"))
+        if not plausible_term(term) or _CODE_LIKE.search(term):
+            continue
+        alias = match.group("alias")
+        alias = clean_term(alias) if alias and plausible_term(clean_term(alias)) else None
+        yield Evidence(term=term, kind=EvidenceKind.DEFINITION, document_id=passage.document_id,
+                       passage_id=passage.passage_id, start=passage.start + match.start("term"),
+                       end=passage.start + match.end("term"), headings=passage.headings, alias=alias)
+
+
+def _initials(candidate: list[str]) -> str:
+    letters = []
+    for word in candidate:
+        letters.extend(part[0] for part in re.split(r"[-/]", word) if part)
+    return "".join(letters).lower()
+
+
+def _expansion_for(acronym: str, before: list[str]) -> list[str] | None:
+    """The shortest run of words ending `before` whose initials spell `acronym` (minor words may be skipped)."""
+    target = acronym.lower()
+    for size in range(1, min(len(before), MAX_TERM_WORDS) + 1):
+        candidate = before[-size:]
+        if candidate[0].lower() in _MINOR:
+            continue
+        significant = [w for w in candidate if w.lower() not in _MINOR]
+        if _initials(significant) == target or _initials(candidate) == target:
+            return candidate
+    return None
+
+
+def _acronyms(passage: Passage, body: str) -> Iterable[Evidence]:
+    for match in _ACRONYM_AFTER.finditer(body):
+        line_start = body.rfind("\n", 0, match.start()) + 1
+        before_text = body[line_start:match.start()]
+        before = re.findall(r"[\w][\w/-]*", before_text)
+        expansion = _expansion_for(match.group("acr"), before[-MAX_TERM_WORDS - 2:])
+        if expansion is None:
+            continue
+        at = before_text.rfind(expansion[0])
+        yield _acronym(passage, " ".join(expansion), match.group("acr"), line_start + max(at, 0), match.start())
+    for match in _ACRONYM_BEFORE.finditer(body):
+        expansion = words(match.group("expansion"))
+        if _expansion_for(match.group("acr"), expansion) == expansion:
+            yield _acronym(passage, " ".join(expansion), match.group("acr"), match.start("expansion"),
+                           match.end("expansion"))
+
+
+def _acronym(passage: Passage, expansion: str, acronym: str, start: int, end: int) -> Evidence:
+    return Evidence(term=expansion, kind=EvidenceKind.ACRONYM, document_id=passage.document_id,
+                    passage_id=passage.passage_id, start=passage.start + start, end=passage.start + end,
+                    headings=passage.headings, alias=acronym)
+
+
+def _links(document: SourceDocument, passage: Passage, body: str, corpus_ids: frozenset[str]) -> Iterable[Evidence]:
+    for match in _LINK.finditer(body):
+        text = clean_term(match.group("text"))
+        target = _link_target(document.document_id, match.group("href"), corpus_ids)
+        if not plausible_term(text) or text.lower() in STOP_WORDS or "://" in text:
+            continue
+        yield Evidence(term=text, kind=EvidenceKind.LINK, document_id=document.document_id,
+                       passage_id=passage.passage_id, start=passage.start + match.start("text"),
+                       end=passage.start + match.end("text"), headings=passage.headings, target=target)
+
+
+def _link_target(document_id: str, href: str, corpus_ids: frozenset[str]) -> str | None:
+    """The corpus document a relative link points at, or None (external, or not in the corpus)."""
+    path = href.split("#", 1)[0].split("?", 1)[0]
+    if not path or "://" in href or href.startswith("mailto:"):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(document_id), path.lstrip("/")
+                                               if not path.startswith("/") else path[1:]))
+    for candidate in (joined, joined + ".md", posixpath.join(joined, "README.md"), posixpath.join(joined, "index.md")):
+        if candidate in corpus_ids:
+            return candidate
+    return None
+
+
+_YAKE: object | None = None
+
+
+def _keyphrases(document: SourceDocument, locate: _Locator) -> Iterable[Evidence]:
+    global _YAKE
+    if _YAKE is None:
+        import yake
+
+        _YAKE = yake.KeywordExtractor(lan="en", n=3, top=KEYPHRASES_PER_DOCUMENT * 2, dedup_lim=0.8)
+    text = _FENCE.sub(" ", document.text[:KEYPHRASE_TEXT_CHARS])
+    ranked = 0
+    lowered = document.text.lower()
+    for phrase, _score in _YAKE.extract_keywords(text):  # type: ignore[attr-defined]
+        term = clean_term(phrase)
+        if ranked >= KEYPHRASES_PER_DOCUMENT or not plausible_term(term) or len(term) < 3:
+            continue
+        at = lowered.find(term.lower())
+        if at < 0:
+            continue
+        passage = locate.at(at)
+        yield Evidence(term=term, kind=EvidenceKind.KEYPHRASE, document_id=document.document_id,
+                       passage_id=passage.passage_id, start=at, end=at + len(term), headings=passage.headings,
+                       weight=1.0 - ranked / KEYPHRASES_PER_DOCUMENT)
+        ranked += 1

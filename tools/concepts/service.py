@@ -1,0 +1,100 @@
+"""The concept base as a running service: built from the knowledge service's newest index, rebuilt
+when the index changes, never blocking a call that an older concept base can answer.
+
+The first call waits for the first build; after an index change (a re-indexed corpus, or the final
+index replacing a partial one) calls keep the previous concept base while the new one builds in a
+worker thread (stale-while-revalidate), and the build reuses per-document evidence (build.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from .glossary import Glossary, load_glossary
+
+if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
+    from .base import ConceptBase
+    from .build import EvidenceCache
+
+log = structlog.get_logger(__name__)
+
+
+class ConceptService:
+    def __init__(self, knowledge: Any, glossary_path: str | Path | None = None) -> None:
+        """Reads the glossary now, so a bad file stops start-up (GlossaryError) before anything is served."""
+        self.knowledge = knowledge
+        self.glossary = load_glossary(glossary_path) if glossary_path else Glossary()
+        self._base: ConceptBase | None = None
+        self._cache: EvidenceCache | None = None
+        self._lock = asyncio.Lock()
+        self._rebuild: asyncio.Task[ConceptBase] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._base is not None
+
+    @property
+    def loaded(self) -> ConceptBase | None:
+        """The newest concept base built so far, without waiting (argument completion must not block)."""
+        return self._base
+
+    async def start(self) -> None:
+        """Build once the knowledge index is complete (the start-up hook)."""
+        from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode
+
+        await self.knowledge.start()
+        try:
+            await self.base()
+        except VectorStoreError as error:  # a vector store not up (yet) is not fatal: the next call retries
+            if error.code is not VectorStoreErrorCode.UNAVAILABLE:
+                raise
+            log.warning("the vector store is unavailable; concepts build on the next call", error=error.message)
+
+    async def base(self) -> ConceptBase:
+        index = await self.knowledge.index()
+        current = self._base
+        if current is not None and current.index_version == index.version:
+            return current
+        if current is None:
+            return await self._build(index)
+        if self._rebuild is None or self._rebuild.done():
+            self._rebuild = asyncio.ensure_future(self._build(index))
+            self._rebuild.add_done_callback(_log_failure)
+        return current
+
+    async def _build(self, index: Any) -> ConceptBase:
+        async with self._lock:
+            if self._base is not None and self._base.index_version == index.version:
+                return self._base
+            from .build import EvidenceCache, build_concept_base
+
+            self._cache = self._cache or EvidenceCache()
+            embedder = self.knowledge.embedder
+            base = await asyncio.to_thread(
+                build_concept_base, index.documents, index.passages, index.version, self.glossary,
+                embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
+                nearest_passages=index.nearest_passages, cache=self._cache)
+            self._base = base
+            log.info("concepts ready", index_version=index.version, **_stats(base))
+            return base
+
+    def describe(self) -> dict[str, Any]:
+        base = self._base
+        return {"ready": base is not None, **(_stats(base) if base is not None else {})}
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    """A background rebuild that fails leaves the previous concept base serving; the next call retries."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("rebuilding the concepts failed; the previous ones stay", exc_info=task.exception())
+
+
+def _stats(base: ConceptBase) -> dict[str, Any]:
+    stats = base.stats
+    return {} if stats is None else {"concepts": stats.concepts, "edges": stats.edges,
+                                     "extraction_seconds": stats.extraction_seconds,
+                                     "build_seconds": stats.total_seconds}
