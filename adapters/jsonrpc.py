@@ -39,6 +39,7 @@ ERROR_CODES: dict[ErrorCode, int] = {
     ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: -32022,  # MCP 2026-07-28 UnsupportedProtocolVersionError
     ErrorCode.REQUEST_TIMEOUT: -32001,  # the code the official SDKs use for timeouts
     ErrorCode.SERVER_BUSY: -32005,
+    ErrorCode.RATE_LIMITED: -32002,  # the code the gateway design gives "rate limited" too (GatewayErrorKind)
     ErrorCode.PAYLOAD_TOO_LARGE: INVALID_REQUEST,
     ErrorCode.UNAUTHORIZED: -32010,
     ErrorCode.FORBIDDEN: -32011,

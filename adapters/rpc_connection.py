@@ -30,9 +30,10 @@ def new_session_id() -> str:
 class RpcConnection:
     def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
-                 client_id: str | None = None) -> None:
+                 client_id: str | None = None, transport: str | None = None) -> None:
         self.session_id = session_id or new_session_id()
-        self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id)
+        self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
+                                           transport=transport)
         self._send = send
         self._with_version = with_version
         self._require_jsonrpc = require_jsonrpc

@@ -41,6 +41,8 @@ class ErrorCode(str, enum.Enum):
     """The request ran past its deadline and was stopped."""
     SERVER_BUSY = "server_busy"
     """A concurrency limit was reached; retry later."""
+    RATE_LIMITED = "rate_limited"
+    """The client sent more requests than its rate allows; `data.retryAfterSeconds` says when to retry."""
     PAYLOAD_TOO_LARGE = "payload_too_large"
     """A message exceeded the configured size limit."""
     UNAUTHORIZED = "unauthorized"

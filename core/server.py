@@ -14,6 +14,7 @@ from typing import Any
 from . import models, versions
 from .extensions import ExtensionHandler, extension_route
 from .handlers import ROUTES
+from .observation import RequestObserver
 from .options import ServerOptions
 from .ports import Peer
 from .prompts import PromptRegistry
@@ -46,6 +47,11 @@ class McpServer:
         self.tool = self.tools.tool
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
+        self.observers: list[RequestObserver] = []  # metrics, tracing, audit, rate limits: observation.py
+
+    def add_observer(self, observer: RequestObserver) -> None:
+        """Have `observer` see every request and session end from now on, on every transport, in the order added."""
+        self.observers.append(observer)
 
     def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,
                    handshake: bool = True, stateless: bool = True) -> None:
@@ -78,11 +84,12 @@ class McpServer:
         return caps
 
     def open_session(self, *, session_id: str, peer: Peer, assume_version: str | None = None,
-                     client_id: str | None = None) -> Session:
+                     client_id: str | None = None, transport: str | None = None) -> Session:
         """A new connection. `assume_version` skips the handshake (stateless HTTP serving handshake versions);
-        `client_id` names the client across its sessions (default: the session id)."""
+        `client_id` names the client across its sessions (default: the session id); `transport` is the
+        adapter's name for itself ("stdio", "http", "rest", "ws"), for observers."""
         session = Session(self, session_id=session_id, peer=peer, methods=self._methods,
-                          assume_version=assume_version, client_id=client_id)
+                          assume_version=assume_version, client_id=client_id, transport=transport)
         self._sessions.add(session)
         return session
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .models import Implementation
+from .observation import RequestObserver
 from .options import ServerOptions
 from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
@@ -30,6 +31,7 @@ class ServerView(Protocol):
     prompts: PromptRegistry
     sealer: RequestStateSealer
     subscriptions: SubscriptionHub
+    observers: list[RequestObserver]
 
     def capabilities(self, version: str) -> dict[str, Any]:
         """The capabilities the server declares at `version`."""

@@ -11,12 +11,13 @@ Every state change goes through `lifecycle.step`.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Awaitable
 
 import attrs
 import structlog
 
-from . import lifecycle, models, versions
+from . import lifecycle, models, observation, versions
 from .context import ToolContext
 from .convert import to_wire
 from .errors import ErrorCode, ProtocolError, Rejection
@@ -46,8 +47,10 @@ class _InFlight:
 
 class Session:
     def __init__(self, server: ServerView, *, session_id: str, peer: Peer, methods: MethodTable,
-                 assume_version: str | None, client_id: str | None = None) -> None:
+                 assume_version: str | None, client_id: str | None = None, transport: str | None = None) -> None:
         self.server = server
+        self.transport = transport
+        self.opened_at = time.monotonic()
         self._methods = methods
         self.session_id = session_id
         # Who is asking, for per-client limits: outlives the session when a client opens one per request.
@@ -93,14 +96,31 @@ class Session:
 
     async def _serve(self, method: str, params: Any, call: Call, route: Route, entry: _InFlight | None) -> Outcome:
         outcome: Outcome | None = None
+        scopes: list[observation.RequestScope] | None = None
+        started = 0.0
         try:
+            if self.server.observers:
+                started, scopes = time.perf_counter(), []
+                observation.open_scopes(self.server.observers, self._observed(method, params, call), scopes)
             outcome = await self._run(method, params, call, route, entry)
+            return outcome
+        except ProtocolError as error:  # an observer refused the request (`_run` turns its own into values)
+            outcome = self._reject(error.code, error.message, error.data, method=method)
             return outcome
         finally:
             if entry is not None and self._in_flight.get(call.request_key) is entry:
                 del self._in_flight[call.request_key]
             if method == "initialize" and not isinstance(outcome, Ok):
                 self._initialize_failed()
+            if scopes:
+                observation.finish_scopes(scopes, outcome, time.perf_counter() - started)
+
+    def _observed(self, method: str, params: Any, call: Call) -> observation.ObservedRequest:
+        arguments = params.get("arguments") if method == "tools/call" and isinstance(params, dict) else None
+        return observation.ObservedRequest(
+            method=method, target=observation.request_target(method, params), arguments=arguments,
+            meta=request_meta(params), request_key=call.request_key, session_id=self.session_id,
+            client_id=self.client_id, trace_id=call.trace_id, protocol_version=call.version, transport=self.transport)
 
     async def _run(self, method: str, params: Any, call: Call, route: Route, entry: _InFlight | None) -> Outcome:
         try:
@@ -160,9 +180,14 @@ class Session:
         self.closed.set()
 
     async def close(self) -> None:
+        handshake = self.client_info is not None  # set by a served initialize only
         _, self.state = lifecycle.step(self.state, lifecycle.Event.CLOSE)
         self.closed.set()
         self.cancel_all()
+        if self.server.observers:
+            observation.end_session(self.server.observers, observation.ObservedSession(
+                session_id=self.session_id, client_id=self.client_id, transport=self.transport,
+                protocol_version=self.version, handshake=handshake, duration_s=time.monotonic() - self.opened_at))
 
     # --- server-originated events -------------------------------------------------------------
 

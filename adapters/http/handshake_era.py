@@ -149,7 +149,7 @@ class HandshakeEraTransport:
         peer = HttpPeer(pending=self.stateless_pending)
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
                                         assume_version=None if handshake else version,
-                                        client_id=client_identity(scope))
+                                        client_id=client_identity(scope), transport="http")
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
                           make_stream=lambda: EventStream(None), session_id=None, announce=False)
 

@@ -74,7 +74,7 @@ class RestEndpoint:
         else:
             assume = None if method == "initialize" else version
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
-                                        assume_version=assume, client_id=client_identity(scope))
+                                        assume_version=assume, client_id=client_identity(scope), transport="rest")
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
         work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
         if not await until_done_or_gone(work, receive):

@@ -32,7 +32,8 @@ class HttpSession:
         self.config = config
         self.pending = PendingRequests(config.client_request_timeout_s)
         self.peer = HttpPeer(pending=self.pending)
-        self.core: Session = server.open_session(session_id=session_id, peer=self.peer, client_id=client_id)
+        self.core: Session = server.open_session(session_id=session_id, peer=self.peer, client_id=client_id,
+                                                 transport="http")
         self.streams: OrderedDict[str, EventStream] = OrderedDict()
         self.last_used = time.monotonic()
         self.active = 0  # requests in flight and streams attached: such a session is never evicted

@@ -119,7 +119,7 @@ class StatelessEraTransport:
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
         return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer,
-                                               client_id=client_identity(scope))
+                                               client_id=client_identity(scope), transport="http")
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
         reply, core = self._open(scope, send, request)

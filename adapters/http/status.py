@@ -35,6 +35,7 @@ STATUS: dict[ErrorCode, Statuses] = {
     ErrorCode.REQUEST_CANCELLED: Statuses(200, 499),  # never sent: the client is gone
     ErrorCode.REQUEST_TIMEOUT: Statuses(200, 504),
     ErrorCode.SERVER_BUSY: Statuses(503, 503),
+    ErrorCode.RATE_LIMITED: Statuses(429, 429),  # with Retry-After, on every era: HTTP clients back off on 429
     ErrorCode.PAYLOAD_TOO_LARGE: Statuses(413, 413),
     ErrorCode.UNAUTHORIZED: Statuses(401, 401),
     ErrorCode.FORBIDDEN: Statuses(403, 403),

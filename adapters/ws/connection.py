@@ -55,7 +55,8 @@ class WsConnection:
                              on_overflow=self._overflowed)
         self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
                                  require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
-                                 peer_timeout_s=config.client_request_timeout_s, client_id=client_id)
+                                 peer_timeout_s=config.client_request_timeout_s, client_id=client_id,
+                                 transport="ws")
         self.session_id = self.rpc.session_id
         self.stopping = False
         self.ended: Ending | None = None

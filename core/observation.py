@@ -1,0 +1,153 @@
+"""The observation port: how metrics, tracing, audit and admission policies see requests and sessions.
+
+The core calls each registered `RequestObserver` when it starts serving an admitted request and when the
+request ends, on every transport, with plain values: which method and target (tool or prompt name, or
+resource URI), who asked (session, client, trace), the outcome (ok, tool error, protocol error or
+cancelled) with its code, eventId and duration. Observers live outside the core (adapters, tools); the
+core only calls them. With no observer registered the hot path pays one truth test.
+
+An observer may refuse a request (a rate limit, say) by raising `ProtocolError` from `request_started`;
+the client gets that rejection and no handler runs. `request_started` runs in the task that serves the
+request, so an observer can make something current for the handler's duration (an OpenTelemetry span set
+as current, say) and undo it in the scope's `request_finished`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+import structlog
+
+from .errors import ErrorCode, Rejection
+from .ports import RequestKey
+from .routing import Ok
+
+log = structlog.get_logger("hexmcp.core")
+
+OUTCOME_OK = "ok"
+OUTCOME_TOOL_ERROR = "tool_error"  # a tools/call answered with isError: true
+OUTCOME_ERROR = "error"  # a rejection: the client got a JSON-RPC error
+OUTCOME_CANCELLED = "cancelled"  # the client cancelled it, or the server stopped it (shutdown)
+
+
+@attrs.frozen(kw_only=True)
+class ObservedRequest:
+    """One admitted request, as observers see it when it starts."""
+
+    method: str
+    target: str | None
+    """The tool (tools/call) or prompt (prompts/get) name, or the resource URI (resources/read, subscribe)."""
+    arguments: Any
+    """A tools/call's arguments (a JSON value, untrusted); None for other methods."""
+    meta: dict[str, Any]
+    """The request's `params._meta` (traceparent/tracestate when the client propagates a trace)."""
+    request_key: RequestKey | None
+    session_id: str
+    client_id: str
+    trace_id: str
+    protocol_version: str
+    transport: str | None
+    """What the adapter calls its transport: "stdio", "http", "rest", "ws"."""
+
+
+@attrs.frozen(kw_only=True)
+class ObservedOutcome:
+    """How an observed request ended."""
+
+    outcome: str
+    """OUTCOME_OK, OUTCOME_TOOL_ERROR, OUTCOME_ERROR or OUTCOME_CANCELLED."""
+    error_code: ErrorCode | None
+    """The rejection's semantic code (OUTCOME_ERROR, OUTCOME_CANCELLED); None otherwise."""
+    event_id: str | None
+    """The eventId of the rejection, as the client received it; None for results."""
+    duration_s: float
+    """From the start of serving to the outcome (monotonic clock)."""
+    result: dict[str, Any] | None
+    """The wire result for OUTCOME_OK and OUTCOME_TOOL_ERROR (read-only: it is what the client gets)."""
+
+
+@attrs.frozen(kw_only=True)
+class ObservedSession:
+    """A session its adapter closed (connection or HTTP session ended): for session-duration metrics.
+    `handshake` False: no initialize was served in it (a per-request session of the stateless eras)."""
+
+    session_id: str
+    client_id: str
+    transport: str | None
+    protocol_version: str | None
+    handshake: bool
+    duration_s: float
+
+
+class RequestScope(Protocol):
+    def request_finished(self, outcome: ObservedOutcome) -> None:
+        """The request ended. Called exactly once, in the task that served it; must not raise."""
+
+
+class RequestObserver(Protocol):
+    def request_started(self, request: ObservedRequest) -> RequestScope | None:
+        """A request starts being served. Return a scope to hear how it ends (or None not to).
+
+        Raise `ProtocolError` to refuse it (a rate limit: `ErrorCode.RATE_LIMITED`); then no scope of any
+        observer registered after this one is opened, and those opened before it are finished with the
+        refusal.
+        """
+
+    def session_ended(self, session: ObservedSession) -> None:
+        """A session closed. Must not raise."""
+
+
+def request_target(method: str, params: Any) -> str | None:
+    """The name the conventions put in a span name and a metric label: the tool, the prompt, or the URI."""
+    if not isinstance(params, dict):
+        return None
+    key = _TARGET_KEYS.get(method)
+    value = params.get(key) if key else None
+    return value if isinstance(value, str) else None
+
+
+_TARGET_KEYS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
+
+
+def open_scopes(observers: list[RequestObserver], request: ObservedRequest, scopes: list[RequestScope]) -> None:
+    """Start `request` with each observer, in order, appending their scopes to `scopes`.
+
+    Raises the `ProtocolError` of an observer that refuses; `scopes` then holds those opened before it,
+    for `finish_scopes` to close with the refusal."""
+    for observer in observers:
+        scope = observer.request_started(request)
+        if scope is not None:
+            scopes.append(scope)
+
+
+def finish_scopes(scopes: list[RequestScope], outcome: Ok | Rejection | None, duration_s: float) -> None:
+    """Tell each scope how its request ended, the last opened first (so context each made current unwinds
+    in order). `outcome` None: the serving task was cancelled (shutdown, disconnect) before an outcome."""
+    observed = observed_outcome(outcome, duration_s)
+    for scope in reversed(scopes):
+        try:
+            scope.request_finished(observed)
+        except Exception:  # an observer's bug must not turn an answered request into a failure
+            log.exception("request observer failed", eventId=outcome.event_id if isinstance(outcome, Rejection) else None)
+
+
+def observed_outcome(outcome: Ok | Rejection | None, duration_s: float) -> ObservedOutcome:
+    if outcome is None:
+        return ObservedOutcome(outcome=OUTCOME_CANCELLED, error_code=ErrorCode.REQUEST_CANCELLED, event_id=None,
+                               duration_s=duration_s, result=None)
+    if isinstance(outcome, Rejection):
+        kind = OUTCOME_CANCELLED if outcome.code is ErrorCode.REQUEST_CANCELLED else OUTCOME_ERROR
+        return ObservedOutcome(outcome=kind, error_code=outcome.code, event_id=outcome.event_id,
+                               duration_s=duration_s, result=None)
+    kind = OUTCOME_TOOL_ERROR if outcome.result.get("isError") is True else OUTCOME_OK
+    return ObservedOutcome(outcome=kind, error_code=None, event_id=None, duration_s=duration_s, result=outcome.result)
+
+
+def end_session(observers: list[RequestObserver], session: ObservedSession) -> None:
+    for observer in observers:
+        try:
+            observer.session_ended(session)
+        except Exception:
+            log.exception("session observer failed", sessionId=session.session_id)
