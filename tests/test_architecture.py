@@ -19,7 +19,8 @@ CLIENT_COMMANDS = "hexmcp.adapters.cli_client"  # the client's command line: it 
 RULES = {"core": {"adapters", "tools", "client"}, "tools": {"adapters", "client"}, "adapters": {"tools", "client"},
          "client": {"tools"}}
 """Layer -> layers it must not import. Only the composition root (adapters/cli.py) imports tools."""
-SANS_IO_ADAPTERS = ("hexmcp.adapters.jsonrpc", "hexmcp.adapters.lines")  # what the client may take from the server side
+# What the client may take from the server side: sans-IO codecs only.
+SANS_IO_ADAPTERS = ("hexmcp.adapters.jsonrpc", "hexmcp.adapters.lines", "hexmcp.adapters.sse_events")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The outbound LLM gateway adapter: configuration, the OpenAI-compatible client, retries, the error map.
 
-The client module (httpx, httpx-sse) is imported only when a gateway is configured: `hexmcp stdio`
+The client module (aiohttp) is imported only when a gateway is configured: `hexmcp stdio`
 without one starts as fast as before (ADR 0007).
 """
 

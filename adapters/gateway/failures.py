@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import email.utils
 import time
+from typing import Mapping
 
-import httpx
+import aiohttp
 
 from hexmcp.core.gateway_port import GatewayErrorKind, GatewayFailure
 
@@ -41,7 +42,7 @@ class Redactor:
         return text
 
 
-def for_status(status: int, upstream_message: str | None, headers: httpx.Headers, *, model: str | None,
+def for_status(status: int, upstream_message: str | None, headers: Mapping[str, str], *, model: str | None,
                redact: Redactor) -> GatewayFailure | RetryableFailure:
     """A non-2xx answer: a final failure, or a retryable one (with the Retry-After it named)."""
     kind, retryable = STATUS_KINDS.get(status, (GatewayErrorKind.PROVIDER_UNAVAILABLE, status >= 500))
@@ -61,12 +62,15 @@ def for_status(status: int, upstream_message: str | None, headers: httpx.Headers
     return RetryableFailure(failure, retry_after(headers)) if retryable else failure
 
 
-def for_exception(error: httpx.HTTPError, redact: Redactor) -> RetryableFailure:
+def for_exception(error: aiohttp.ClientError | TimeoutError, redact: Redactor) -> RetryableFailure:
     """A transport failure: timeouts and broken connections are always worth another attempt."""
-    if isinstance(error, httpx.TimeoutException):
-        phase = {httpx.ConnectTimeout: "connecting", httpx.ReadTimeout: "waiting for the answer",
-                 httpx.WriteTimeout: "sending the request", httpx.PoolTimeout: "waiting for a free connection"}
-        where = phase.get(type(error), "talking to it")
+    if isinstance(error, TimeoutError):  # aiohttp's socket timeouts are TimeoutErrors too
+        if isinstance(error, aiohttp.ConnectionTimeoutError):
+            where = "connecting, or waiting for a free connection"
+        elif isinstance(error, aiohttp.SocketTimeoutError):
+            where = "waiting for the answer"
+        else:
+            where = "waiting for the whole answer"
         return RetryableFailure(GatewayFailure(kind=GatewayErrorKind.TIMEOUT,
                                                message=f"the gateway did not answer in time ({where})"))
     reason = type(error).__name__
@@ -80,7 +84,7 @@ def unusable(message: str, status: int | None, redact: Redactor) -> GatewayFailu
     return GatewayFailure(kind=GatewayErrorKind.PROVIDER_UNAVAILABLE, message=redact(message), status=status)
 
 
-def retry_after(headers: httpx.Headers) -> float | None:
+def retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds from `retry-after-ms` (OpenAI's), or `Retry-After` as seconds or an HTTP date."""
     raw_ms = headers.get("retry-after-ms")
     if raw_ms:

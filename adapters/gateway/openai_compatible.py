@@ -1,7 +1,8 @@
 """`ChatGateway` for OpenAI-compatible chat-completions APIs (vLLM, OpenAI, LiteLLM, the semantic router).
 
-One `httpx.AsyncClient` per gateway: pooled HTTP/1.1 connections kept alive between calls (ADR 0701).
-A streamed completion (`stream: true`) is read as server-sent events with httpx-sse, each text piece
+One `aiohttp.ClientSession` per gateway: pooled HTTP/1.1 connections kept alive between calls (ADR 0701;
+aiohttp rather than httpx for its per-call CPU cost, ADR 0704). A streamed completion (`stream: true`) is
+read as server-sent events (httpx-sse's decoder, through `adapters/sse_events.py`), each text piece
 handed to the caller as it arrives. Every attempt runs under `with_retries` (retry.py); once text has
 reached the caller a broken stream is not retried, since a second attempt would repeat it.
 Cancelling the calling task closes the response, which closes its connection: the gateway sees the
@@ -11,32 +12,30 @@ client go away and can stop generating.
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
 import time
-from typing import Any
+from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
+import aiohttp
 import attrs
-import httpx
-import httpx_sse
 import orjson
 import structlog
 
 from hexmcp.core.gateway_port import (ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink,
                                       TokenUsage)
 
+from ..sse_events import events
 from .config import GatewayConfig
 from .failures import Redactor, for_exception, for_status, unusable
 from .retry import RetryableFailure, with_retries
 
 log = structlog.get_logger("hexmcp.gateway")
-# httpx logs every request at INFO (method, URL, status): one line per completion is noise next to ours,
-# and a URL may carry credentials.
-for _name in ("httpx", "httpcore"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
 
 ANTHROPIC_VERSION = "2023-06-01"
-POOL = httpx.Limits(max_connections=256, max_keepalive_connections=64, keepalive_expiry=30.0)
+MAX_CONNECTIONS = 256
+KEEPALIVE_S = 30.0
+READ_CHUNK = 64 * 1024
 
 
 class TooLarge(Exception):
@@ -44,18 +43,29 @@ class TooLarge(Exception):
 
 
 class OpenAICompatibleGateway:
-    def __init__(self, config: GatewayConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, config: GatewayConfig) -> None:
         if config.url is None:
             raise ValueError("an OpenAICompatibleGateway needs config.url")
         self.provider = config.provider_type
         self.config = config
         self._redact = Redactor(config.api_key, urlsplit(config.url).password)
-        # Connect, read, write and pool waits each get TIMEOUT; a whole non-streamed answer does too (below).
-        self._client = httpx.AsyncClient(base_url=config.url + "/", headers=_headers(config), limits=POOL,
-                                         timeout=httpx.Timeout(config.timeout_s), transport=transport)
+        base = config.url.rstrip("/")
+        self._chat_url, self._models_url = f"{base}/chat/completions", f"{base}/models"
+        self._session: aiohttp.ClientSession | None = None  # made on first use, inside the event loop
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            # Connecting (pool wait included) and each read get TIMEOUT; a whole non-streamed answer does too.
+            timeout = aiohttp.ClientTimeout(total=None, connect=self.config.timeout_s,
+                                            sock_read=self.config.timeout_s)
+            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S)
+            self._session = aiohttp.ClientSession(headers=_headers(self.config), timeout=timeout,
+                                                  connector=connector, auto_decompress=True)
+        return self._session
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
     # --- the port ------------------------------------------------------------------------------
 
@@ -75,10 +85,10 @@ class OpenAICompatibleGateway:
                     async with asyncio.timeout(self.config.timeout_s):
                         return await self._post(body, request.model, number, None)
                 return await self._post(body, request.model, number, sink)
-            except TimeoutError:
-                return self._transport_failure(httpx.ReadTimeout("the whole answer took too long"), number, False)
-            except httpx.HTTPError as error:
+            except aiohttp.ClientError as error:  # before TimeoutError: aiohttp's own timeouts are both
                 return self._transport_failure(error, number, delivered)
+            except TimeoutError as error:  # the whole answer took longer than TIMEOUT
+                return self._transport_failure(error, number, False)
 
         started = time.perf_counter()
         outcome = await with_retries(self.config.retries, attempt, on_retry=self._log_retry)
@@ -89,20 +99,20 @@ class OpenAICompatibleGateway:
         async def attempt(number: int) -> tuple[GatewayModel, ...] | GatewayFailure:
             try:
                 async with asyncio.timeout(self.config.timeout_s):
-                    async with self._client.stream("GET", "models") as response:
+                    async with self._client().get(self._models_url) as response:
                         raw = await self._read_limited(response)
-                        if response.status_code >= 300:
+                        if response.status >= 300:
                             return self._status_failure(response, raw, None, number)
                         return _models(orjson.loads(raw))
-            except TimeoutError:
-                return self._transport_failure(httpx.ReadTimeout("the models list took too long"), number, False)
-            except httpx.HTTPError as error:
+            except aiohttp.ClientError as error:
+                return self._transport_failure(error, number, False)
+            except TimeoutError as error:
                 return self._transport_failure(error, number, False)
             except TooLarge:
-                return attrs.evolve(self._too_large(response.status_code), attempts=number)
+                return attrs.evolve(self._too_large(response.status), attempts=number)
             except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
                 return unusable("the gateway's models list is not the OpenAI shape ({data: [{id}]})",
-                                response.status_code, self._redact)
+                                response.status, self._redact)
 
         started = time.perf_counter()
         outcome = await with_retries(self.config.retries, attempt, on_retry=self._log_retry)
@@ -112,10 +122,10 @@ class OpenAICompatibleGateway:
     # --- one attempt -------------------------------------------------------------------------------
 
     async def _post(self, body: dict[str, Any], model: str, number: int, sink: TextSink | None) -> ChatAnswer | GatewayFailure:
-        async with self._client.stream("POST", "chat/completions", content=orjson.dumps(body),
+        async with self._client().post(self._chat_url, data=orjson.dumps(body),
                                        headers={"content-type": "application/json"}) as response:
             try:
-                if response.status_code >= 300:
+                if response.status >= 300:
                     return self._status_failure(response, await self._read_limited(response), model, number)
                 streaming = sink is not None and response.headers.get("content-type", "").startswith("text/event-stream")
                 if streaming:
@@ -126,16 +136,21 @@ class OpenAICompatibleGateway:
                     await sink(answer.text)  # a gateway that ignored `stream: true`: one piece
                 return answer
             except TooLarge:
-                return attrs.evolve(self._too_large(response.status_code), attempts=number)
+                return attrs.evolve(self._too_large(response.status), attempts=number)
             except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
                 return attrs.evolve(unusable("the gateway's answer is not an OpenAI chat completion",
-                                             response.status_code, self._redact), attempts=number)
+                                             response.status, self._redact), attempts=number)
 
-    async def _read_stream(self, response: httpx.Response, sink: TextSink, number: int) -> ChatAnswer | GatewayFailure:
+    async def _read_stream(self, response: aiohttp.ClientResponse, sink: TextSink, number: int) -> ChatAnswer | GatewayFailure:
+        async with contextlib.aclosing(events(response.content.iter_any())) as stream:
+            return await self._gather_stream(stream, response.status, sink, number)
+
+    async def _gather_stream(self, stream: AsyncIterator[Any], status: int, sink: TextSink,
+                             number: int) -> ChatAnswer | GatewayFailure:
         pieces: list[str] = []
         size = 0
         model, finish, usage = "", None, TokenUsage()
-        async for event in httpx_sse.EventSource(response).aiter_sse():
+        async for event in stream:
             size += len(event.data)
             if size > self.config.max_response_bytes:
                 raise TooLarge()
@@ -143,8 +158,7 @@ class OpenAICompatibleGateway:
                 break
             chunk = orjson.loads(event.data)
             if "error" in chunk:
-                return unusable(f"the gateway failed mid-stream: {_error_message(chunk)}", response.status_code,
-                                self._redact)
+                return unusable(f"the gateway failed mid-stream: {_error_message(chunk)}", status, self._redact)
             model = chunk.get("model") or model
             if chunk.get("usage"):
                 usage = _usage(chunk["usage"])
@@ -156,7 +170,7 @@ class OpenAICompatibleGateway:
                     await sink(piece)
         return ChatAnswer(text="".join(pieces), model=model, usage=usage, finish_reason=finish, attempts=number)
 
-    async def _read_limited(self, response: httpx.Response) -> bytes:
+    async def _read_limited(self, response: aiohttp.ClientResponse) -> bytes:
         """The body, refusing (TooLarge) as soon as it passes max_response_bytes: never held whole in memory."""
         limit = self.config.max_response_bytes
         declared = response.headers.get("content-length", "")
@@ -164,7 +178,7 @@ class OpenAICompatibleGateway:
             raise TooLarge()
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.content.iter_chunked(READ_CHUNK):
             size += len(chunk)
             if size > limit:
                 raise TooLarge()
@@ -173,18 +187,19 @@ class OpenAICompatibleGateway:
 
     # --- failures --------------------------------------------------------------------------------
 
-    def _status_failure(self, response: httpx.Response, raw: bytes, model: str | None, number: int) -> GatewayFailure:
+    def _status_failure(self, response: aiohttp.ClientResponse, raw: bytes, model: str | None,
+                        number: int) -> GatewayFailure:
         try:
             message = _error_message(orjson.loads(raw))
         except (orjson.JSONDecodeError, TypeError, AttributeError):
             message = raw[:200].decode("utf-8", "replace").strip() or None
-        failure = for_status(response.status_code, message, response.headers, model=model, redact=self._redact)
+        failure = for_status(response.status, message, response.headers, model=model, redact=self._redact)
         if isinstance(failure, RetryableFailure):
             failure.failure = attrs.evolve(failure.failure, attempts=number)
             raise failure
         return attrs.evolve(failure, attempts=number)
 
-    def _transport_failure(self, error: httpx.HTTPError, number: int, delivered: bool) -> GatewayFailure:
+    def _transport_failure(self, error: aiohttp.ClientError | TimeoutError, number: int, delivered: bool) -> GatewayFailure:
         failure = for_exception(error, self._redact)
         if delivered:  # part of the answer already went out: stop here rather than repeat it
             return attrs.evolve(failure.failure, attempts=number)

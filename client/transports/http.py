@@ -25,10 +25,11 @@ from typing import Any, Sequence
 import aiohttp
 
 from hexmcp.adapters import jsonrpc
+from hexmcp.adapters import sse_events as sse
 from hexmcp.core import versions
 
 from ..errors import ClientError, ClientErrorCode, unreachable
-from . import aio, sse
+from . import aio
 from .base import Inbox
 
 ACCEPT = "application/json, text/event-stream"

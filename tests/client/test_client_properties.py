@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hexmcp.adapters import jsonrpc
 from hexmcp.client import ClientError, ClientErrorCode, Target, Transport
 from hexmcp.client.dispatcher import Dispatcher
-from hexmcp.client.transports import sse
+from hexmcp.adapters import sse_events as sse
 from hexmcp.client.transports.aio import env_proxy
 
 from ..support.strategies import JSON_VALUES

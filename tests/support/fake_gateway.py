@@ -64,6 +64,7 @@ class FakeGateway:
         self.scripts: dict[str, collections.deque[Script]] = collections.defaultdict(collections.deque)
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         self.disconnects: list[str] = []
+        self.client_ports: list[int] = []  # the client's port of each request: one per connection it used
         self.models = list(MODELS)
         self.reply_text = "The answer is 42."
         self._lock = threading.Lock()
@@ -113,6 +114,8 @@ class FakeGateway:
     def _record(self, path: str, body: dict[str, Any], request: Request) -> None:
         with self._lock:
             self.requests.append((path, body, dict(request.headers)))
+            if request.client is not None:
+                self.client_ports.append(request.client.port)
 
     async def _play(self, script: Script, default: Any, request: Request, model: str | None) -> Response:
         if script.hang:

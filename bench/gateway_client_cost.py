@@ -1,0 +1,100 @@
+"""CPU cost of one gateway call in process: hexmcp's OpenAI-compatible client against bare HTTP clients.
+
+    python -m bench.gateway_client_cost [--calls 300] [--rounds 5]
+
+Starts `bench/servers/fake_openai.py` (answers at once) in its own process, then times, in this process,
+thread CPU time per call (not wall time: the machine is shared and CPU time moves less with others' load)
+of three arms, interleaved round by round:
+- `hexmcp`: `OpenAICompatibleGateway.complete` (retry loop, size-limited read, error map, answer parsing);
+- `aiohttp`: a bare `aiohttp.ClientSession.post` of the same body, body read and parsed (the floor of the
+  HTTP client hexmcp uses; ADR 0704);
+- `httpx`: a bare `httpx.AsyncClient.post` of the same body (the client the gateway used before ADR 0704).
+Prints medians over rounds of CPU ms per call and wall ms per call, and hexmcp's share over the aiohttp floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import statistics
+import sys
+import time
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+import httpx
+import orjson
+import structlog
+
+from bench.http import free_port, start, stop
+from hexmcp.adapters.gateway import GatewayConfig, RetryPolicy
+from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
+from hexmcp.core.gateway_port import ChatAnswer, ChatMessage, ChatRequest
+
+REQUEST = ChatRequest(model="qwen3-32b", messages=(ChatMessage(role="system", content="You are a careful mathematician."),
+                                                   ChatMessage(role="user", content="What is the derivative of x squared?")))
+BODY = orjson.dumps({"model": REQUEST.model, "messages": [{"role": m.role, "content": m.content}
+                                                          for m in REQUEST.messages]})
+JSON = {"content-type": "application/json"}
+
+
+async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, float]]:
+    gateway = OpenAICompatibleGateway(GatewayConfig(url=url, retries=RetryPolicy(max_retries=0)))
+    session = aiohttp.ClientSession()
+    client = httpx.AsyncClient()
+
+    async def hexmcp() -> None:
+        assert isinstance(await gateway.complete(REQUEST), ChatAnswer)
+
+    async def bare_aiohttp() -> None:
+        async with session.post(url + "/chat/completions", data=BODY, headers=JSON) as response:
+            orjson.loads(await response.read())
+
+    async def bare_httpx() -> None:
+        orjson.loads((await client.post(url + "/chat/completions", content=BODY, headers=JSON)).content)
+
+    arms: dict[str, Callable[[], Awaitable[None]]] = {"hexmcp": hexmcp, "aiohttp": bare_aiohttp, "httpx": bare_httpx}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    try:
+        for arm in arms.values():  # warm: connections open, code paths compiled
+            for _ in range(50):
+                await arm()
+        for _ in range(rounds):
+            for name, arm in arms.items():
+                cpu, wall = time.thread_time(), time.perf_counter()
+                for _ in range(calls):
+                    await arm()
+                samples[name].append(((time.thread_time() - cpu) / calls * 1000,
+                                      (time.perf_counter() - wall) / calls * 1000))
+    finally:
+        await gateway.aclose()
+        await session.close()
+        await client.aclose()
+    return {name: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
+            for name, runs in samples.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="calls per arm and round")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))  # no per-call lines
+    port = free_port()
+    upstream = start([sys.executable, "-m", "bench.servers.fake_openai", "--port", str(port)], port)
+    try:
+        results: dict[str, Any] = asyncio.run(measure(f"http://127.0.0.1:{port}/v1", args.calls, args.rounds))
+    finally:
+        stop(upstream)
+    print(f"{'arm':<10} {'CPU ms/call':>12} {'wall ms/call':>13}")
+    for name, (cpu, wall) in results.items():
+        print(f"{name:<10} {cpu:>12.3f} {wall:>13.3f}")
+    floor = results["aiohttp"][0]
+    print(f"hexmcp over the bare aiohttp floor: +{results['hexmcp'][0] - floor:.3f} ms CPU per call "
+          f"({results['hexmcp'][0] / floor:.2f}x); bare httpx / bare aiohttp: {results['httpx'][0] / floor:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
