@@ -1,6 +1,6 @@
 """Latency, throughput and memory of ClassificationService.classify, against the bare forward pass.
 
-    python bench/classify.py [--rounds 300]
+    python -m bench.classify [--rounds 300]
 
 Each (quantization, threads) configuration runs in its own subprocess so its peak RSS is its own.
 Per configuration:
@@ -21,13 +21,10 @@ import subprocess
 import sys
 import time
 
+from bench.stats import percentile
+
 QUERY = "How do I convert a list of strings to integers in Python quickly?"  # 12 words
 CONCURRENCY = 16
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 async def measure(quantization: str, threads: int, rounds: int) -> dict:

@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from bench.stats import percentile
+
 DIMENSION = 384
 TOP = 10
 
@@ -37,10 +39,6 @@ def clustered_rows(count: int, seed: int) -> np.ndarray:
     centres = rng.standard_normal((max(1, count // 50), DIMENSION)).astype(np.float32)
     rows = centres[rng.integers(0, len(centres), count)] + 0.6 * rng.standard_normal((count, DIMENSION)).astype(np.float32)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def percentile(samples: list[float], q: float) -> float:
-    return float(np.percentile(samples, q))
 
 
 def open_kind(kind: str, qdrant_url: str | None, folder: str):

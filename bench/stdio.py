@@ -31,6 +31,8 @@ from typing import Any
 
 import attrs
 
+from bench.stats import percentile
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 HEXMCP_STDIO = [PY, "-m", "hexmcp.adapters.cli", "stdio"]
@@ -84,8 +86,7 @@ class Run:
         return self.calls / self.seconds
 
     def percentile(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        return percentile(self.latencies, q * 100)
 
 
 class RawClient:

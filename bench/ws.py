@@ -27,6 +27,8 @@ from typing import Any
 
 import attrs
 
+from bench.stats import percentile
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL_VERSION = "2025-11-25"
 
@@ -188,15 +190,10 @@ async def pipelined(url: str, window: int, rounds: int, compression: str | None)
     return tally, time.perf_counter() - began
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
 def report(name: str, tally: Tally, seconds: float) -> None:
     calls = len(tally.latencies)
     print(f"{name}: {calls} calls in {seconds:.2f} s = {calls / seconds:,.0f} calls/s; "
-          f"p50 {percentile(tally.latencies, 0.5) * 1000:.2f} ms, p99 {percentile(tally.latencies, 0.99) * 1000:.2f} ms; "
+          f"p50 {percentile(tally.latencies, 50) * 1000:.2f} ms, p99 {percentile(tally.latencies, 99) * 1000:.2f} ms; "
           f"errors {len(tally.errors)}")
     for problem in sorted(set(tally.errors))[:5]:
         print(f"  error: {problem}")
