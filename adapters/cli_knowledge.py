@@ -40,7 +40,8 @@ def docs_route(knowledge: Any) -> dict[str, Any]:
         return {}
     from .http.docs import DocsRoute
 
-    def lookup(document_id: str) -> tuple[str, str] | None:
+    async def lookup(document_id: str) -> tuple[str, str] | None:
+        await knowledge.ensure_documents()
         document = knowledge.documents.get(document_id)
         return None if document is None else (document.text, _served_type(document.media_type))
 

@@ -8,8 +8,9 @@ literal character.
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
 
 import attrs
 
@@ -49,6 +50,20 @@ class ResourceRegistry:
         self._fixed: dict[str, tuple[models.Resource, Reader]] = {}
         self._templates: list[RegisteredTemplate] = []
         self.listeners: list[Callable[[], None]] = []
+        self._batching = 0  # inside batch(): changes are told once, at its end
+        self._changed_in_batch = False
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make many changes, tell the listeners once (one list_changed, not one per resource)."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching and self._changed_in_batch:
+                self._changed_in_batch = False
+                self._changed()
 
     def add(self, resource: models.Resource, reader: Reader) -> None:
         self._fixed[resource.uri] = (resource, reader)
@@ -71,6 +86,9 @@ class ResourceRegistry:
             self._changed()
 
     def _changed(self) -> None:
+        if self._batching:
+            self._changed_in_batch = True
+            return
         for listener in self.listeners:
             listener()
 

@@ -15,7 +15,6 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 import attrs
-import yaml
 
 from .retry import BACKOFFS, RetryPolicy
 
@@ -202,6 +201,8 @@ def _read_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise GatewayConfigError(where, f"cannot be read ({error.strerror or error})") from None
+    import yaml  # only with a config file: `hexmcp stdio` without one does not pay for PyYAML (ADR 0007)
+
     try:
         document = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as error:

@@ -8,13 +8,14 @@ encoded separators therefore name no document and get 404, whatever the disk hol
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Awaitable, Callable
 from urllib.parse import unquote
 
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-DocumentLookup = Callable[[str], "tuple[str, str] | None"]  # id → (text, media type), None if unknown
+# id → (text, media type), None if unknown; awaited: the documents may still be loading (knowledge/service.py).
+DocumentLookup = Callable[[str], Awaitable["tuple[str, str] | None"]]
 
 
 class DocsRoute:
@@ -31,7 +32,7 @@ class DocsRoute:
             return
         raw = scope.get("raw_path", scope["path"].encode())
         document_id = unquote(raw.decode("latin-1").split("?", 1)[0][len(self.prefix):])
-        found = self.lookup(document_id) if document_id else None
+        found = await self.lookup(document_id) if document_id else None
         if found is None:
             await PlainTextResponse(f"no document {document_id!r}", status_code=404)(scope, receive, send)
             return

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from .glossary import Glossary, load_glossary
 
 if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
     from .base import ConceptBase
@@ -27,7 +26,12 @@ class ConceptService:
     def __init__(self, knowledge: Any, glossary_path: str | Path | None = None) -> None:
         """Reads the glossary now, so a bad file stops start-up (GlossaryError) before anything is served."""
         self.knowledge = knowledge
-        self.glossary = load_glossary(glossary_path) if glossary_path else Glossary()
+        if glossary_path:  # glossary.py brings PyYAML: not on the cold start without --glossary
+            from .glossary import load_glossary
+
+            self.glossary: Any = load_glossary(glossary_path)
+        else:
+            self.glossary = None  # an empty Glossary, made with the first build
         self._base: ConceptBase | None = None
         self._cache: EvidenceCache | None = None
         self._lock = asyncio.Lock()
@@ -71,7 +75,9 @@ class ConceptService:
             if self._base is not None and self._base.index_version == index.version:
                 return self._base
             from .build import EvidenceCache, build_concept_base
+            from .glossary import Glossary
 
+            self.glossary = self.glossary or Glossary()
             self._cache = self._cache or EvidenceCache()
             embedder = self.knowledge.embedder
             base = await asyncio.to_thread(

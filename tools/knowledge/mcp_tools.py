@@ -90,6 +90,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                     "indexVersion": index.version}}
 
     async def list_documents(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        await service.ensure_documents()
         documents = sorted(service.documents.values(), key=lambda d: d.document_id)
         items, cursor = page(documents, arguments.get("cursor"), server.options.page_size)
         result: dict[str, Any] = {"documents": [
@@ -151,14 +152,15 @@ def register_document_resources(server: McpServer, service: KnowledgeService) ->
         server.resources.add(_resource(document), _reader(service, document.document_id))
 
     def on_change(change: CorpusChange) -> None:
-        # The registry broadcasts list_changed on each add/remove; an edited document is an update.
-        for document_id in change.removed:
-            server.resources.remove(resource_uri(document_id))
-        for document_id in change.added:
-            server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
-        for document_id in change.modified:
-            server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
-            server.notify_resource_updated(resource_uri(document_id))
+        # One list_changed for the whole change (the first load adds every document); an edit is an update.
+        with server.resources.batch():
+            for document_id in change.removed:
+                server.resources.remove(resource_uri(document_id))
+            for document_id in change.added:
+                server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
+            for document_id in change.modified:
+                server.resources.add(_resource(service.documents[document_id]), _reader(service, document_id))
+                server.notify_resource_updated(resource_uri(document_id))
 
     service.listeners.append(on_change)
     server.resources.add_template(models.ResourceTemplate(
@@ -174,6 +176,7 @@ def _resource(document: Any) -> models.Resource:
 
 def _reader(service: KnowledgeService, document_id: str) -> Any:
     async def read() -> str:
+        await service.ensure_documents()
         return service.documents[document_id].text
     return read
 
@@ -182,6 +185,7 @@ def _template_reader(service: KnowledgeService) -> Any:
     async def read(path: str) -> str:
         from urllib.parse import unquote
 
+        await service.ensure_documents()
         document = service.documents.get(unquote(path))
         if document is None:
             raise ProtocolError(ErrorCode.RESOURCE_NOT_FOUND, f"unknown document id {unquote(path)!r}",

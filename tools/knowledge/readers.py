@@ -13,8 +13,6 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from .errors import CorpusError
 from .passages import Section, SourceDocument
 
@@ -92,6 +90,8 @@ def parse_markdown(document_id: str, text: str) -> SourceDocument:
 
 def _front_matter(content: str) -> dict[str, Any]:
     # Bad front matter is the author's problem, not a reason to drop the document: index the body.
+    import yaml  # here, not at the top: corpus.py imports this module before serving, and PyYAML costs a cold start
+
     try:
         loaded = yaml.safe_load(content)
     except yaml.YAMLError:

@@ -1,9 +1,13 @@
-"""The knowledge base as a running service: the corpus read at start-up, the index built in the
-background, and the one place that knows a document's URI and URL.
+"""The knowledge base as a running service: the corpus read and indexed in the background, and the
+one place that knows a document's URI and URL.
 
-Documents are parsed when the service is made (fast; a bad --docs path stops start-up with a clear
-message), so resources/list answers at once. Embedding the passages runs in a worker thread after
-the server is up; search tools wait for it, nothing else does.
+Making the service only lists the corpus's files (a bad --docs path, or one with nothing to read, stops
+start-up with a clear message). Parsing them waits for the server to be up (`ensure_documents`, the
+first step of the first build): on the bundled corpus it was most of a cold start (issue 14), and a
+client's handshake should not wait for documents it may never read. The documents then reach the
+listeners as one change (all added): their resources appear with a list_changed notification. Tools
+that read documents wait for them; embedding the passages runs in a worker thread after that; search
+tools wait for it, nothing else does.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from urllib.parse import quote
 import attrs
 import structlog
 
-from .corpus import CorpusSpec, load_documents
+from .corpus import CorpusSpec, discover, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
 from .vectors import VectorStoreError, VectorStoreErrorCode
@@ -68,9 +72,10 @@ class CorpusChange:
 class KnowledgeService:
     def __init__(self, config: KnowledgeConfig) -> None:
         self.config = config
-        self.documents: dict[str, SourceDocument] = {d.document_id: d for d in load_documents(config.corpus)}
-        if not self.documents and not config.corpus.bundled:
+        if not discover(config.corpus) and not config.corpus.bundled:  # listing only: parsing waits (above)
             raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst or .pdf file found")
+        self.documents: dict[str, SourceDocument] = {}  # filled by ensure_documents
+        self._loading: asyncio.Future[None] | None = None
         self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"
         self._index: KnowledgeIndex | None = None
         self._building: asyncio.Future[KnowledgeIndex] | None = None
@@ -100,6 +105,23 @@ class KnowledgeService:
     def ready(self) -> bool:
         return self._index is not None
 
+    async def ensure_documents(self) -> None:
+        """Parse the corpus once (in a worker thread) and tell the listeners; later calls wait for that."""
+        loading = self._loading
+        if loading is None or (loading.done() and (loading.cancelled() or loading.exception() is not None)):
+            self._loading = asyncio.ensure_future(self._load_documents())  # a failed read is retried
+        await asyncio.shield(self._loading)
+
+    async def _load_documents(self) -> None:
+        documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
+        change = CorpusChange.between(self.documents, documents)
+        self.documents = documents
+        if not documents:
+            log.warning("the corpus has no readable document; search answers nothing", roots=[
+                str(root) for root in self.config.corpus.roots])
+        for listener in self.listeners:
+            listener(change)
+
     async def start(self) -> None:
         """Build the index (idempotent); returns when it is complete. A vector store that cannot be
         reached (a Qdrant server not up yet) is not fatal: /health names it and the next search retries."""
@@ -123,6 +145,7 @@ class KnowledgeService:
 
     async def _run_build(self, publish: Callable[[KnowledgeIndex], None] | None,
                          change: CorpusChange | None = None) -> KnowledgeIndex:
+        await self.ensure_documents()
         try:
             return await asyncio.to_thread(self._build, publish, change)
         except asyncio.CancelledError:
@@ -148,6 +171,7 @@ class KnowledgeService:
         """Re-read the corpus; on a change, tell the listeners at once (documents are served from
         memory, so resources/read already has the new text), then re-index (only changed files
         re-embed) and swap the new index in."""
+        await self.ensure_documents()
         documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
         change = CorpusChange.between(self.documents, documents)
         if not change:

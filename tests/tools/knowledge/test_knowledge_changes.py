@@ -52,11 +52,15 @@ async def test_edits_additions_and_removals_reach_resources_and_subscribers(serv
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
 
 
-async def test_an_unchanged_corpus_notifies_nobody(served) -> None:
+async def test_the_first_read_is_announced_once_and_an_unchanged_corpus_notifies_nobody(served) -> None:
     server, service, client = served
     await client.initialize()
+    assert await _uris(client) == set()  # documents are parsed after start-up, not when the service is made
+    await service.ensure_documents()
+    assert len(client.peer.notified("notifications/resources/list_changed")) == 1  # all documents, one notice
+    assert len(await _uris(client)) == len(service.documents) > 1
     assert not await service.reload()
-    assert client.peer.notified("notifications/resources/list_changed") == []
+    assert len(client.peer.notified("notifications/resources/list_changed")) == 1
 
 
 async def test_the_watcher_picks_up_a_saved_file(served, corpus_dir: Path) -> None:

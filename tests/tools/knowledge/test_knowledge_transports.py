@@ -22,6 +22,7 @@ from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
 from hexmcp.tools.knowledge.service import resource_uri
 from tests.fixtures.ws_live import ChatGptClient
 from tests.support.docs_server import docs_env, serve_docs
+from tests.support.knowledge_corpus import CORPUS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -31,8 +32,6 @@ QUESTION = "how do I make a copy of the database"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import CORPUS
-
     root = tmp_path_factory.mktemp("corpus")
     for name, text in CORPUS.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
