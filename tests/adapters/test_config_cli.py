@@ -19,7 +19,9 @@ import httpx
 import httpx2
 import pytest
 import tomli_w
+from mcp import StdioServerParameters
 from mcp.client.session import ClientSession
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hexmcp.adapters.config_check import MASK
@@ -159,3 +161,30 @@ def test_serve_takes_its_port_token_and_upstreams_from_the_file(served: tuple[st
                     assert echoed.content[0].text == "through the config file"
 
     asyncio.run(scenario())
+
+
+def test_stdio_takes_its_upstreams_from_the_file_and_keeps_stdout_for_the_protocol(tmp_path: Path) -> None:
+    config = write(tmp_path, {"no_classifier": True, "no_knowledge": True, "log_level": "debug",
+                              "upstream": [{"name": "demo", "target": f"stdio:{DEMO_STDIO}", "retry_initial": 0.05}]})
+    server = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.adapters.cli", "stdio"],
+                                   env={**clean_env(), "HEXMCP_CONFIG": str(config)})
+
+    async def scenario() -> None:  # the SDK client fails on any stdout line that is not a protocol message
+        async with stdio_client(server) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                for _ in range(200):
+                    if "demo__echo" in {tool.name for tool in (await session.list_tools()).tools}:
+                        break
+                    await asyncio.sleep(0.05)
+                echoed = await session.call_tool("demo__echo", {"text": "over stdio"})
+                assert echoed.content[0].text == "over stdio"
+
+    asyncio.run(scenario())
+
+
+def test_stdio_refuses_a_bad_file_on_stderr_only(tmp_path: Path) -> None:
+    out = hexmcp("stdio", "--config", str(write(tmp_path, {"stdio": {"max_message_bytes": 0}})))
+    assert out.returncode == ExitCode.USAGE and out.stdout == ""
+    assert out.stderr.strip() == ("hexmcp stdio: invalid configuration: stdio.max_message_bytes in hexmcp.toml: "
+                                  "must be a positive integer, got 0")

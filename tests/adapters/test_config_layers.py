@@ -256,3 +256,14 @@ def test_an_unknown_gateway_key_is_named_where_it_is_written(tmp_path: Path) -> 
     with pytest.raises(GatewayConfigError) as refused:
         gateway_config(parse(["serve", "--config", str(config)]))
     assert refused.value.key == "gateway.providers.kind in hexmcp.toml"
+
+
+def test_the_readme_example_is_a_valid_config(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## One config file"):]
+    example = section[section.index("```toml\n") + len("```toml\n"):section.index("```\n\nAn unknown key")]
+    config = tmp_path / "example.toml"
+    config.write_text(example, encoding="utf-8")
+    args = parse(["serve", "--config", str(config)], {"KB_TOKEN": "kb"})
+    assert args.port == 8091 and args.upstream_tables[0].auth_token == "kb"
+    assert gateway_config(args).routing == {"math": "qwen3-32b"}
