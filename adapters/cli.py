@@ -184,11 +184,13 @@ def _upstream_spec(text: str) -> Any:
 
 def mount_upstreams(server: McpServer, args: argparse.Namespace) -> list[Any]:
     """The background task of each --upstream and [[upstream]]: connect, serve its tools, reconnect when it goes."""
+    specs = upstream_specs(args)
+    if not specs:  # the client (aiohttp, websockets) is imported only when something is mounted
+        return []
     from hexmcp.client.mount import Upstream
 
     return [Upstream(server, spec.name, spec.target, auth_token=spec.auth_token, wait_s=spec.wait_s,
-                     retry_initial_s=spec.retry_initial_s, retry_max_s=spec.retry_max_s).run
-            for spec in upstream_specs(args)]
+                     retry_initial_s=spec.retry_initial_s, retry_max_s=spec.retry_max_s).run for spec in specs]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
