@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 import attrs
 
@@ -133,11 +132,11 @@ def _given(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
             action.default, action.required = default, required
 
 
-def fail(command: str, error: ConfigError) -> None:
+def fail(command: str, error: ConfigError) -> NoReturn:
     print(f"hexmcp {command}: invalid configuration: {error.key}: {error.reason}", file=sys.stderr, flush=True)
     raise SystemExit(ExitCode.USAGE)
 
 
 def config_path(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
-    path = args.file or env.get(CONFIG_ENV) or None
-    return str(Path(path)) if path else None
+    """`config check`'s FILE, else $HEXMCP_CONFIG, else None (the environment and defaults alone)."""
+    return args.file or env.get(CONFIG_ENV) or None
