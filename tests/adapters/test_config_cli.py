@@ -102,14 +102,20 @@ def test_config_check_refuses_with_one_line_and_exit_2(tmp_path: Path, document:
     assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"hexmcp config check: invalid configuration: {line}")
 
 
-def test_serve_refuses_a_bad_file_before_binding_the_port(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("document", "line"), [
+    ({"serve": {"max_sessions": 0.5}}, "invalid configuration: serve.max_sessions in hexmcp.toml: invalid int value: '0.5'"),
+    ({"gateway": {"url": "http://127.0.0.1:1/v1", "retries": {"backoff": "random"}}},
+     "invalid gateway configuration: gateway.retries.backoff in hexmcp.toml: must be one of linear, exponential, "
+     "got 'random'"),
+])
+def test_serve_refuses_a_bad_file_before_binding_the_port(tmp_path: Path, document: dict[str, Any], line: str) -> None:
     port = free_port()
-    config = write(tmp_path, {"serve": {"port": port, "no_classifier": True, "max_sessions": 0.5}})
+    config = write(tmp_path, {**document, "serve": {"port": port, "no_classifier": True, "no_knowledge": True,
+                                                    **document.get("serve", {})}})
     started = time.monotonic()
     out = hexmcp("serve", "--config", str(config))
     assert out.returncode == ExitCode.USAGE and time.monotonic() - started < 30
-    assert out.stderr.strip() == ("hexmcp serve: invalid configuration: serve.max_sessions in hexmcp.toml: "
-                                  "invalid int value: '0.5'")
+    assert out.stderr.strip() == f"hexmcp serve: {line}"
 
 
 @pytest.fixture
