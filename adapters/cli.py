@@ -18,6 +18,9 @@ from .startup import ExitCode, StartupFailure
 from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
+from .cli_config import add_config_support, parse_with_config
+from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
+from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -166,7 +169,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                                                             "the documents (a bad file stops start-up, exit 2)")
     parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",
                         help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp call; "
-                             "bearer token from $HEXMCP_UPSTREAM_TOKEN)")
+                             f"bearer token from ${UPSTREAM_TOKEN_ENV}; more options: the config file's [[upstream]])")
 
 
 def _upstream_spec(text: str) -> Any:
@@ -180,16 +183,23 @@ def _upstream_spec(text: str) -> Any:
 
 
 def mount_upstreams(server: McpServer, args: argparse.Namespace) -> list[Any]:
-    """The background task of each --upstream: connect, serve its tools, reconnect when it goes."""
-    if not args.upstream:
+    """The background task of each --upstream and [[upstream]]: connect, serve its tools, reconnect when it goes."""
+    specs = upstream_specs(args)
+    if not specs:  # the client (aiohttp, websockets) is imported only when something is mounted
         return []
     from hexmcp.client.mount import Upstream
 
-    token = os.environ.get("HEXMCP_UPSTREAM_TOKEN") or None
-    return [Upstream(server, name, target, auth_token=token).run for name, target in args.upstream]
+    return [Upstream(server, spec.name, spec.target, auth_token=spec.auth_token, wait_s=spec.wait_s,
+                     retry_initial_s=spec.retry_initial_s, retry_max_s=spec.retry_max_s).run for spec in specs]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with every setting it does not give from $HEXMCP_<FLAG> or --config (cli_config.py)."""
+    parser, args, extra = parse_with_config(build_parser, argv, os.environ)
+    return take_trailing_words(parser, args, extra)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hexmcp", description="hexmcp: an MCP server for semantic routing tools")
     parser.add_argument("--version", action="version", version=f"hexmcp {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -203,30 +213,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
     add_client_commands(commands)
-    args, extra = parser.parse_known_args(argv)
-    return take_trailing_words(parser, args, extra)
-
-
-def _positive_int(text: str) -> int:
-    """argparse type for limits: an integer above zero (0 or -1 would refuse every message)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    """argparse type for deadlines: a number of seconds above zero (0 would cut every connection)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+    add_config_support(commands)  # last: --config on every command above, and `hexmcp config check`
+    return parser
 
 
 def _add_http(parser: argparse.ArgumentParser) -> None:
@@ -326,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         from .cli_client import run_client_command
 
         return run_client_command(args)
+    if args.command == "config":
+        from .config_check import run_config_check
+
+        return run_config_check(args, build_parser, os.environ)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
     from hexmcp.tools.concepts.errors import GlossaryError

@@ -14,7 +14,8 @@ from .gateway.config import PROVIDER_TYPES
 def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("LLM gateway (flag > environment > --gateway-config file > default)")
     group.add_argument("--gateway-config", metavar="PATH",
-                       help="YAML or TOML file (gateway.*, providers.*, log_level); default: $GATEWAY_CONFIG")
+                       help="YAML or TOML file (gateway.*, providers.*, log_level); default: $GATEWAY_CONFIG. Kept for "
+                            "compatibility: the [gateway] table of --config holds the same settings")
     group.add_argument("--gateway-url", metavar="URL",
                        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (default: $GATEWAY_URL; "
                             "none: the gateway tools answer -32005). The API key comes only from $GATEWAY_API_KEY "
@@ -26,11 +27,21 @@ def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-retries", metavar="N", help="retries after the first attempt (default: $MAX_RETRIES, else 3)")
 
 
+GATEWAY_FLAGS = ("gateway_url", "provider_type", "default_model", "gateway_timeout", "max_retries")
+
+
 def gateway_config(args: argparse.Namespace) -> GatewayConfig:
-    """Resolve the gateway's configuration; raises GatewayConfigError (exit 2) on a bad value."""
-    flags = {name: getattr(args, name, None) for name in
-             ("gateway_url", "provider_type", "default_model", "gateway_timeout", "max_retries")}
-    return load_gateway_config(flags, os.environ, getattr(args, "gateway_config", None))
+    """Resolve the gateway's configuration; raises GatewayConfigError (exit 2) on a bad value.
+
+    A flag's value that came from the config file (cli_config.py records each value's origin) ranks
+    as that file, below GATEWAY_URL and the other variables, as every file value does."""
+    origins = getattr(args, "config_origins", {})
+    given = {name: getattr(args, name, None) for name in GATEWAY_FLAGS}
+    from_file = {name: value for name, value in given.items() if getattr(origins.get(name), "source", "") == "file"}
+    flags = {name: value for name, value in given.items() if name not in from_file}
+    return load_gateway_config(flags, os.environ, getattr(args, "gateway_config", None),
+                               table=getattr(args, "gateway_table", None),
+                               table_file=getattr(args, "config_name", None) or "the config file", table_flags=from_file)
 
 
 def build_gateway(config: GatewayConfig) -> Any:

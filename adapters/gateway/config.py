@@ -161,14 +161,22 @@ SETTINGS: tuple[Setting, ...] = (
 _KNOWN_PATHS = {s.path for s in SETTINGS}
 
 
-def load_gateway_config(flags: Mapping[str, Any], env: Mapping[str, str], file: str | Path | None = None) -> GatewayConfig:
-    """Resolve every setting, flag > environment > file > default; raise GatewayConfigError on a bad one."""
+def load_gateway_config(flags: Mapping[str, Any], env: Mapping[str, str], file: str | Path | None = None, *,
+                        table: Mapping[str, Any] | None = None, table_file: str = "the config file",
+                        table_flags: Mapping[str, Any] | None = None) -> GatewayConfig:
+    """Resolve every setting, flag > environment > file > default; raise GatewayConfigError on a bad one.
+
+    `table` is the `[gateway]` table of hexmcp's one config file (`--config`): `gateway.*` keys at its
+    top, `providers.*` under `providers`; `table_flags` are flag values that file gave (`gateway_url =`
+    in its `[serve]` table, say). Both rank below the `--gateway-config` file, kept for compatibility."""
     path = file if file is not None else (env.get(CONFIG_ENV) or None)
     document = _read_file(Path(path)) if path is not None else {}
+    folded = _fold_table(table or {}, table_file)
     top: dict[str, Any] = {}
     retries: dict[str, Any] = {}
     for setting in SETTINGS:
-        found = _lookup(setting, flags, env, document, path)
+        found = (_from_flags(setting, flags, "") or _from_env(setting, env) or _from_document(setting, document, path)
+                 or _from_table(setting, folded, table_file) or _from_flags(setting, table_flags or {}, f" in {table_file}"))
         if found is None:
             continue
         key, raw = found
@@ -181,18 +189,44 @@ def load_gateway_config(flags: Mapping[str, Any], env: Mapping[str, str], file: 
     return GatewayConfig(**top, retries=RetryPolicy(**retries))
 
 
-def _lookup(setting: Setting, flags: Mapping[str, Any], env: Mapping[str, str], document: dict[str, Any],
-            path: str | Path | None) -> tuple[str, Any] | None:
+def _from_flags(setting: Setting, flags: Mapping[str, Any], suffix: str) -> tuple[str, Any] | None:
     if setting.flag is not None and flags.get(setting.flag) is not None:
-        return "--" + setting.flag.replace("_", "-"), flags[setting.flag]
+        return "--" + setting.flag.replace("_", "-") + suffix, flags[setting.flag]
+    return None
+
+
+def _from_env(setting: Setting, env: Mapping[str, str]) -> tuple[str, Any] | None:
     if setting.env is not None and env.get(setting.env, "").strip():
         return setting.env, env[setting.env]
+    return None
+
+
+def _from_document(setting: Setting, document: dict[str, Any], path: str | Path | None) -> tuple[str, Any] | None:
     node: Any = document
     for part in setting.path:
         if not isinstance(node, dict) or part not in node:
             return None
         node = node[part]
     return f"{'.'.join(setting.path)} in {Path(str(path)).name}", node
+
+
+def _from_table(setting: Setting, folded: dict[str, Any], table_file: str) -> tuple[str, Any] | None:
+    found = _from_document(setting, folded, table_file)
+    return None if found is None else (f"{_table_key(setting.path)} in {table_file}", found[1])
+
+
+def _table_key(path: tuple[str, ...]) -> str:
+    """Where a setting sits in the `[gateway]` table: `gateway.retries.max`, `gateway.providers.type`."""
+    return ".".join(("gateway", *(path[1:] if path[0] == "gateway" else path)))
+
+
+def _fold_table(table: Mapping[str, Any], table_file: str) -> dict[str, Any]:
+    """The `[gateway]` table in this module's document shape; GatewayConfigError on an unknown key."""
+    document: dict[str, Any] = {"gateway": {k: v for k, v in table.items() if k != "providers"}}
+    if "providers" in table:
+        document["providers"] = table["providers"]
+    _refuse_unknown(document, (), lambda here: f"{_table_key(here)} in {table_file}")
+    return document
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -211,11 +245,11 @@ def _read_file(path: Path) -> dict[str, Any]:
     document = {} if document is None else document
     if not isinstance(document, dict):
         raise GatewayConfigError(where, "must hold a mapping (gateway:, providers:, log_level:)")
-    _refuse_unknown(document, (), path)
+    _refuse_unknown(document, (), lambda here: f"{'.'.join(here)} in {path.name}")
     return document
 
 
-def _refuse_unknown(node: dict[str, Any], prefix: tuple[str, ...], path: Path) -> None:
+def _refuse_unknown(node: dict[str, Any], prefix: tuple[str, ...], label: Callable[[tuple[str, ...]], str]) -> None:
     """A misspelt key is reported, not silently ignored (`providers.routing` holds free category names)."""
     for key, value in node.items():
         here = (*prefix, str(key))
@@ -223,7 +257,7 @@ def _refuse_unknown(node: dict[str, Any], prefix: tuple[str, ...], path: Path) -
             continue
         if any(known[:len(here)] == here for known in _KNOWN_PATHS):
             if not isinstance(value, dict):
-                raise GatewayConfigError(f"{'.'.join(here)} in {path.name}", "must be a mapping")
-            _refuse_unknown(value, here, path)
+                raise GatewayConfigError(label(here), "must be a mapping")
+            _refuse_unknown(value, here, label)
             continue
-        raise GatewayConfigError(f"{'.'.join(here)} in {path.name}", "unknown key")
+        raise GatewayConfigError(label(here), "unknown key")
