@@ -12,7 +12,7 @@ loudly, naming the piece, when a release moves any of what this module relies on
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
 2. Its `Server`, subclassed (`HookedServer`): `shutdown(sockets)` runs when graceful shutdown begins
-   (before it waits for connections to finish), `capture_signals()` installs the signal handlers
+   (before it waits for connections to finish), `servers` holds the listening asyncio servers, `capture_signals()` installs the signal handlers
    around `serve()` and re-raises the caught signal afterwards, `handle_exit(sig, frame)` is what a
    signal calls, and setting `should_exit` stops the main loop.
 3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
@@ -163,6 +163,13 @@ class HookedServer(uvicorn.Server):
         self.should_exit = True
 
     async def shutdown(self, sockets: Any = None) -> None:
+        # Stop accepting first, so a draining server refuses new connections (a balancer retries them
+        # elsewhere) while `before_shutdown` lets the work already received finish. uvicorn closes the
+        # same listeners again in its own shutdown, which is harmless.
+        for listener in self.servers:
+            listener.close()
+        for sock in sockets or []:
+            sock.close()
         await self.before_shutdown()
         await super().shutdown(sockets)
 
