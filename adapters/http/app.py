@@ -26,7 +26,7 @@ import structlog
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from ..startup import failure_reason
-from .asgi import ASGIApp, Receive, Scope, Send
+from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
 from .endpoint import McpEndpoint
@@ -105,7 +105,8 @@ class HttpApp:
                 return
             await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
             return
-        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH:
+        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
+            # A connection's first request was sent before the listener closed: it is served.
             await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
                          request_id=readable_id(scope))
             return

@@ -18,7 +18,9 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from websockets.exceptions import ConnectionClosed
 
+from hexmcp.adapters.http.status import http_status
 from hexmcp.adapters.ws.dialect import CloseCode
+from hexmcp.core import ErrorCode
 
 from ..fixtures.ws_live import ChatGptClient
 from ..support.serve_process import DEMO_UPSTREAM, LIGHT, serve_process
@@ -76,6 +78,12 @@ def test_sigterm_drains_in_flight_work_refuses_new_connections_and_exits_0() -> 
                 served.process.send_signal(signal.SIGTERM)
                 status, body = await asyncio.to_thread(_until_draining, kept)
                 assert (status, body["status"]) == (503, "draining")
+                # A later request on a kept-alive connection is refused (the client retries elsewhere);
+                # only a connection's first request, sent before the listener closed, is still served.
+                kept.request("POST", "/mcp/tools/list", body=b"{}", headers={"content-type": "application/json"})
+                refused = kept.getresponse()
+                assert refused.status == http_status(ErrorCode.SERVER_BUSY) and refused.getheader("retry-after")
+                refused.read()
                 with pytest.raises(ConnectionRefusedError):
                     socket.create_connection(("127.0.0.1", served.port), timeout=5).close()
 

@@ -81,6 +81,11 @@ def test_uvicorn_keeps_its_listeners_in_servers_and_reads_its_graceful_timeout_a
     shutdown = inspect.getsource(uvicorn.Server.shutdown)
     assert "for server in self.servers" in shutdown and "server.close()" in shutdown
     assert "self.config.timeout_graceful_shutdown" in shutdown
+    # The drain builds a protocol for each connection left in the accept queue, as startup does.
+    startup = inspect.getsource(uvicorn.Server.startup)
+    for piece in ("config=config", "server_state=self.server_state", "app_state=self.lifespan.state", "_loop="):
+        assert piece in startup, f"uvicorn's create_protocol no longer passes {piece}"
+    assert "self.scope = {" in inspect.getsource(HttpToolsProtocol.on_message_begin), "the scope moved"
 
 
 def test_uvicorn_installs_signal_handlers_through_capture_signals_around_serve() -> None:
