@@ -18,6 +18,7 @@ from .startup import ExitCode, StartupFailure
 from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
+from .cli_types import positive_int as _positive_int, positive_seconds as _positive_seconds
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 
 VERSION = "0.1.0"
@@ -206,28 +207,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_client_commands(commands)
     args, extra = parser.parse_known_args(argv)
     return take_trailing_words(parser, args, extra)
-
-
-def _positive_int(text: str) -> int:
-    """argparse type for limits: an integer above zero (0 or -1 would refuse every message)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    """argparse type for deadlines: a number of seconds above zero (0 would cut every connection)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 def _add_http(parser: argparse.ArgumentParser) -> None:

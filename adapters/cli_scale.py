@@ -6,15 +6,15 @@ import argparse
 import sys
 from typing import Any
 
+from .cli_types import positive_int, positive_seconds
+
 DEFAULT_DRAIN_TIMEOUT_S = 10.0
 
 
 def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cli import _positive_int, _positive_seconds  # at call time: cli imports this module
-
-    parser.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--workers", type=positive_int, default=1, metavar="N",
                         help="server processes sharing the port (default 1); each loads its own model and index")
-    parser.add_argument("--drain-timeout", type=_positive_seconds, default=DEFAULT_DRAIN_TIMEOUT_S, metavar="SECONDS",
+    parser.add_argument("--drain-timeout", type=positive_seconds, default=DEFAULT_DRAIN_TIMEOUT_S, metavar="SECONDS",
                         help="on SIGTERM, how long requests already received may run before they are cancelled "
                              f"(default {DEFAULT_DRAIN_TIMEOUT_S:g}); keep it below the orchestrator's grace period")
 
