@@ -127,7 +127,7 @@ class HttpApp:
             return
         self.stopping = True
         log.info("draining", inFlight=self.limit.in_flight, drainTimeoutS=self.config.drain_timeout_s)
-        self.bodies.stop()  # uploads still arriving end now (503), not when uvicorn's grace period runs out
+        self.bodies.stop()  # uploads still arriving end soon (503), not when uvicorn's grace period runs out
         await self.mcp.stateless_era.end_streams()
         # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely before the
         # core closes their sessions under them; HTTP requests finish meanwhile, under the same deadline.
@@ -139,10 +139,10 @@ class HttpApp:
             task.cancel()
 
     async def _requests_finished(self) -> None:
-        """Return when no HTTP request holds a slot any more, or when the drain deadline passes (uvicorn
+        """Return when no HTTP request holds a slot or is still sending its body, or when the drain deadline passes (uvicorn
         cancels what is left when its own graceful timeout, the same deadline, runs out)."""
         deadline = asyncio.get_running_loop().time() + self.config.drain_timeout_s
-        while self.limit.in_flight and asyncio.get_running_loop().time() < deadline:
+        while (self.limit.in_flight or self.bodies.reading) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(DRAIN_POLL_S)
         if self.limit.in_flight:
             log.warning("drain deadline passed with requests in flight", inFlight=self.limit.in_flight)

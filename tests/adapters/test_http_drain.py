@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 import signal
 import socket
 import time
@@ -26,6 +27,7 @@ from ..fixtures.ws_live import ChatGptClient
 from ..support.serve_process import DEMO_UPSTREAM, LIGHT, serve_process
 
 SLOW_S = 3.0
+QUEUED = 20
 
 
 def _get_health(connection: http.client.HTTPConnection) -> tuple[int, dict]:
@@ -117,3 +119,27 @@ def test_the_drain_deadline_cancels_what_outlives_it_and_still_exits_0() -> None
         assert time.monotonic() - started < 20
         # The cancelled call gets an error (uvicorn's 500 for a cancelled response), not a hang and not a result.
         assert connection.getresponse().status >= 500
+
+
+@pytest.mark.timeout(90)
+def test_requests_already_queued_when_the_listener_closes_are_served() -> None:
+    # Stopped, the server cannot accept: the kernel completes the connections and queues them, with
+    # their requests. Then SIGTERM and SIGCONT: the listener closes, and what was queued is served.
+    with serve_process(*LIGHT) as served:
+        os.kill(served.process.pid, signal.SIGSTOP)
+        try:
+            queued = []
+            for _ in range(QUEUED):
+                connection = socket.create_connection(("127.0.0.1", served.port), timeout=30)
+                connection.sendall(b"POST /mcp/tools/list HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+                queued.append(connection)
+            served.process.send_signal(signal.SIGTERM)
+        finally:
+            os.kill(served.process.pid, signal.SIGCONT)
+        heads = []
+        for connection in queued:
+            heads.append(connection.recv(64).split(b"\r\n", 1)[0])
+            connection.close()
+        assert heads == [b"HTTP/1.1 200 OK"] * QUEUED
+        assert served.process.wait(timeout=30) == 0
