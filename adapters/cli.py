@@ -17,6 +17,7 @@ from hexmcp.core import McpServer, ServerOptions
 from .startup import ExitCode, StartupFailure
 from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
+from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 from .cli_config import add_config_support, parse_with_config
 from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
@@ -246,6 +247,7 @@ def _add_http(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-connections", type=_positive_int, default=None, metavar="N",
                         help="open connections in total; beyond it 503 + Retry-After (default: the open-files "
                              "limit, raised to the hard limit at start-up, minus 256)")
+    add_scale_arguments(parser)
 
 
 def _is_ready(service: Any) -> bool:
@@ -267,7 +269,7 @@ def _serve_http(args: argparse.Namespace) -> int:
                             max_concurrent_requests=args.max_concurrent_requests, max_sessions=args.max_sessions,
                             session_idle_timeout_s=args.session_idle_timeout, head_timeout_s=args.head_timeout,
                             max_connections_per_address=args.max_connections_per_address,
-                            max_connections=args.max_connections)
+                            max_connections=args.max_connections, drain_timeout_s=args.drain_timeout)
     except ValueError as error:
         _say("serve", str(error))
         return ExitCode.USAGE
@@ -297,7 +299,7 @@ def _serve_http(args: argparse.Namespace) -> int:
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **hooks)
+                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **listening_sockets(), **hooks)
     finally:
         _stop(service)
 
@@ -334,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
             configure_logging(args.log_level)
             return _serve_stdio(args, wire_fd)
         configure_logging(args.log_level)
+        if (supervised := run_workers_if_asked(args, argv)) is not None:
+            return supervised
         if args.command == "index":
             return _index(args)
         return _serve_http(args)

@@ -11,8 +11,9 @@ Lifecycle: on startup the `on_startup` hooks run in the background (a model may 
 /health says "starting" meanwhile) and the idle-session sweeper starts. A hook that fails sets `failure`:
 /health says "failed" with the reason, and after FAILURE_LINGER_S `on_failure` (the runner's request to
 stop) is called. `shutdown()` — called by
-`run_http` when the server begins to stop — ends every session and long-lived stream so uvicorn's
-graceful shutdown can finish the in-flight requests and exit.
+`run_http` when the server begins to stop, after the listening socket is closed — is the drain: /health
+answers 503 "draining", new requests on open connections get 503, long-lived streams end, WebSocket calls
+and HTTP requests already received finish (up to `drain_timeout_s`), then every session is closed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import structlog
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from ..startup import failure_reason
-from .asgi import ASGIApp, Receive, Scope, Send
+from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
 from .endpoint import McpEndpoint
@@ -42,6 +43,7 @@ HEALTH_PATH = "/health"
 StartupHook = Callable[[], Awaitable[None]]
 # How long /health keeps answering "failed" before the process stops, so a probe polling it can read why.
 FAILURE_LINGER_S = 1.0
+DRAIN_POLL_S = 0.05  # how often the drain looks at the in-flight count (only while stopping)
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method",
                 "Mcp-Name", "Last-Event-ID"]
 
@@ -57,7 +59,7 @@ class HttpApp:
         self.failure: str | None = None
         self.on_failure: Callable[[], None] | None = None  # set by the runner: stop serving
         self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready,
-                                     failure=lambda: self.failure)
+                                     failure=lambda: self.failure, draining=lambda: self.stopping)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
         self._extra_routes = list((extra_routes or {}).values())
         # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
@@ -103,7 +105,8 @@ class HttpApp:
                 return
             await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
             return
-        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH:
+        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
+            # A connection's first request was sent before the listener closed: it is served.
             await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
                          request_id=readable_id(scope))
             return
@@ -118,22 +121,31 @@ class HttpApp:
             self._spawn(self.mcp.sessions.run_sweeper())
 
     async def shutdown(self) -> None:
-        """End every session and long-lived stream (idempotent); in-flight requests still finish."""
+        """Drain (idempotent): end long-lived streams, let in-flight requests and WebSocket calls finish
+        within `drain_timeout_s`, then end every session."""
         if self.stopping:
             return
         self.stopping = True
-        self.bodies.stop()  # uploads still arriving end now (503), not when uvicorn's grace period runs out
+        log.info("draining", inFlight=self.limit.in_flight, drainTimeoutS=self.config.drain_timeout_s)
+        self.bodies.stop()  # uploads still arriving end soon (503), not when uvicorn's grace period runs out
         await self.mcp.stateless_era.end_streams()
-        for route in self._extra_routes:
-            # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely
-            # before the core closes their sessions under them.
-            stop = getattr(route, "shutdown", None)
-            if stop is not None:
-                await stop()
+        # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely before the
+        # core closes their sessions under them; HTTP requests finish meanwhile, under the same deadline.
+        stops = [stop() for route in self._extra_routes if (stop := getattr(route, "shutdown", None)) is not None]
+        await asyncio.gather(self._requests_finished(), *stops)
         await self.server.shutdown()  # ends subscriptions/listen streams with their final result
         await self.mcp.sessions.close_all()  # ends GET streams; pending client requests fail
         for task in list(self._background):
             task.cancel()
+
+    async def _requests_finished(self) -> None:
+        """Return when no HTTP request holds a slot or is still sending its body, or when the drain deadline passes (uvicorn
+        cancels what is left when its own graceful timeout, the same deadline, runs out)."""
+        deadline = asyncio.get_running_loop().time() + self.config.drain_timeout_s
+        while (self.limit.in_flight or self.bodies.reading) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(DRAIN_POLL_S)
+        if self.limit.in_flight:
+            log.warning("drain deadline passed with requests in flight", inFlight=self.limit.in_flight)
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

@@ -14,3 +14,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 RawHeaders = list[tuple[bytes, bytes]]
+
+KEPT_ALIVE = "hexmcp.kept_alive"
+"""Scope key set by `uvicorn_fence`: True when the request is not the first on its connection. A draining
+server serves a connection's first request (sent before the listener closed) and refuses later ones."""

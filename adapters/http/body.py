@@ -7,17 +7,21 @@ the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes
 scope for the endpoint (`body_of`), and only then lets the request on towards a slot. A stalled
 upload gets 408 and an oversized one 413, each naming a logged eventId in the error shape of the endpoint it
 was sent to (JSON-RPC on `{path}`, REST on `{path}/{method}`). When the server begins to stop, bodies
-still arriving are cut short with 503 at once instead of waiting for uvicorn to cancel them when its
-graceful-shutdown timeout runs out.
+still arriving get `STOP_GRACE_S` to finish (the bytes of a body a proxy forwards whole are already
+in the socket), then are cut short with 503 instead of waiting for uvicorn to cancel them when its
+graceful-shutdown timeout runs out. A new POST while stopping is refused (503) unless it is the first
+request of its connection (`KEPT_ALIVE`): that one was sent before the listener closed.
 
 The deadlines share one timer (`deadlines.py`): the hot path pays two dict operations, not a timer.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from hexmcp.core import ErrorCode
 
-from .asgi import ASGIApp, RawHeaders, Receive, Scope, Send
+from .asgi import KEPT_ALIVE, ASGIApp, RawHeaders, Receive, Scope, Send
 from .deadlines import Deadlines
 from .refusals import refuse, refuse_rest
 from .request_headers import header
@@ -70,6 +74,9 @@ def body_of(scope: Scope) -> bytes:
 CLOSE: RawHeaders = [(b"connection", b"close")]  # the rest of a cut-short body is not worth waiting for
 STOPPING = "The server is shutting down"
 STOPPING_HEADERS: RawHeaders = [(b"retry-after", b"5"), *CLOSE]
+STOP_GRACE_S = 0.5
+"""At shutdown, how long bodies already arriving may take: bytes in flight arrive in milliseconds, while
+a stalled upload must not hold the drain."""
 
 
 class BodyBuffer:
@@ -78,6 +85,8 @@ class BodyBuffer:
         self.limit = limit
         self.deadlines = Deadlines(timeout_s)
         self.stopping = False
+        self.reading = 0
+        """Bodies being read now (the drain waits for them as for requests holding a slot)."""
         self._mcp_path = mcp_path
         self._rest_prefix = mcp_path + "/"
 
@@ -90,9 +99,10 @@ class BodyBuffer:
         if rest and not path.startswith(self._rest_prefix):
             await self.app(scope, receive, send)
             return
-        if self.stopping:
+        if self.stopping and scope.get(KEPT_ALIVE, True):
             await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
             return
+        self.reading += 1
         try:
             scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit))
         except BodyTooLarge:
@@ -109,12 +119,15 @@ class BodyBuffer:
             return
         except ClientGone:
             return
+        finally:
+            self.reading -= 1
         await self.app(scope, receive, send)
 
     def stop(self) -> None:
-        """The server is stopping: end every body still arriving (503) and refuse new ones."""
+        """The server is stopping: refuse new bodies on kept-alive connections, and end those still
+        arriving after STOP_GRACE_S (503)."""
         self.stopping = True
-        self.deadlines.expire_all()
+        asyncio.get_running_loop().call_later(STOP_GRACE_S, self.deadlines.expire_all)
 
 
 async def _refuse(send: Send, rest: bool, code: ErrorCode, message: str, *, status: int | None = None,

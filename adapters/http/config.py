@@ -58,6 +58,10 @@ class HttpConfig:
     `descriptors.HEADROOM`. Beyond it 503 + Retry-After, then close."""
     client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
     """How long a server-to-client request (sampling, elicitation) waits for the client's answer."""
+    drain_timeout_s: float = attrs.field(default=10.0, validator=[attrs.validators.instance_of((int, float)), positive])
+    """On SIGTERM, how long requests and WebSocket calls already received may run before they are cancelled
+    (the listening socket is closed at once, /health says "draining"). Keep it below the orchestrator's grace
+    period (Kubernetes' terminationGracePeriodSeconds)."""
 
     def __attrs_post_init__(self) -> None:
         if not self.path.startswith("/") or self.path.endswith("/"):

@@ -1,15 +1,19 @@
 """Run the HTTP app under uvicorn, with a shutdown that ends long-lived streams first.
 
 uvicorn's graceful shutdown stops accepting, then waits for every open connection to finish before
-it sends the ASGI lifespan shutdown. An SSE stream never finishes by itself, so sessions and streams
-are ended when shutdown *begins* (`uvicorn_fence.HookedServer.before_shutdown`), then uvicorn finishes
-the in-flight requests. SIGTERM ends the process with status 0, not uvicorn's 143.
+it sends the ASGI lifespan shutdown. An SSE stream never finishes by itself, so when shutdown *begins*
+(`uvicorn_fence.HookedServer`: listeners closed first, then `before_shutdown`) the app drains: streams
+end, the requests and WebSocket calls already received finish within `HttpConfig.drain_timeout_s`, and
+uvicorn's own wait gets what is left of that deadline. SIGTERM ends the process with status 0, not
+uvicorn's 143.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import math
+import socket
 from typing import Any
 
 import structlog
@@ -26,6 +30,10 @@ from .uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
+DRAIN_FLOOR_S = 1.0
+"""What uvicorn's wait for connections still gets after the drain spent its deadline: answers that were
+computed in time can still be written."""
+
 
 class _Server(HookedServer):
     keep_exit_status = True
@@ -36,7 +44,11 @@ class _Server(HookedServer):
         app.on_failure = self.request_exit
 
     async def before_shutdown(self) -> None:
+        started = asyncio.get_running_loop().time()
         await self.http_app.shutdown()
+        # One deadline for the whole drain: uvicorn's own wait (for connections still writing) gets what is left.
+        left = self.http_app.config.drain_timeout_s - (asyncio.get_running_loop().time() - started)
+        self.config.timeout_graceful_shutdown = max(left, DRAIN_FLOOR_S)
 
 
 def connection_ledger(config: HttpConfig) -> ConnectionLedger:
@@ -51,7 +63,8 @@ def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warnin
     protocol = functools.partial(GuardedHttpToolsProtocol, ledger=connection_ledger(config),
                                  head_timeout_s=config.head_timeout_s)
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
-                                   access_log=False, server_header=False, timeout_graceful_shutdown=10,
+                                   access_log=False, server_header=False,
+                                   timeout_graceful_shutdown=math.ceil(config.drain_timeout_s),
                                    proxy_headers=False, http=protocol,
                                    log_config=None)  # uvicorn's records go through core/log.py's formatter
     options.update(overrides)
@@ -66,19 +79,22 @@ async def serve_http(server: McpServer, config: HttpConfig, *, log_level: str = 
 
 
 def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
-             uvicorn_options: dict[str, Any] | None = None, **app_options: Any) -> int:
+             uvicorn_options: dict[str, Any] | None = None, sockets: list[socket.socket] | None = None,
+             **app_options: Any) -> int:
     """Blocking entry point for the CLI and the conformance fixture server; returns the exit status
     (ExitCode.FAILED_AFTER_START when a start-up hook failed and stopped the server).
 
     Runs on the loop uvicorn would pick for itself (uvloop when installed): a plain `asyncio.run`
     would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
     The soft open-files limit is raised to the hard one first, so the connection cap can use it.
+    `sockets`: listening sockets to serve on instead of binding `config.host:port` (a worker of
+    `serve --workers N` gets its parent's).
     """
     _raise_open_files_limit()
     http_app = create_app(server, config, **app_options)
     uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app)
     with asyncio.Runner(loop_factory=uvicorn_server.config.get_loop_factory()) as runner:
-        runner.run(uvicorn_server.serve())
+        runner.run(uvicorn_server.serve(sockets=sockets))
     return ExitCode.FAILED_AFTER_START if http_app.failure is not None else ExitCode.OK
 
 

@@ -6,13 +6,15 @@ loudly, naming the piece, when a release moves any of what this module relies on
 1. Its httptools protocol, subclassed (`GuardedHttpToolsProtocol`):
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
-   `on_message_begin` (first byte of a request) and `on_headers_complete` (its head is complete), which
-   uvicorn defines as methods of the protocol; `handle_websocket_upgrade`, after which the transport
+   `on_message_begin` (first byte of a request; it builds `self.scope`) and `on_headers_complete` (its
+   head is complete), which uvicorn defines as methods of the protocol; `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
 2. Its `Server`, subclassed (`HookedServer`): `shutdown(sockets)` runs when graceful shutdown begins
-   (before it waits for connections to finish), `capture_signals()` installs the signal handlers
+   (before it waits for connections to finish), `servers` holds the listening asyncio servers, and a
+   connection's protocol is `config.http_protocol_class(config=, server_state=, app_state=lifespan.state,
+   _loop=)` (what `startup` builds; the drain builds one for each connection it takes from the queue), `capture_signals()` installs the signal handlers
    around `serve()` and re-raises the caught signal afterwards, `handle_exit(sig, frame)` is what a
    signal calls, and setting `should_exit` stops the main loop.
 3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
@@ -33,7 +35,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+import socket
 import threading
 from typing import Any, Iterator
 
@@ -42,6 +46,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
+from .asgi import KEPT_ALIVE
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -66,6 +71,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._ticket: Admitted | None = None
         self._head_timer: asyncio.TimerHandle | None = None
         self._refused = False
+        self._requests_begun = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -99,6 +105,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
+        self._requests_begun += 1
         if self._head_timer is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
 
@@ -163,8 +171,45 @@ class HookedServer(uvicorn.Server):
         self.should_exit = True
 
     async def shutdown(self, sockets: Any = None) -> None:
+        # Stop accepting first, so a draining server refuses new connections (a balancer retries them
+        # elsewhere) while `before_shutdown` lets the work already received finish. uvicorn closes the
+        # same listeners again in its own shutdown, which is harmless.
+        await self._stop_accepting(sockets)
         await self.before_shutdown()
         await super().shutdown(sockets)
+
+    async def _stop_accepting(self, sockets: Any) -> None:
+        """Close the listeners, but serve the connections already in their accept queues.
+
+        Closing a listening socket resets every connection the kernel completed but nobody accepted yet;
+        their clients had sent requests (a proxy cannot tell those from requests that were served), so
+        a POST would be lost rather than retried elsewhere. A duplicate of each listener's descriptor
+        keeps its queue alive while asyncio lets go of it; what is queued is accepted here and handed
+        to uvicorn's protocol, exactly as its own accept would, then the duplicate is closed."""
+        loop = asyncio.get_running_loop()
+        held = [socket.socket(fileno=os.dup(listening.fileno()))
+                for server in self.servers for listening in (server.sockets or ())]
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        queued: list[socket.socket] = []
+        for listener in held:
+            listener.setblocking(False)
+            with contextlib.suppress(BlockingIOError, InterruptedError):
+                while True:
+                    queued.append(listener.accept()[0])
+            listener.close()
+        for connection in queued:
+            connection.setblocking(False)
+            await loop.connect_accepted_socket(lambda: self._new_protocol(loop), connection)
+        if queued:
+            log.info("connections accepted from the queue at shutdown", connections=len(queued))
+
+    def _new_protocol(self, loop: asyncio.AbstractEventLoop) -> asyncio.Protocol:
+        """What uvicorn's `startup` builds for each accepted connection (its `create_protocol`)."""
+        return self.config.http_protocol_class(config=self.config, server_state=self.server_state,  # type: ignore[call-arg]
+                                               app_state=self.lifespan.state, _loop=loop)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

@@ -64,7 +64,7 @@ class WsConfig:
         """The same token and Host/Origin rules as the HTTP app the socket is mounted on."""
         shared = dict(auth_token=http.auth_token, bound_host=http.host, allowed_hosts=http.allowed_hosts,
                       allowed_origins=(*http.allowed_origins, *http.cors_origins),
-                      client_request_timeout_s=http.client_request_timeout_s)
+                      client_request_timeout_s=http.client_request_timeout_s, shutdown_grace_s=http.drain_timeout_s)
         shared.update(overrides)
         return cls(**shared)
 

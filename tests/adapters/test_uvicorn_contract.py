@@ -74,6 +74,20 @@ def test_uvicorn_calls_shutdown_with_the_sockets_when_graceful_shutdown_begins()
     assert "connection.shutdown()" in shutdown and "_wait_tasks_to_complete" in shutdown
 
 
+def test_uvicorn_keeps_its_listeners_in_servers_and_reads_its_graceful_timeout_at_shutdown() -> None:
+    # The drain closes the listeners before it waits (new connections refused), then shortens the
+    # graceful timeout to what is left of the drain deadline.
+    assert "self.servers" in inspect.getsource(uvicorn.Server.startup), "uvicorn no longer keeps self.servers"
+    shutdown = inspect.getsource(uvicorn.Server.shutdown)
+    assert "for server in self.servers" in shutdown and "server.close()" in shutdown
+    assert "self.config.timeout_graceful_shutdown" in shutdown
+    # The drain builds a protocol for each connection left in the accept queue, as startup does.
+    startup = inspect.getsource(uvicorn.Server.startup)
+    for piece in ("config=config", "server_state=self.server_state", "app_state=self.lifespan.state", "_loop="):
+        assert piece in startup, f"uvicorn's create_protocol no longer passes {piece}"
+    assert "self.scope = {" in inspect.getsource(HttpToolsProtocol.on_message_begin), "the scope moved"
+
+
 def test_uvicorn_installs_signal_handlers_through_capture_signals_around_serve() -> None:
     assert isinstance(inspect.getattr_static(uvicorn.Server, "capture_signals"), object)
     assert "with self.capture_signals():" in inspect.getsource(uvicorn.Server.serve)

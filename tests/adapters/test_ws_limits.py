@@ -267,10 +267,11 @@ async def test_shutdown_answers_in_flight_requests_then_closes_with_1001() -> No
                 await asyncio.sleep(0.01)
             late_id = client.next_id()
             await client.send({"id": late_id, "method": "ping"})
-            with pytest.raises(InvalidStatus) as refused:
+            # The listener is closed before the drain begins: a new connection is refused by the kernel,
+            # so a balancer retries it elsewhere.
+            with pytest.raises(ConnectionRefusedError):
                 async with connect(server.url):
                     pass
-            assert refused.value.response.status_code == http_status(ErrorCode.SERVER_BUSY)
             seen = {}
             with pytest.raises(ConnectionClosed) as closed:
                 while True:

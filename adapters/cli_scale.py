@@ -1,0 +1,36 @@
+"""`hexmcp serve` flags for running as part of a fleet: worker processes and the drain deadline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .flag_types import positive_int, positive_seconds
+
+DEFAULT_DRAIN_TIMEOUT_S = 10.0
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                        help="server processes sharing the port (default 1); each loads its own model and index")
+    parser.add_argument("--drain-timeout", type=positive_seconds, default=DEFAULT_DRAIN_TIMEOUT_S, metavar="SECONDS",
+                        help="on SIGTERM, how long requests already received may run before they are cancelled "
+                             f"(default {DEFAULT_DRAIN_TIMEOUT_S:g}); keep it below the orchestrator's grace period")
+
+
+def run_workers_if_asked(args: argparse.Namespace, argv: list[str] | None) -> int | None:
+    """The supervisor's exit status when `serve --workers N` (N > 1) asks for one, else None."""
+    from .workers import is_worker, supervise
+
+    if args.command != "serve" or args.workers <= 1 or is_worker():
+        return None
+    return supervise(args.host, args.port, args.workers, sys.argv[1:] if argv is None else argv)
+
+
+def listening_sockets() -> dict[str, Any]:
+    """`run_http` keywords for a worker: serve on the socket its parent bound."""
+    from .workers import inherited_listener
+
+    listener = inherited_listener()
+    return {"sockets": [listener]} if listener is not None else {}

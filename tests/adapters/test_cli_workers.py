@@ -1,0 +1,60 @@
+"""`hexmcp serve --workers N`: processes sharing one port, each answering, all stopped by one SIGTERM."""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import time
+
+import httpx
+import pytest
+
+from hexmcp.adapters.startup import ExitCode
+
+from ..support.serve_process import LIGHT, serve_process
+
+
+def _pids_answering(base: str, at_least: int, timeout_s: float = 30.0) -> collections.Counter[int]:
+    """Which processes answer /health, over fresh connections (each may land on any worker)."""
+    seen: collections.Counter[int] = collections.Counter()
+    deadline = time.monotonic() + timeout_s
+    while len(seen) < at_least and time.monotonic() < deadline:
+        with httpx.Client(base_url=base, timeout=5) as client:  # a new connection each round
+            response = client.get("/health")
+            if response.status_code == 200:
+                seen[response.json()["pid"]] += 1
+    return seen
+
+
+@pytest.mark.timeout(120)
+def test_two_workers_both_answer_and_one_sigterm_stops_them_all_with_status_0() -> None:
+    with serve_process(*LIGHT, "--workers", "2") as served:
+        seen = _pids_answering(served.base, at_least=2)
+        assert len(seen) == 2, f"only {dict(seen)} answered"
+        assert served.process.pid not in seen  # the supervisor itself never accepts
+        # Both serve MCP too, not only /health.
+        for _ in range(6):
+            with httpx.Client(base_url=served.base, timeout=5) as client:
+                assert client.post("/mcp/tools/list", json={}).status_code == 200
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=60) == ExitCode.OK
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{served.base}/health", timeout=2)
+        for pid in seen:  # no worker outlives its supervisor
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_cannot_start_stops_the_others_and_its_status_is_the_supervisors(tmp_path) -> None:
+    missing = tmp_path / "no-such-taxonomy.csv"
+    with serve_process("--no-knowledge", "--taxonomy", str(missing), "--workers", "2", healthy=False) as served:
+        assert served.process.wait(timeout=60) == ExitCode.USAGE
+
+
+@pytest.mark.timeout(60)
+def test_a_port_in_use_is_a_usage_error_named_on_stderr() -> None:
+    with serve_process(*LIGHT) as first:
+        with serve_process(*LIGHT, "--workers", "2", port=first.port, healthy=False) as second:
+            assert second.process.wait(timeout=30) == ExitCode.USAGE

@@ -1,0 +1,74 @@
+"""`hexmcp serve` as a real subprocess on a free port, for the drain, worker and deployment tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from typing import Iterator
+
+import httpx
+
+from .net import free_port
+
+DEMO_UPSTREAM = f"demo=stdio:{shlex.join([sys.executable, '-m', 'tests.fixtures.demo_server'])}"
+"""An `--upstream` that mounts the demo server's tools as demo__*: `demo__slow` is a request that takes
+as long as asked, which is what a drain test needs in flight."""
+LIGHT = ("--no-classifier", "--no-knowledge")
+
+
+class ServeProcess:
+    def __init__(self, process: subprocess.Popen[bytes], port: int) -> None:
+        self.process = process
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
+
+    def health(self) -> httpx.Response:
+        return httpx.get(f"{self.base}/health", timeout=5)
+
+    def wait_healthy(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            assert self.process.poll() is None, f"hexmcp serve exited with {self.process.returncode}"
+            with contextlib.suppress(httpx.TransportError):
+                if self.health().status_code == 200:
+                    return
+            assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
+            time.sleep(0.1)
+
+    def wait_for_tool(self, name: str, timeout_s: float = 30.0) -> None:
+        """Until `name` is listed (an upstream mounts its tools in the background)."""
+        deadline = time.monotonic() + timeout_s
+        while name not in [tool["name"] for tool in httpx.post(f"{self.base}/mcp/tools/list", json={},
+                                                                timeout=5).json()["tools"]]:
+            assert time.monotonic() < deadline, f"{name} never appeared"
+            time.sleep(0.1)
+
+    def terminate(self, timeout_s: float = 30.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=timeout_s)
+
+
+@contextlib.contextmanager
+def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | None = None,
+                  healthy: bool = True) -> Iterator[ServeProcess]:
+    """`hexmcp serve FLAGS --port P`, healthy when the block starts (unless `healthy=False`), killed if still
+    running when it ends. stderr goes to the test's own (pytest shows it when the test fails)."""
+    port = port or free_port()
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", *flags, "--port", str(port)],
+                               env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
+                               stdout=subprocess.DEVNULL)
+    served = ServeProcess(process, port)
+    try:
+        if healthy:
+            served.wait_healthy()
+        yield served
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
