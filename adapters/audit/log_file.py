@@ -39,15 +39,27 @@ class AuditFile:
 
     def append(self, line: bytes) -> None:
         """Append one whole line (ending in b"\\n") in one write. Raises OSError (a full disk, say)."""
-        if self.max_bytes is not None:
-            self._follow_rotation()
         written = os.write(self._fd, line)
         if written != len(line):
             # Only a full disk or a quota does this to a regular file: end the fragment so it stays one
             # bad line, not a prefix of the next one.
             self.short_writes += 1
             os.write(self._fd, b"\n")
-        if self.max_bytes is not None and os.fstat(self._fd).st_size >= self.max_bytes:
+        if self.max_bytes is not None:
+            self._after_write()
+
+    def _after_write(self) -> None:
+        """One stat of the path says both things a writer must know: whether another process rotated the
+        file (the inode changed: reopen; the line just written landed whole in the rotated file), and
+        whether it is now due for rotation."""
+        try:
+            status = os.stat(self.path)
+        except FileNotFoundError:
+            self._open()
+            return
+        if status.st_ino != self._inode:
+            self._open()
+        elif status.st_size >= (self.max_bytes or 0):
             self._rotate()
 
     def close(self) -> None:
@@ -63,14 +75,6 @@ class AuditFile:
             os.write(fd, b"\n")  # a line cut by a crash: close it off (see the module's docstring)
         self.close()
         self._fd, self._inode = fd, status.st_ino
-
-    def _follow_rotation(self) -> None:
-        try:
-            current = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            current = -1
-        if current != self._inode:
-            self._open()
 
     def _rotate(self) -> None:
         with open(self.path + ".lock", "a") as lock:

@@ -24,6 +24,7 @@ MAX_ARGUMENTS_BYTES = 8 * 1024
 """Larger argument objects are logged as their size and sha256: an audit line stays well under a page."""
 
 _SEPARATORS = re.compile(r"[-_.\s]")
+_KNOWN_KEYS = 4096
 
 
 def _normal(name: str) -> str:
@@ -42,9 +43,17 @@ class Redaction:
     def with_defaults(cls, extra: Iterable[str] = ()) -> Redaction:
         return cls((*DEFAULT_REDACTED, *extra))
 
+    _known: dict[str, bool] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+    """Answers so far: argument names repeat from call to call, and the normalising regex is the cost."""
+
     def hides(self, key: str) -> bool:
-        normal = _normal(key)
-        return any(normal.endswith(name) for name in self.names)
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) >= _KNOWN_KEYS:
+                self._known.clear()  # clients choose the keys: the cache must not grow without end
+            normal = _normal(key)
+            known = self._known[key] = any(normal.endswith(name) for name in self.names)
+        return known
 
     def apply(self, value: Any) -> Any:
         """`value` with every matching key's value replaced, in objects at any depth (lists included)."""
