@@ -52,7 +52,7 @@ class RateLimiter:
     def request_started(self, request: ObservedRequest) -> None:
         buckets, what = self._default, "requests"
         if request.method == "tools/call" and request.target in self._tools:
-            buckets, what = self._tools[request.target], f"calls of {request.target}"
+            buckets, what = self._tools[request.target], f"{request.target} calls"
         if buckets is None:
             return None
         admission = buckets.take((request.transport, request.client_id), self._clock())
@@ -62,8 +62,8 @@ class RateLimiter:
         rate = buckets.rate
         retry_after = math.ceil(admission.retry_after_s * 1000) / 1000  # never early: round up to the ms
         raise ProtocolError(ErrorCode.RATE_LIMITED,
-                            f"Rate limit exceeded: at most {rate.rate:g} {what} a second (burst {rate.burst}) "
-                            f"per client; retry after {retry_after:g} s",
+                            f"Rate limit exceeded: {what} at most {rate.rate:g}/s (burst {rate.burst}) per client; "
+                            f"retry after {retry_after:g} s",
                             {RETRY_AFTER_KEY: retry_after})
 
     def session_ended(self, session: ObservedSession) -> None:

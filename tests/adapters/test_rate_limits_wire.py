@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from hexmcp.adapters import jsonrpc
 from hexmcp.adapters.http import STATUS
@@ -115,6 +116,29 @@ def test_handshake_era_flood_gets_429_while_the_sdk_client_is_served(base: str) 
     refused = _assert_refusals(responses)
     error = refused[0].json()["error"]
     assert error["code"] == RATE_LIMITED and error["data"][RETRY_AFTER_KEY] > 0
+
+
+def test_the_sdk_client_reads_the_429_as_minus_32002_and_its_session_survives(base: str) -> None:
+    async def scenario() -> tuple[list[int], float]:
+        async with httpx2.AsyncClient(headers=_bearer("sdk-over-budget"), timeout=30) as http:
+            async with streamable_http_client(base + "/mcp", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    codes: list[int] = []
+                    wait = 0.0
+                    for _ in range(BURST + 3):
+                        try:
+                            await session.list_tools()
+                            codes.append(0)
+                        except MCPError as error:
+                            codes.append(error.code)
+                            wait = error.data[RETRY_AFTER_KEY]
+                    await asyncio.sleep(wait)
+                    await session.list_tools()  # the same session, once the hint has passed
+                    return codes, wait
+
+    codes, wait = asyncio.run(scenario())
+    assert RATE_LIMITED in codes and codes[0] == 0 and 0 < wait <= 1 / RATE
 
 
 def test_stateless_era_flood_gets_429_with_retry_after(base: str) -> None:
