@@ -1,8 +1,9 @@
 """What the audit trail and the rate limiter add to one tool call, in-process, on the core (ADR 0922, 0921).
 
-Rounds alternate four servers with the same echo tool: no observer (the reference), the rate limiter
+Rounds alternate five servers with the same echo tool: no observer (the reference), the rate limiter
 (one bucket per client, never refusing), the audit log appending to a file (rotation on, so the stat
-per line is paid), and both. Each round times `--calls` sequential tools/call through the core with no
+per line is paid), both, and the reference again (their spread is the run's noise). Each round takes the CPU time (process time: the
+shared machine's other load does not count) of `--calls` sequential tools/call through the core with no
 wire; the medians of the per-call times are printed with their ratio to the reference measured in the
 same run, and the audit line's own cost (record + encode + one os.write) timed alone.
 
@@ -45,26 +46,36 @@ async def _per_call_us(server: McpServer, calls: int) -> float:
     client = CoreClient(server)
     await client.initialize()
     params = {"name": "echo", "arguments": ARGUMENTS}
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(calls):
         await client.request("tools/call", params)
-    return (time.perf_counter() - started) / calls * 1e6
+    return (time.process_time() - started) / calls * 1e6
+
+
+REQUEST = ObservedRequest(method="tools/call", target="echo", arguments=ARGUMENTS, meta={}, request_key=None,
+                          session_id="s", client_id="c", trace_id="t", protocol_version="2025-06-18", transport="stdio")
+
+
+def _check_us(limits: RateLimits, checks: int) -> float:
+    limiter = RateLimiter(limits)
+    started = time.process_time()
+    for _ in range(checks):
+        limiter.request_started(REQUEST)
+    return (time.process_time() - started) / checks * 1e6
 
 
 def _line_us(folder: Path, lines: int) -> float:
     file = AuditFile(folder / "alone.log", max_bytes=64 * 1024 * 1024)
-    request = ObservedRequest(method="tools/call", target="echo", arguments=ARGUMENTS, meta={}, request_key=None,
-                              session_id="s", client_id="c", trace_id="t", protocol_version="2025-06-18",
-                              transport="stdio")
+    request = REQUEST
     outcome = ObservedOutcome(outcome="ok", error_code=None, event_id=None, duration_s=0.0001,
                               result={"content": [{"type": "text", "text": ARGUMENTS["text"]}], "isError": False})
     redaction = Redaction.with_defaults()
-    started = time.perf_counter()
+    started = time.process_time()
     for n in range(lines):
         file.append(encode_line(audit_record(request, outcome, event_id=f"ev-{n}", redaction=redaction,
                                              versions={"model": "m", "index": "i"})))
     file.close()
-    return (time.perf_counter() - started) / lines * 1e6
+    return (time.process_time() - started) / lines * 1e6
 
 
 def main() -> None:
@@ -80,19 +91,23 @@ def main() -> None:
                             lambda: {"model": "m", "index": "i"})
 
         kinds = {"reference": lambda: [], "rate limit": lambda: [RateLimiter(limits)],
-                 "audit": lambda: [audit("a.log")], "audit + rate limit": lambda: [audit("b.log"), RateLimiter(limits)]}
+                 "audit": lambda: [audit("a.log")], "audit + rate limit": lambda: [audit("b.log"), RateLimiter(limits)],
+                 "reference again": lambda: []}  # the spread between the two references is the noise floor
         times: dict[str, list[float]] = {kind: [] for kind in kinds}
         lines: list[float] = []
+        checks: list[float] = []
         for _ in range(args.rounds):
             for kind, observers in kinds.items():  # interleaved: machine noise hits every kind alike
                 times[kind].append(asyncio.run(_per_call_us(_server(observers()), args.calls)))
             lines.append(_line_us(Path(folder), args.calls))
+            checks.append(_check_us(limits, args.calls * 10))
         reference = statistics.median(times["reference"])
         for kind, samples in times.items():
             median = statistics.median(samples)
-            print(f"{kind:>20}: {median:7.1f} us/call  ({median / reference:.2f}x reference, "
+            print(f"{kind:>20}: {median:7.1f} us CPU/call  ({median / reference:.2f}x reference, "
                   f"+{median - reference:.1f} us)")
-        print(f"{'audit line alone':>20}: {statistics.median(lines):7.1f} us/line (record, encode, stat, write, fstat)")
+        print(f"{'rate check alone':>20}: {statistics.median(checks):7.2f} us CPU/check")
+        print(f"{'audit line alone':>20}: {statistics.median(lines):7.1f} us CPU/line (record, encode, write, stat)")
 
 
 if __name__ == "__main__":
