@@ -78,7 +78,15 @@ def add_guard_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a tool's own limit, instead of --rate-limit for its calls (repeatable)")
 
 
+class GuardSetupError(Exception):
+    """A guard flag that cannot be honoured (an audit file that cannot be opened, a burst with no rate):
+    start-up stops with this one line (exit 2)."""
+
+
 def rate_limits(args: argparse.Namespace) -> RateLimits:
+    """Raises GuardSetupError for a --rate-burst with no --rate-limit (a burst of what rate?)."""
+    if args.rate_burst is not None and args.rate_limit is None:
+        raise GuardSetupError("--rate-burst needs --rate-limit (the rate the burst refills at)")
     default = None
     if args.rate_limit is not None:
         default = BucketRate(rate=args.rate_limit, burst=args.rate_burst or _default_burst(args.rate_limit))
@@ -89,10 +97,6 @@ def rate_limits(args: argparse.Namespace) -> RateLimits:
 
 def _default_burst(rate: float) -> int:
     return max(1, round(rate))  # one second's worth
-
-
-class GuardSetupError(Exception):
-    """The audit file cannot be opened: start-up stops with this one line (exit 2)."""
 
 
 def install_guards(server: McpServer, args: argparse.Namespace,
@@ -110,6 +114,7 @@ def install_guards(server: McpServer, args: argparse.Namespace,
     limits = rate_limits(args)
     if limits.active:
         server.add_observer(RateLimiter(limits))
+
     def close() -> None:
         for closer in closers:
             closer()
