@@ -18,6 +18,8 @@ from .startup import ExitCode, StartupFailure
 from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
+from .cli_audit import add_audit_command, run_audit
+from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 from .cli_config import add_config_support, parse_with_config
 from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
@@ -171,6 +173,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",
                         help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp call; "
                              f"bearer token from ${UPSTREAM_TOKEN_ENV}; more options: the config file's [[upstream]])")
+    add_guard_arguments(parser)
 
 
 def _upstream_spec(text: str) -> Any:
@@ -214,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
     add_client_commands(commands)
+    add_audit_command(commands)
     add_config_support(commands)  # last: --config on every command above, and `hexmcp config check`
     return parser
 
@@ -278,6 +282,7 @@ def _serve_http(args: argparse.Namespace) -> int:
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
     concepts = build_concepts(server, args, knowledge)
+    close_guards = install_guards(server, args, versions_provider(service, knowledge))
     hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -301,6 +306,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
                         extra_routes={"/ws": websocket, **docs_route(knowledge)}, **listening_sockets(), **hooks)
     finally:
+        close_guards()
         _stop(service)
 
 
@@ -320,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         from .config_check import run_config_check
 
         return run_config_check(args, build_parser, os.environ)
+    if args.command == "audit":
+        return run_audit(args)
     from hexmcp.core.log import configure_logging
     from hexmcp.tools.classification import ClassificationError
     from hexmcp.tools.concepts.errors import GlossaryError
@@ -348,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         code, line = diagnosis
         _say(args.command, line)
         return code
-    except (CorpusError, VectorStoreError, GatewayConfigError, GlossaryError) as error:  # bad --docs, --vector-store, gateway setting, --glossary
+    except (CorpusError, VectorStoreError, GatewayConfigError, GlossaryError, GuardSetupError) as error:  # bad --docs, --vector-store, gateway setting, --glossary, --audit-log
         _say(args.command, str(error))
         return ExitCode.USAGE
 
@@ -386,9 +394,11 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     background += [gateway_tools.start, gateway_tools.watch]
     background += mount_upstreams(server, args)
     background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
+    close_guards = install_guards(server, args, versions_provider(service, knowledge))
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:
+        close_guards()
         _stop(service)
 
 

@@ -18,12 +18,13 @@ import asyncio
 import itertools
 from typing import Any
 
-from hexmcp.core import ErrorCode, McpServer, Ok, Session, versions
+from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Rejection, Session, versions
 
 from .. import jsonrpc, rpc_layer
+from ..retry_hint import retry_after_header
 from ..rpc_layer import PendingRequests
 from . import dispatch
-from .asgi import Receive, Scope, Send
+from .asgi import RawHeaders, Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
@@ -36,7 +37,7 @@ from .request_headers import accepts, header
 from .responses import respond_json
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
-from .status import http_status
+from .status import http_status, rpc_status
 
 SESSION_HEADER = b"mcp-session-id"
 ALLOW = [(b"allow", b"GET, POST, DELETE")]
@@ -199,7 +200,7 @@ class HandshakeEraTransport:
             headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
         if not batch:
             if answers:
-                await reply.finish(answers[0])
+                await reply.finish(answers[0], *_rate_limited(outcomes[0]))
             elif reply.streaming:
                 await reply.stream.close()  # type: ignore[union-attr]
             else:
@@ -282,3 +283,12 @@ async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -
 
 def _batching(version: str | None) -> bool:
     return version is not None and version in versions.FEATURES and versions.features(version).batching
+
+
+def _rate_limited(outcome: Outcome) -> tuple[int, RawHeaders]:
+    """The status and headers of a single answer: 200 as ever on this era (its clients read errors from the
+    body), except a rate limit, which is 429 with `Retry-After` on every era (status.py), so HTTP clients
+    and proxies back off without parsing JSON-RPC."""
+    if isinstance(outcome, Rejection) and outcome.code is ErrorCode.RATE_LIMITED:
+        return rpc_status(outcome.code), retry_after_header(outcome.data)
+    return 200, []

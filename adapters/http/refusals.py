@@ -12,6 +12,7 @@ from typing import Any
 from hexmcp.core import ErrorCode, Rejection
 
 from .. import jsonrpc
+from ..retry_hint import retry_after_header
 from ..rpc_layer import refusal
 from .asgi import RawHeaders, Scope, Send
 from .responses import respond_json
@@ -60,4 +61,6 @@ async def refuse_rest(send: Send, code: ErrorCode, message: str, *, data: dict[s
 
 async def send_rest_error(send: Send, rej: Rejection, status: int | None = None,
                           headers: RawHeaders | None = None) -> None:
-    await respond_json(send, status or http_status(rej.code), jsonrpc.dumps(rest_error_body(rej)), headers)
+    hint = retry_after_header(rej.data)  # a rate limit's wait, as the header HTTP clients back off by
+    await respond_json(send, status or http_status(rej.code), jsonrpc.dumps(rest_error_body(rej)),
+                       [*(headers or ()), *hint] if hint else headers)

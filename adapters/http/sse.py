@@ -136,12 +136,13 @@ class Reply:
         stream = self.stream or await self.start_stream()
         await stream.write(message)
 
-    async def finish(self, message: Any, status: int = 200) -> None:
+    async def finish(self, message: Any, status: int = 200, headers: RawHeaders = ()) -> None:
+        """`headers`: for this answer only (a `Retry-After`), sent only when it is a JSON response."""
         if self.stream is None and self.json_ok:
             body = jsonrpc.dumps(message)
             await self._send({"type": "http.response.start", "status": status,
                               "headers": [(b"content-type", JSON), (b"content-length", str(len(body)).encode()),
-                                          *self._headers]})
+                                          *self._headers, *headers]})
             await self._send({"type": "http.response.body", "body": body})
             return
         stream = self.stream or await self.start_stream()

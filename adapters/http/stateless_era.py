@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
 
 from .. import jsonrpc, rpc_layer
+from ..retry_hint import retry_after_header
 from . import dispatch, headers
 from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
@@ -141,7 +142,10 @@ class StatelessEraTransport:
             if reply.stream is not None:
                 await reply.stream.close()
             return
-        await reply.finish(answer, 200 if isinstance(outcome, Ok) else rpc_status(outcome.code))
+        if isinstance(outcome, Ok):
+            await reply.finish(answer)
+        else:
+            await reply.finish(answer, rpc_status(outcome.code), retry_after_header(outcome.data))
 
     async def _listen(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request,
                       sse_ok: bool) -> None:

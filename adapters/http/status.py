@@ -3,8 +3,9 @@
 Two columns, because HTTP carries errors two ways:
 - `rpc`: the status of a JSON-RPC error response on the 2026-07-28 wire. The spec fixes 400 for the
   envelope/params/header/version/capability errors and 404 for unknown methods; everything else is a
-  normal response that happens to carry an error, so 200. (Handshake-era JSON-RPC errors are always
-  200: those clients read the error from the body and treat a non-2xx as a broken transport.)
+  normal response that happens to carry an error, so 200. (Handshake-era JSON-RPC errors are 200:
+  those clients read the error from the body and treat a non-2xx as a broken transport; except a rate
+  limit, 429 with Retry-After there too, which the official SDK client reads from the body all the same.)
 - `http`: the status when HTTP itself is the only envelope — transport refusals (401/403/404/413/503)
   and the REST endpoint, whose clients look at the status first and only ever read 2xx bodies as results.
 """

@@ -118,6 +118,11 @@ class ClassificationService:
             return self._taxonomy  # loaded by ensure_taxonomy(); the model may still be loading
         return self._require_engine().taxonomy
 
+    def model_version(self) -> str | None:
+        """The model answering now (id, weights digest, converter version, precision), None while it loads:
+        what an audit line records so a classification can be reproduced."""
+        return self._engine.stats.model_id if self._engine is not None else None
+
     def describe(self) -> dict[str, Any]:
         if self._engine is None:
             return {

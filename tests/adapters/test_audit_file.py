@@ -1,0 +1,133 @@
+"""The audit file under stress: rotation, several writer processes at once, and `kill -9` in the middle
+of a flood of tool calls through a real `hexmcp stdio`. Every line a reader finds must parse; a line cut
+by the kill can only be the last one of the newest file, and the reader reports it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from hexmcp.adapters.audit import AuditFile
+from hexmcp.adapters.audit.reader import BadLine, read_trail, trail_files
+from hexmcp.adapters.audit.record import encode_line
+from hexmcp.core import versions
+
+from ..support.wire import REPO_ROOT
+from .guard_servers import CHEAP_TOOL, stdio_command
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_rotation_keeps_the_newest_lines_in_order_across_backups(tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    file = AuditFile(path, max_bytes=2_000, backups=3)
+    for number in range(400):
+        file.append(encode_line({"n": number, "pad": "x" * 40}))
+    file.close()
+    files = trail_files(path)
+    assert [f.name for f in files] == ["audit.log.3", "audit.log.2", "audit.log.1", "audit.log"]
+    numbers = [entry["n"] for entry in read_trail(path)]  # type: ignore[index]
+    assert numbers == list(range(numbers[0], 400))  # the oldest were rotated away; nothing in between lost
+    assert all(f.stat().st_size <= 2_000 + 100 for f in files)
+
+
+def test_backups_zero_keeps_only_the_current_file(tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    file = AuditFile(path, max_bytes=500, backups=0)
+    for number in range(100):
+        file.append(encode_line({"n": number}))
+    assert trail_files(path) == [path] and file.rotations > 0
+
+
+_WRITER = """
+import sys
+from hexmcp.adapters.audit import AuditFile
+from hexmcp.adapters.audit.record import encode_line
+name, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+file = AuditFile(path, max_bytes=64 * 1024, backups=1000)
+for n in range(count):
+    file.append(encode_line({"writer": name, "n": n, "pad": "p" * (n % 700)}))
+"""
+
+
+def test_several_processes_append_and_rotate_without_losing_or_tearing_a_line(tmp_path: Path) -> None:
+    path, count, writers = tmp_path / "audit.log", 3_000, ["a", "b", "c"]
+    processes = [subprocess.Popen([sys.executable, "-c", _WRITER, name, str(path), str(count)], cwd=REPO_ROOT)
+                 for name in writers]
+    assert [p.wait(timeout=100) for p in processes] == [0, 0, 0]
+    entries = list(read_trail(path))
+    assert not [e for e in entries if isinstance(e, BadLine)]
+    seen = sorted((e["writer"], e["n"]) for e in entries)  # type: ignore[index]
+    assert seen == sorted((name, n) for name in writers for n in range(count))  # each line exactly once
+    assert len(trail_files(path)) > 3  # rotation happened, many times, with three writers racing
+
+
+def _flood(count: int) -> bytes:
+    """A stdio session's bytes: initialize, then `count` tool calls with arguments big enough that lines
+    cross page boundaries (where a kill can cut a write)."""
+    messages = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                 "params": {"protocolVersion": versions.LATEST_HANDSHAKE_VERSION, "capabilities": {},
+                            "clientInfo": {"name": "flood", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages += [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                  "params": {"name": CHEAP_TOOL, "arguments": {"n": n, "text": "t" * (500 + 37 * (n % 150))}}}
+                 for n in range(1, count + 1)]
+    return b"".join(orjson.dumps(m) + b"\n" for m in messages)
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_kill_9_in_a_flood_leaves_only_whole_lines_or_one_reported_cut(tmp_path: Path, round_: int) -> None:
+    path = tmp_path / "audit.log"
+    process = subprocess.Popen(stdio_command("--audit-log", str(path), "--audit-max-bytes", "200000",
+                                             "--audit-backups", "1000"),
+                               cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    assert process.stdin is not None
+    flood = _flood(20_000)
+    writer = __import__("threading").Thread(target=_write_quietly, args=(process.stdin, flood), daemon=True)
+    writer.start()
+    deadline = time.monotonic() + 60
+    while sum(f.stat().st_size for f in trail_files(path)) < 300_000 * (round_ + 1):  # well into the flood
+        assert process.poll() is None and time.monotonic() < deadline, "the flood did not reach the audit log"
+        time.sleep(0.005)
+    process.kill()  # SIGKILL: no handler, no flush, whatever write is in progress is where it stops
+    process.wait()
+    entries = list(read_trail(path))
+    bad = [e for e in entries if isinstance(e, BadLine)]
+    records = [e for e in entries if not isinstance(e, BadLine)]
+    assert len(records) > 100
+    assert all(r["tool"] == CHEAP_TOOL and r["arguments"]["n"] >= 1 for r in records)
+    assert len({r["eventId"] for r in records}) == len(records)
+    newest = trail_files(path)[-1]
+    assert all(b.reason == "no newline" and b.path == str(newest) for b in bad) and len(bad) <= 1
+    # A writer that opens the file after the crash ends a cut line first, so its own lines stay whole.
+    file = AuditFile(path)
+    file.append(encode_line({"after": "restart"}))
+    again = list(read_trail(path))
+    assert again[-1] == {"after": "restart"}
+    assert [e.reason for e in again if isinstance(e, BadLine)] == ["not a JSON object"] * len(bad)
+
+
+def _write_quietly(pipe, data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except (BrokenPipeError, OSError):
+        pass  # the server was killed mid-flood: that is the test
+
+
+def test_a_cut_last_line_is_reported_then_closed_off_by_the_next_writer(tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    whole = encode_line({"n": 1})
+    path.write_bytes(whole + encode_line({"n": 2})[:5])  # what a kill between two pages leaves
+    [first, cut] = list(read_trail(path))
+    assert first == {"n": 1} and isinstance(cut, BadLine) and (cut.reason, cut.line_number) == ("no newline", 2)
+    AuditFile(path).append(encode_line({"n": 3}))
+    entries = list(read_trail(path))
+    assert entries[0] == {"n": 1} and entries[2] == {"n": 3}
+    assert isinstance(entries[1], BadLine) and entries[1].reason == "not a JSON object"
