@@ -12,6 +12,8 @@ from typing import Any
 
 from hexmcp.core import versions
 
+from .flag_types import positive_int, positive_seconds
+
 COMMANDS = ("call", "tools", "resources", "prompts", "read", "bench", "record", "replay")
 
 
@@ -28,8 +30,8 @@ def add_client_commands(commands: Any) -> None:
     bench = _command(commands, "bench", "load figure: TARGET TOOL [key=value ...] called by N callers for S seconds")
     bench.add_argument("words", nargs="*", metavar="[TARGET] TOOL [key=value]")
     bench.add_argument("--args-json", metavar="JSON")
-    bench.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="callers at once (default 8)")
-    bench.add_argument("--duration", type=_positive_float, default=10.0, metavar="S", help="seconds (default 10)")
+    bench.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="callers at once (default 8)")
+    bench.add_argument("--duration", type=positive_seconds, default=10.0, metavar="S", help="seconds (default 10)")
     record = _command(commands, "record", "make the calls read from stdin (JSON lines) and record them")
     record.add_argument("words", nargs="*", metavar="TARGET")
     record.add_argument("--out", required=True, metavar="FILE", help="the record file to write (JSON lines)")
@@ -46,29 +48,12 @@ def _command(commands: Any, name: str, what: str) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of text")
     parser.add_argument("--auth-token", default=os.environ.get("HEXMCP_AUTH_TOKEN"), metavar="T",
                         help="send 'Authorization: Bearer T' (default: $HEXMCP_AUTH_TOKEN)")
-    parser.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="S",
                         help="seconds to wait for each answer (default 60)")
     parser.add_argument("--protocol-version", default=versions.LATEST_HANDSHAKE_VERSION, choices=versions.SUPPORTED_VERSIONS,
                         help=f"the version to ask for (default {versions.LATEST_HANDSHAKE_VERSION}; "
                              f"{versions.V2026_07_28} is stateless)")
     return parser
-
-
-def _positive_int(text: str) -> int:
-    value = _positive_float(text)
-    if value != int(value):
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text}")
-    return int(value)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
 
 
 def take_trailing_words(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> argparse.Namespace:

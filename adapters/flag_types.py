@@ -1,5 +1,6 @@
-"""argparse types for the limits and deadlines of `hexmcp serve` and `hexmcp stdio`: a value that would
-refuse every message or cut every connection is a usage error (exit 2), not a server that never works."""
+"""argparse types for the limits and deadlines of every command (serve, stdio, the client commands): a
+value that would refuse every message or cut every connection is a usage error (exit 2), not a server
+that never works."""
 
 from __future__ import annotations
 
