@@ -18,6 +18,7 @@ from .startup import ExitCode, StartupFailure
 from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
 from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
+from .cli_telemetry import add_telemetry_arguments, install_telemetry
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -197,9 +198,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     _add_common(stdio)
     stdio.add_argument("--max-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="BYTES",
                        help="largest accepted message line (default 4 MiB)")
+    add_telemetry_arguments(stdio, stdio=True)
     serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
     _add_common(serve)
     _add_http(serve)
+    add_telemetry_arguments(serve)
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
     add_client_commands(commands)
@@ -288,6 +291,8 @@ def _serve_http(args: argparse.Namespace) -> int:
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
     concepts = build_concepts(server, args, knowledge)
+    telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
+                                  gateway_tools=gateway_tools)
     hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
@@ -309,9 +314,11 @@ def _serve_http(args: argparse.Namespace) -> int:
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **hooks)
+                        extra_routes={"/ws": websocket, **docs_route(knowledge), **telemetry.routes},
+                        capture_trace_headers=telemetry.capture_trace_headers, **hooks)
     finally:
         _stop(service)
+        telemetry.close()
 
 
 def _stop(service: Any) -> None:
@@ -390,10 +397,13 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     background += [gateway_tools.start, gateway_tools.watch]
     background += mount_upstreams(server, args)
     background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
+    telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
+                                  gateway_tools=gateway_tools)
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:
         _stop(service)
+        telemetry.close()
 
 
 if __name__ == "__main__":

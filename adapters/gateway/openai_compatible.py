@@ -11,6 +11,7 @@ client go away and can stop generating.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from typing import Any
@@ -50,6 +51,9 @@ class OpenAICompatibleGateway:
         self.provider = config.provider_type
         self.config = config
         self._redact = Redactor(config.api_key, urlsplit(config.url).password)
+        # For metrics, read when scraped: calls by (operation, outcome kind), and retries (attempts beyond the first).
+        self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.retries = 0
         # Connect, read, write and pool waits each get TIMEOUT; a whole non-streamed answer does too (below).
         self._client = httpx.AsyncClient(base_url=config.url + "/", headers=_headers(config), limits=POOL,
                                          timeout=httpx.Timeout(config.timeout_s), transport=transport)
@@ -195,11 +199,13 @@ class OpenAICompatibleGateway:
                         status, self._redact)
 
     def _log_retry(self, error: RetryableFailure, attempt: int, wait_s: float) -> None:
+        self.retries += 1
         log.warning("gateway call failed, retrying", kind=error.failure.kind.name.lower(), status=error.failure.status,
                     attempt=attempt, wait_s=round(wait_s, 3), reason=error.failure.message)
 
     def _log_outcome(self, what: str, outcome: Any, started: float, **fields: Any) -> None:
         latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        self.calls[what, outcome.kind.name.lower() if isinstance(outcome, GatewayFailure) else "ok"] += 1
         if isinstance(outcome, GatewayFailure):
             log.warning(f"{what} failed", kind=outcome.kind.name.lower(), code=outcome.code, status=outcome.status,
                         attempts=outcome.attempts, reason=outcome.message, latency_ms=latency_ms, **fields)
