@@ -1,8 +1,8 @@
 """One OpenTelemetry SERVER span per MCP request, in the MCP semantic conventions (ADR 0902).
 
 `TracingObserver` is a `RequestObserver`: `request_started` runs in the task that serves the request,
-so the span it opens is made current there and stays current while the tool runs (an outbound call made
-by the tool becomes its child); the scope's `request_finished` ends it and restores the context.
+so the span it opens is made current there and stays current while the tool runs (the gateway's httpx
+calls become its children: opentelemetry-instrumentation-httpx); the scope's `request_finished` ends it and restores the context.
 
 The parent is the trace context the client put in `params._meta` (`traceparent`, `tracestate`,
 `baggage`: what the conventions ask clients to send); failing that, the HTTP request's W3C headers
@@ -133,6 +133,10 @@ def start_tracing(settings: TracingSettings, *, service_version: str) -> tuple[T
     for name in settings.exporters:
         provider.add_span_processor(BatchSpanProcessor(_exporter(name)))
     trace.set_tracer_provider(provider)
+    # The gateway's calls (httpx) become CLIENT spans, children of the tool call's span current around them.
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+    HTTPXClientInstrumentor().instrument(tracer_provider=provider)
     return TracingObserver(provider.get_tracer("hexmcp")), provider.shutdown
 
 

@@ -22,6 +22,7 @@ from hexmcp.adapters.telemetry.conventions import TOOL_ERROR
 from hexmcp.adapters.telemetry.tracing import EVENT_ID
 from hexmcp.core import ErrorCode, versions
 
+from ..support.fake_gateway import fake_gateway
 from ..support.telemetry import HEXMCP, OtlpReceiver, attributes, serve, traceparent
 
 pytestmark = pytest.mark.slow
@@ -183,3 +184,18 @@ def test_an_otel_value_hexmcp_cannot_honour_stops_start_up_with_its_name() -> No
                           text=True, timeout=60, env={**_env(None), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
                                                       "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
     assert done.returncode == 2 and "OTEL_EXPORTER_OTLP_PROTOCOL" in done.stderr and done.stdout == ""
+
+
+def test_the_gateway_call_a_tool_makes_is_a_client_span_under_the_tool_span(tmp_path: Path) -> None:
+    trace_id = "abababababababababababababababab"
+    with OtlpReceiver() as receiver, fake_gateway() as upstream:
+        env = {**_env(receiver), "GATEWAY_URL": upstream.url, "DEFAULT_MODEL": "llama-3.1-8b-instruct"}
+        with serve("--no-classifier", "--no-knowledge", env=env, log=tmp_path / "stderr.log") as base:
+            seen_before = upstream.count("models")
+            answer = _post(base, "tools/call", {"name": "listModels", "arguments": {},
+                                                "_meta": {"traceparent": traceparent(trace_id, "cdcdcdcdcdcdcdcd")}})
+            assert answer["result"].get("isError") is not True and upstream.count("models") > seen_before
+            tool = _only(receiver, "tools/call listModels", trace_id)
+            children = [s for s in receiver.wait_for("GET", 1) if s.trace_id.hex() == trace_id]
+    assert children and all(s.kind == Span.SpanKind.SPAN_KIND_CLIENT for s in children)
+    assert {s.parent_span_id for s in children} == {tool.span_id}
