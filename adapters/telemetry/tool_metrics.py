@@ -3,7 +3,8 @@
 Tools never import adapters: each keeps plain counters of its own (the classifier's answers per category
 and its inference pool's state, the knowledge base's search times, the gateway client's calls and
 retries); the composition root hands those objects here. A collector yields nothing for a part that
-is not configured.
+is not configured. With `hexmcp stdio --metrics-port` a scrape runs on the metrics server's thread while
+the event loop updates those counters: each is copied with `dict()` (one C call under the GIL) first.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class KnowledgeMetrics(Collector):
     def collect(self) -> Iterator[Metric]:
         searches = SummaryMetricFamily("hexmcp_knowledge_search_seconds", "Time the knowledge index took to "
                                        "answer a search (the index's work alone), by tool", labels=["tool"])
-        for tool, count in sorted(self._service.searches.items()):
-            searches.add_metric([tool], count_value=count, sum_value=self._service.search_seconds[tool])
+        seconds = dict(self._service.search_seconds)
+        for tool, count in sorted(dict(self._service.searches).items()):
+            searches.add_metric([tool], count_value=count, sum_value=seconds.get(tool, 0.0))
         yield searches
 
 
@@ -56,7 +58,7 @@ class GatewayMetrics(Collector):
     def collect(self) -> Iterator[Metric]:
         calls = CounterMetricFamily("hexmcp_gateway_calls", "Calls to the LLM gateway, by operation and outcome "
                                     "(ok, or the failure kind after the retries)", labels=["operation", "outcome"])
-        for (operation, outcome), count in sorted(self._gateway.calls.items()):
+        for (operation, outcome), count in sorted(dict(self._gateway.calls).items()):
             calls.add_metric([operation, outcome], count)
         yield calls
         yield CounterMetricFamily("hexmcp_gateway_retries", "Gateway attempts beyond each call's first "

@@ -175,8 +175,10 @@ class ClassificationService:
         """What metrics read when scraped: answers per category and the inference pool's state."""
         pool = self._pool
         names = self._engine.taxonomy.names if self._engine is not None else []
+        # dict() copies in one C call: a scrape on another thread (stdio's metrics server) never iterates
+        # the counter while the event loop adds a category to it.
         by_category = {names[index] if index < len(names) else str(index): count
-                       for index, count in self._answers.items()}
+                       for index, count in dict(self._answers).items()}
         if pool is None:
             return ClassifierCounters(by_category=by_category, queue_depth=0, workers=0, completed=0, dropped=0,
                                       model_seconds=0.0)
