@@ -1,5 +1,5 @@
 """What each observer adds to one request, in process (no wire, no subprocess, so little noise):
-`tools/call echo` through a core `Session`, with no observer, the metrics observer, the tracing observer
+`tools/call echo` through a core `Session`, with no observer, a no-op observer (the port's own cost), the metrics observer, the tracing observer
 (every span recorded and handed to a batch processor whose exporter drops them), tracing sampled at
 0 % (spans created unsampled), and with a `_meta.traceparent` to extract. Configurations alternate in
 rounds; medians of the per-round µs per call.
@@ -56,8 +56,19 @@ def _tracing(ratio: float | None) -> Callable[[McpServer], None]:
     return install
 
 
+class _NoOp:
+    """An observer that opens no scope: the observation port's own cost (ObservedRequest, timing, outcome)."""
+
+    def request_started(self, request: Any) -> None:
+        return None
+
+    def session_ended(self, session: Any) -> None:
+        pass
+
+
 CONFIGURATIONS: dict[str, tuple[Callable[[McpServer], None] | None, bool]] = {
     "none": (None, False),
+    "no-op": (lambda server: server.add_observer(_NoOp()), False),
     "metrics": (_metrics, False),
     "tracing": (_tracing(None), False),
     "tracing 0%": (_tracing(0.0), False),
