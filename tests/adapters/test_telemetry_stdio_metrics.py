@@ -5,6 +5,8 @@ pipe, the stdio session, classifications per category, the inference pool and se
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,8 +14,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from hexmcp.adapters.startup import ExitCode
+
 from ..support.net import free_port
-from ..support.telemetry import Scrape, scrape
+from ..support.telemetry import HEXMCP, Scrape, scrape
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -59,3 +63,21 @@ def test_stdio_metrics_count_classifications_inference_and_searches(tmp_path: Pa
     assert metrics.value("hexmcp_inference_queue_depth") == 0 and metrics.value("hexmcp_inference_workers") >= 1
     assert metrics.value("hexmcp_knowledge_search_seconds_count", tool="search") == 1
     assert metrics.value("hexmcp_knowledge_search_seconds_sum", tool="search") > 0
+
+
+def test_a_metrics_port_that_cannot_be_bound_stops_start_up_with_the_reason() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*HEXMCP, "stdio", "--no-classifier", "--no-knowledge", "--metrics-port", str(port)],
+                              input="", capture_output=True, text=True, timeout=60)
+    assert done.returncode == ExitCode.USAGE and done.stdout == ""
+    assert f"--metrics-port {port}" in done.stderr and "cannot listen" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "65536", "http"])
+def test_a_metrics_port_that_is_no_port_is_a_usage_error(value: str) -> None:
+    done = subprocess.run([*HEXMCP, "stdio", "--metrics-port", value], input="", capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == ExitCode.USAGE and "--metrics-port" in done.stderr
