@@ -169,6 +169,8 @@ sys.exit(code)
 
 def _modules_loaded(env: dict[str, str]) -> dict[str, bool]:
     done = _stdio(env, {"id": 1, "method": "initialize", "params": INITIALIZE}, script=_MODULES_SCRIPT)
+    # Spans printed by the console exporter go to stderr: stdout holds the one answer and nothing else.
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
     marker = [line for line in done.stderr.splitlines() if line.startswith("MODULES ")]
     return json.loads(marker[-1].removeprefix("MODULES "))
 
