@@ -24,6 +24,7 @@ from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gatew
 from .cli_config import add_config_support, parse_with_config
 from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
 from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
+from .cli_telemetry import add_telemetry_arguments, install_telemetry
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -211,9 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(stdio)
     stdio.add_argument("--max-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="BYTES",
                        help="largest accepted message line (default 4 MiB)")
+    add_telemetry_arguments(stdio, stdio=True)
     serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
     _add_common(serve)
     _add_http(serve)
+    add_telemetry_arguments(serve)
     index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
     add_index_flags(index)
     add_client_commands(commands)
@@ -282,6 +285,9 @@ def _serve_http(args: argparse.Namespace) -> int:
     knowledge = build_knowledge(server, args)
     gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
     concepts = build_concepts(server, args, knowledge)
+    # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
+    telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
+                                  gateway_tools=gateway_tools)
     close_guards = install_guards(server, args, versions_provider(service, knowledge))
     hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
@@ -304,10 +310,12 @@ def _serve_http(args: argparse.Namespace) -> int:
     websocket = WsEndpoint(server, WsConfig.from_http(config))
     try:
         return run_http(server, config, log_level="warning", uvicorn_options=websocket.config.uvicorn_options(),
-                        extra_routes={"/ws": websocket, **docs_route(knowledge)}, **listening_sockets(), **hooks)
+                        extra_routes={"/ws": websocket, **docs_route(knowledge), **telemetry.routes},
+                        capture_trace_headers=telemetry.capture_trace_headers, **listening_sockets(), **hooks)
     finally:
         close_guards()
         _stop(service)
+        telemetry.close()
 
 
 def _stop(service: Any) -> None:
@@ -394,12 +402,16 @@ def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
     background += [gateway_tools.start, gateway_tools.watch]
     background += mount_upstreams(server, args)
     background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
+    # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
+    telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
+                                  gateway_tools=gateway_tools)
     close_guards = install_guards(server, args, versions_provider(service, knowledge))
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:
         close_guards()
         _stop(service)
+        telemetry.close()
 
 
 if __name__ == "__main__":

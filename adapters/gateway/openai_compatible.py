@@ -12,6 +12,7 @@ client go away and can stop generating.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 from typing import Any, AsyncIterator
@@ -52,6 +53,9 @@ class OpenAICompatibleGateway:
         base = config.url.rstrip("/")
         self._chat_url, self._models_url = f"{base}/chat/completions", f"{base}/models"
         self._session: aiohttp.ClientSession | None = None  # made on first use, inside the event loop
+        # For metrics, read when scraped: calls by (operation, outcome kind), and retries (attempts beyond the first).
+        self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.retries = 0
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -210,11 +214,13 @@ class OpenAICompatibleGateway:
                         status, self._redact)
 
     def _log_retry(self, error: RetryableFailure, attempt: int, wait_s: float) -> None:
+        self.retries += 1
         log.warning("gateway call failed, retrying", kind=error.failure.kind.name.lower(), status=error.failure.status,
                     attempt=attempt, wait_s=round(wait_s, 3), reason=error.failure.message)
 
     def _log_outcome(self, what: str, outcome: Any, started: float, **fields: Any) -> None:
         latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        self.calls[what, outcome.kind.name.lower() if isinstance(outcome, GatewayFailure) else "ok"] += 1
         if isinstance(outcome, GatewayFailure):
             log.warning(f"{what} failed", kind=outcome.kind.name.lower(), code=outcome.code, status=outcome.status,
                         attempts=outcome.attempts, reason=outcome.message, latency_ms=latency_ms, **fields)

@@ -26,6 +26,7 @@ import structlog
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from ..startup import failure_reason
+from . import trace_headers
 from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
@@ -40,6 +41,7 @@ from .rest import RestEndpoint
 log = structlog.get_logger("hexmcp.adapters.http")
 
 HEALTH_PATH = "/health"
+METRICS_PATH = "/metrics"  # served when the composition root mounts it (adapters/telemetry); never capped
 StartupHook = Callable[[], Awaitable[None]]
 # How long /health keeps answering "failed" before the process stops, so a probe polling it can read why.
 FAILURE_LINGER_S = 1.0
@@ -51,8 +53,9 @@ CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MC
 class HttpApp:
     def __init__(self, server: McpServer, config: HttpConfig, *, health: HealthFn | None = None,
                  ready: ReadyFn | None = None, on_startup: Sequence[StartupHook] = (),
-                 extra_routes: Mapping[str, ASGIApp] | None = None) -> None:
+                 extra_routes: Mapping[str, ASGIApp] | None = None, capture_trace_headers: bool = False) -> None:
         self.server = server
+        self._capture_trace_headers = capture_trace_headers
         self.config = config
         self.mcp = McpEndpoint(server, config)
         self.rest = RestEndpoint(server, config)
@@ -74,7 +77,7 @@ class HttpApp:
         self.stopping = False
 
         app: ASGIApp = self._route
-        self.limit = ConcurrencyLimit(app, limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH])
+        self.limit = ConcurrencyLimit(app, limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
         self.bodies = BodyBuffer(self.limit, mcp_path=config.path, limit=config.max_body_bytes,
                                  timeout_s=config.body_timeout_s)
         app = BearerAuth(self.bodies, token=config.auth_token, open_paths=[HEALTH_PATH])
@@ -90,6 +93,8 @@ class HttpApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
+        if self._capture_trace_headers:
+            trace_headers.capture(scope)
         await self._stack(scope, receive, send)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -182,12 +187,13 @@ class HttpApp:
 
 def create_app(server: McpServer, config: HttpConfig | None = None, *, health: HealthFn | None = None,
                ready: ReadyFn | None = None, on_startup: Sequence[StartupHook] = (),
-               extra_routes: Mapping[str, ASGIApp] | None = None) -> HttpApp:
+               extra_routes: Mapping[str, ASGIApp] | None = None, capture_trace_headers: bool = False) -> HttpApp:
     """The ASGI application serving `server` over HTTP.
 
     `health()` adds fields to /health (categories, model, index size, ...); `ready()` gates its "ok";
     `on_startup` hooks run in the background once the server is up (e.g. loading a model);
-    `extra_routes` adds exact-path ASGI apps (e.g. `{"/ws": websocket_app}`), behind the same guards.
+    `extra_routes` adds exact-path ASGI apps (e.g. `{"/ws": websocket_app}`), behind the same guards;
+    `capture_trace_headers` hands each request's W3C trace headers to tracing (`trace_headers.py`).
     """
     return HttpApp(server, config or HttpConfig(), health=health, ready=ready, on_startup=on_startup,
-                   extra_routes=extra_routes)
+                   extra_routes=extra_routes, capture_trace_headers=capture_trace_headers)

@@ -166,7 +166,7 @@ def test_an_empty_variable_is_unset_and_existing_variables_keep_working(tmp_path
     ({"docs": "README.md"}, "docs in hexmcp.toml: must be an array, got a string"),
     ({"log_level": "loud"}, "log_level in hexmcp.toml: must be one of debug, info, warning, error, got 'loud'"),
     ({"serve": {"head_timeout": 0}}, "serve.head_timeout in hexmcp.toml: must be a positive number of seconds, got 0"),
-    ({"call": {"timeout": -1}}, "call.timeout in hexmcp.toml: must be a positive number, got -1"),
+    ({"call": {"timeout": -1}}, "call.timeout in hexmcp.toml: must be a positive number of seconds, got -1"),
     ({"serve": {"allowed_origins": [["nested"]]}},
      "serve.allowed_origins in hexmcp.toml: must be a string or a number, got an array"),
     ({"upstream": ["kb"]}, "upstream in hexmcp.toml: --upstream 'kb': expected NAME=TARGET"),

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexmcp.core import ErrorCode, McpServer, Ok, ProtocolError, Rejection, ToolError
+from hexmcp.core import ErrorCode, Ok, ProtocolError, Rejection
 from hexmcp.core.observation import (OUTCOME_CANCELLED, OUTCOME_ERROR, OUTCOME_OK, OUTCOME_TOOL_ERROR,
                                      ObservedOutcome, ObservedRequest, ObservedSession, request_target)
 
+from ..support.observed import observed_server
 from ..support.peer import CoreClient, stateless_meta
 
 pytestmark = pytest.mark.anyio
@@ -41,25 +42,7 @@ class Recorder:
         self.sessions.append(session)
 
 
-def _server(*observers: Any) -> McpServer:
-    server = McpServer("obs", "1")
-
-    @server.tool()
-    async def echo(text: str) -> str:
-        return text
-
-    @server.tool()
-    async def broken() -> str:
-        raise ToolError("no luck")
-
-    @server.tool()
-    async def forever() -> str:
-        await asyncio.Event().wait()
-        return "never"
-
-    for observer in observers:
-        server.add_observer(observer)
-    return server
+_server = observed_server
 
 
 async def test_a_tool_call_is_seen_with_its_target_arguments_and_outcome() -> None:

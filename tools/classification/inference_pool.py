@@ -18,6 +18,7 @@ import asyncio
 import atexit
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -60,10 +61,13 @@ class InferencePool:
         self._by_owner: dict[str, int] = {}
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closing = False
-        self.completed = 0  # observability for benches and tests
+        self.completed = 0  # observability for benches, tests and metrics
         self.dropped = 0
+        # Seconds each worker spent in `process`: one slot per worker, so no two threads add to one float.
+        self._busy_s = [0.0] * max(1, workers)
         self._threads = [
-            threading.Thread(target=self._run, name=f"{name}-{index}", daemon=True) for index in range(max(1, workers))
+            threading.Thread(target=self._run, args=(index,), name=f"{name}-{index}", daemon=True)
+            for index in range(max(1, workers))
         ]
         for thread in self._threads:
             thread.start()
@@ -76,6 +80,11 @@ class InferencePool:
     @property
     def workers(self) -> int:
         return len(self._threads)
+
+    @property
+    def busy_seconds(self) -> float:
+        """Time spent in the model (and the head) so far, summed over the workers."""
+        return sum(self._busy_s)
 
     @property
     def waiting(self) -> int:
@@ -124,7 +133,7 @@ class InferencePool:
             if thread is not threading.current_thread():
                 thread.join(timeout=_JOIN_SECONDS)
 
-    def _run(self) -> None:
+    def _run(self, index: int) -> None:
         while True:
             entry = self._queue.get()
             if entry is _STOP:
@@ -138,11 +147,13 @@ class InferencePool:
             if future.done():
                 self.dropped += 1
                 continue
+            started = time.perf_counter()
             try:
                 outcome = (True, self._process(item))
             except Exception as exc:  # delivered to the caller, never lost in the thread
                 log.exception("classification failed", eventId=new_event_id())
                 outcome = (False, exc)
+            self._busy_s[index] += time.perf_counter() - started
             self.completed += 1
             self._deliver(future, loop, *outcome)
 

@@ -7,8 +7,11 @@ start(), which runs the heavy work in a worker thread so the event loop keeps se
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .config import ClassificationConfig
 from .errors import ServiceNotReadyError
@@ -20,12 +23,31 @@ if TYPE_CHECKING:
     from .taxonomy import Taxonomy
 
 
+@attrs.frozen(kw_only=True)
+class ClassifierCounters:
+    """Counts since start-up, for metrics."""
+
+    by_category: dict[str, int]
+    """Classifications answered, by the category chosen."""
+    queue_depth: int
+    """Classifications submitted and not yet answered (queued or running)."""
+    workers: int
+    completed: int
+    """Passes the workers finished (answered or failed)."""
+    dropped: int
+    """Queued work dropped because nobody waited for it any more."""
+    model_seconds: float
+    """Time the workers spent in the model and the head, summed."""
+
+
 class ClassificationService:
     def __init__(self, config: ClassificationConfig) -> None:
         self.config = config
         self._engine: ClassifierEngine | None = None
         self._pool: InferencePool | None = None
         self._taxonomy: Taxonomy | None = None
+        # Answers per category index, for metrics read at scrape time (one dict increment per answer).
+        self._answers: collections.Counter[int] = collections.Counter()
         self._start_lock = asyncio.Lock()
         self._taxonomy_lock = asyncio.Lock()
 
@@ -154,6 +176,20 @@ class ClassificationService:
             },
         }
 
+    def counters(self) -> ClassifierCounters:
+        """What metrics read when scraped: answers per category and the inference pool's state."""
+        pool = self._pool
+        names = self._engine.taxonomy.names if self._engine is not None else []
+        # dict() copies in one C call: a scrape on another thread (stdio's metrics server) never iterates
+        # the counter while the event loop adds a category to it.
+        by_category = {names[index] if index < len(names) else str(index): count
+                       for index, count in dict(self._answers).items()}
+        if pool is None:
+            return ClassifierCounters(by_category=by_category, queue_depth=0, workers=0, completed=0, dropped=0,
+                                      model_seconds=0.0)
+        return ClassifierCounters(by_category=by_category, queue_depth=pool.waiting, workers=pool.workers,
+                                  completed=pool.completed, dropped=pool.dropped, model_seconds=pool.busy_seconds)
+
     def list_categories(self) -> dict[str, Any]:
         taxonomy = self.taxonomy
         return {
@@ -170,6 +206,7 @@ class ClassificationService:
             await self.start()
         assert self._pool is not None
         prediction = await self._pool.submit(text, client)
+        self._answers[prediction.class_index] += 1
         result: dict[str, Any] = {
             "class": prediction.class_index,
             "confidence": prediction.confidence,

@@ -8,6 +8,7 @@ queries are invalid_params naming the id or the limit, never a tool crash.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
@@ -63,10 +64,13 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
 
     async def search(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         index = await current_index()
+        started = time.perf_counter()
         try:
             hits = index.search_documents(arguments["query"], SEARCH_LIMIT)
         except QueryError as error:
             raise _query_error("search", error) from None
+        finally:
+            service.record_search("search", time.perf_counter() - started)
         return {"results": [{"id": h.best.passage.passage_id, "title": _title(h.best.passage),
                              "url": service.url(h.document.document_id)} for h in hits]}
 
@@ -102,6 +106,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
 
     async def search_passages(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         index = await current_index()
+        started = time.perf_counter()
         try:
             hits = index.search_passages(arguments["query"], int(arguments.get("limit", SEARCH_LIMIT)),
                                          document_id=arguments.get("documentId"))
@@ -109,6 +114,8 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
             raise _query_error("searchPassages", error) from None
         except UnknownIdError as error:
             raise _unknown(error, "$.arguments.documentId") from None
+        finally:
+            service.record_search("searchPassages", time.perf_counter() - started)
         return {"items": [{"kind": "passage", "documentId": h.passage.document_id, "passageId": h.passage.passage_id,
                            "title": _title(h.passage), "text": h.passage.text, "score": round(h.score, 6),
                            "headingPath": list(h.passage.headings),

@@ -13,6 +13,7 @@ tools wait for it, nothing else does.
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 import time
 from pathlib import Path
@@ -87,6 +88,13 @@ class KnowledgeService:
         self._store: Any = None  # the VectorStore, opened by the first build and updated per document after
         self._store_stale = False
         self.listeners: list[Callable[[CorpusChange], None]] = []
+        # Searches and the seconds they took (the index's work alone), by tool, for metrics read when scraped.
+        self.searches: collections.Counter[str] = collections.Counter()
+        self.search_seconds: collections.Counter[str] = collections.Counter()
+
+    def record_search(self, tool: str, seconds: float) -> None:
+        self.searches[tool] += 1
+        self.search_seconds[tool] += seconds
 
     def url(self, document_id: str) -> str:
         path = quote(document_id, safe="/")
