@@ -10,12 +10,9 @@ import contextlib
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Iterator
 
-import httpx
-
-from ..support.net import free_port
+from ..support.net import free_port, wait_healthy
 from ..support.wire import REPO_ROOT
 
 HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
@@ -38,18 +35,8 @@ def serve(*flags: str) -> Iterator[str]:
                                stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                raise AssertionError(f"hexmcp serve exited: {log.read().decode(errors='replace')}")
-            try:
-                if httpx.get(base + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
-            time.sleep(0.1)
+        wait_healthy(base, lambda: process.poll() is None, timeout_s=30,
+                     why_dead=lambda: (log.seek(0), log.read().decode(errors="replace"))[1])
         yield base
     finally:
         process.terminate()

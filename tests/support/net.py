@@ -30,3 +30,21 @@ def uvicorn_in_thread(uvicorn_server: Any, *, what: str = "server", stop_timeout
     finally:
         uvicorn_server.should_exit = True
         thread.join(timeout=stop_timeout_s)
+
+
+def wait_healthy(base: str, alive: Any, *, timeout_s: float, why_dead: Any) -> None:
+    """Poll `base`/health until it answers 200. `alive()` False (the process exited) fails with
+    `why_dead()` (its log, say); so does running past `timeout_s`."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if not alive():
+            raise AssertionError(f"the server exited: {why_dead()}")
+        try:
+            if httpx.get(base + "/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"{base} did not become healthy in {timeout_s:g} s"
+        time.sleep(0.1)

@@ -16,7 +16,7 @@ import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .net import free_port
+from .net import free_port, wait_healthy
 
 HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
 
@@ -52,16 +52,8 @@ def serve(*args: str, env: dict[str, str] | None = None, log: Path, ready_s: flo
         process = subprocess.Popen([*HEXMCP, "serve", "--port", str(port), *args], stdout=subprocess.DEVNULL,
                                    stderr=stderr, env=env)
         try:
-            deadline = time.monotonic() + ready_s
-            while True:
-                assert process.poll() is None, log.read_text(errors="replace")[-3000:]
-                try:
-                    if httpx.get(base + "/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
-                time.sleep(0.1)
+            wait_healthy(base, lambda: process.poll() is None, timeout_s=ready_s,
+                         why_dead=lambda: log.read_text(errors="replace")[-3000:])
             yield base
         finally:
             process.terminate()
