@@ -22,6 +22,8 @@ from .resources import ResourceRegistry
 from .routing import MethodTable
 from .session import Session
 from .subscriptions import SubscriptionHub
+from .task_runner import TaskRunner
+from .tasks import TASKS_EXTENSION, TaskLimits, TaskStore
 from .tools import ToolRegistry
 
 __all__ = ["McpServer", "ServerOptions"]
@@ -46,6 +48,14 @@ class McpServer:
         self.tool = self.tools.tool
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
+        self.tasks = TaskRunner()
+        """Runs long-running tools as tasks (the tasks extension); `use_task_store` swaps where they live."""
+
+    def use_task_store(self, store: TaskStore, limits: TaskLimits | None = None) -> None:
+        """Keep task records in `store` (a shared one for stateless replicas) with these limits."""
+        error_wire = self.tasks.error_wire
+        self.tasks = TaskRunner(store, limits or self.tasks.limits)
+        self.tasks.error_wire = error_wire
 
     def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,
                    handshake: bool = True, stateless: bool = True) -> None:
@@ -73,6 +83,8 @@ class McpServer:
         }
         if version >= versions.V2025_03_26:
             caps["completions"] = {}
+        if not versions.features(version).handshake:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         if self._experimental:
             caps["experimental"] = {method: dict(cap) for method, cap in self._experimental.items()}
         return caps
@@ -107,3 +119,4 @@ class McpServer:
     async def shutdown(self) -> None:
         for session in self.sessions():
             await session.close()
+        await self.tasks.shutdown()

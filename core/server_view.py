@@ -16,6 +16,7 @@ from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
 from .subscriptions import SubscriptionHub
+from .task_runner import TaskRunner
 from .tools import ToolRegistry
 
 
@@ -30,6 +31,7 @@ class ServerView(Protocol):
     prompts: PromptRegistry
     sealer: RequestStateSealer
     subscriptions: SubscriptionHub
+    tasks: TaskRunner
 
     def capabilities(self, version: str) -> dict[str, Any]:
         """The capabilities the server declares at `version`."""

@@ -24,6 +24,7 @@ import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
+from .. import jsonrpc
 from ..startup import failure_reason
 from .asgi import ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
@@ -52,6 +53,7 @@ class HttpApp:
                  extra_routes: Mapping[str, ASGIApp] | None = None) -> None:
         self.server = server
         self.config = config
+        jsonrpc.install_task_errors(server)
         self.mcp = McpEndpoint(server, config)
         self.rest = RestEndpoint(server, config)
         self.failure: str | None = None
