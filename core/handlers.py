@@ -186,7 +186,8 @@ async def _set_level(session: Session, params: SetLevelParams, call: Call) -> mo
 
 async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
     """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
-    subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
+    wanted = await task_methods.agreed_task_ids(session, call, params.notifications)
+    subscription = session.server.subscriptions.open(session.peer, call.request_key, wanted)
     session.listening.add(call.request_key)
     try:
         await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),

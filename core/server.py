@@ -48,14 +48,19 @@ class McpServer:
         self.tool = self.tools.tool
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
-        self.tasks = TaskRunner()
+        self.tasks = self._task_runner(TaskRunner())
         """Runs long-running tools as tasks (the tasks extension); `use_task_store` swaps where they live."""
 
     def use_task_store(self, store: TaskStore, limits: TaskLimits | None = None) -> None:
         """Keep task records in `store` (a shared one for stateless replicas) with these limits."""
         error_wire = self.tasks.error_wire
-        self.tasks = TaskRunner(store, limits or self.tasks.limits)
+        self.tasks = self._task_runner(TaskRunner(store, limits or self.tasks.limits))
         self.tasks.error_wire = error_wire
+
+    def _task_runner(self, runner: TaskRunner) -> TaskRunner:
+        # Status notifications go from the process running the task to its subscriptions/listen streams.
+        runner.on_change(lambda record: self.subscriptions.task_changed(record.task_id, record.wire()))
+        return runner
 
     def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,
                    handshake: bool = True, stateless: bool = True) -> None:

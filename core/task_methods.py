@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from .errors import ErrorCode, ProtocolError
+from .params import SubscriptionFilter
 from .routing import Call, Route
 from .task_calls import client_declares_tasks
 from .task_runner import cancel_signal
@@ -30,11 +31,29 @@ class UpdateTaskParams:
     input_responses: dict[str, Any]
 
 
-async def _owned(session: Any, call: Call, task_id: str) -> TaskRecord:
+def _require_extension(call: Call, what: str) -> None:
     if not client_declares_tasks(call):
         raise ProtocolError(ErrorCode.MISSING_CLIENT_CAPABILITY,
-                            f"tasks/* requests need the '{TASKS_EXTENSION}' extension in the request's client "
-                            "capabilities", REQUIRED_CAPABILITY)
+                            f"{what} need the '{TASKS_EXTENSION}' extension in the request's client capabilities",
+                            REQUIRED_CAPABILITY)
+
+
+async def agreed_task_ids(session: Any, call: Call, wanted: SubscriptionFilter) -> SubscriptionFilter:
+    """`subscriptions/listen` with `taskIds`: -32021 without the extension; agreed are the ids of this
+    client's live tasks (others are left out of the acknowledgement, not refused: no existence leaks)."""
+    if wanted.task_ids is None:
+        return wanted
+    _require_extension(call, "task notifications")
+    agreed = []
+    for task_id in wanted.task_ids:
+        record = await session.server.tasks.store.get(task_id)
+        if record is not None and record.owner == session.client_id:
+            agreed.append(task_id)
+    return attrs.evolve(wanted, task_ids=agreed)
+
+
+async def _owned(session: Any, call: Call, task_id: str) -> TaskRecord:
+    _require_extension(call, "tasks/* requests")
     record = await session.server.tasks.store.get(task_id)
     if record is None or record.owner != session.client_id:
         raise ProtocolError(ErrorCode.INVALID_PARAMS, "Failed to retrieve task: Task not found (or expired)",

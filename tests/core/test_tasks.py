@@ -240,3 +240,36 @@ async def test_discover_advertises_the_extension(counter: Counter) -> None:
     client = CoreClient(build_server(counter))
     result = await client.ok("server/discover", {"_meta": stateless_meta()})
     assert result["capabilities"]["extensions"] == {TASKS_EXTENSION: {}}
+
+
+async def test_a_listener_hears_each_status_of_its_client_tasks(counter: Counter) -> None:
+    server = build_server(counter)
+    client = CoreClient(server)
+    client.peer.version = "2026-07-28"
+    created = await client.ok("tools/call", call("gated", WITH_TASKS))
+    listen = asyncio.ensure_future(client.ok("subscriptions/listen", {
+        "notifications": {"taskIds": [created["taskId"], "not-a-task"]}, "_meta": stateless_meta(capabilities=WITH_TASKS)},
+        key="listen-1"))
+    for _ in range(200):
+        if client.peer.notified("notifications/subscriptions/acknowledged"):
+            break
+        await asyncio.sleep(0.005)
+    [ack] = client.peer.notified("notifications/subscriptions/acknowledged")
+    assert ack["notifications"]["taskIds"] == [created["taskId"]], "only the client's own live tasks are agreed"
+    counter.release.set()
+    for _ in range(200):
+        if client.peer.notified("notifications/tasks"):
+            break
+        await asyncio.sleep(0.005)
+    [heard] = client.peer.notified("notifications/tasks")
+    assert heard["taskId"] == created["taskId"] and heard["status"] == "completed"
+    assert heard["result"]["content"][0]["text"] == "released"
+    await client.session.close()
+    await listen
+
+
+async def test_listening_for_tasks_needs_the_extension(counter: Counter) -> None:
+    client = CoreClient(build_server(counter))
+    rejection = await client.rejected("subscriptions/listen", {"notifications": {"taskIds": ["x"]},
+                                                               "_meta": stateless_meta(capabilities={})})
+    assert rejection.code is ErrorCode.MISSING_CLIENT_CAPABILITY

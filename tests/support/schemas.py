@@ -167,6 +167,9 @@ def validate_error(version: str, message: dict[str, Any]) -> None:
 
 
 def validate_notification(version: str, message: dict[str, Any]) -> None:
+    if message.get("method") == "notifications/tasks":  # the tasks extension's own notification
+        schema(EXT_TASKS).validate(message, "TaskStatusNotification")
+        return
     schema(version).validate(message, "ServerNotification")
     schema(version).validate(message, "JSONRPCNotification")
 
