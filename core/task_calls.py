@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable
 
+import attrs
+
 from . import models, versions
 from .context import ToolContext
 from .convert import to_wire
@@ -20,11 +22,11 @@ from .routing import Call
 from .tasks import REQUIRED_CAPABILITY, TASKS_EXTENSION, LongRunning, TaskRecord
 
 
+@attrs.frozen
 class CreatedTask:
     """A `tools/call` answered with a task (`resultType: "task"`): the session shapes it as `CreateTaskResult`."""
 
-    def __init__(self, record: TaskRecord) -> None:
-        self.record = record
+    record: TaskRecord
 
     def wire(self) -> dict[str, Any]:
         return {**self.record.creation_wire(), "resultType": "task"}
@@ -68,8 +70,9 @@ async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running:
     handing = gate.result()
     try:
         channel = await runner.open(session.client_id)
-    except ProtocolError as refused:
+    except ProtocolError as refused:  # over the per-client bound: the tool's begin_task raises it too
         handing.set_exception(refused)
+        work.add_done_callback(_retrieved)
         raise
     handing.set_result(channel)
     runner.run(channel, _shaped(work, call))
@@ -79,3 +82,9 @@ async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running:
 async def _shaped(work: Awaitable[models.CallToolResult], call: Call) -> dict[str, Any]:
     """The tool's result as the task's `result`: the CallToolResult for the request's version."""
     return to_wire(await work, call.version)
+
+
+def _retrieved(work: asyncio.Future[Any]) -> None:
+    """Mark an abandoned work's outcome as seen (no 'exception was never retrieved' at exit)."""
+    if not work.cancelled():
+        work.exception()

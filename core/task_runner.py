@@ -177,7 +177,12 @@ class TaskRunner:
 
     async def _watch(self, channel: TaskChannel, worker: asyncio.Future[Any]) -> None:
         while not worker.done():
-            signal = await self.store.next_signal(channel.task_id, _SIGNAL_WAIT_S)
+            try:
+                signal = await self.store.next_signal(channel.task_id, _SIGNAL_WAIT_S)
+            except Exception:  # a shared store out of reach: the work goes on, signals wait for it to be back
+                log.warning("cannot read the task's signals; retrying", taskId=channel.task_id, exc_info=True)
+                await asyncio.sleep(_SIGNAL_WAIT_S)
+                continue
             if signal is None:
                 continue
             if signal.kind is SignalKind.CANCEL:

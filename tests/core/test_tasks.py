@@ -57,6 +57,16 @@ def build_server(counter: Counter, limits: TaskLimits | None = None, clock: Any 
     async def broken(arguments: dict[str, Any], ctx: ToolContext) -> Any:
         raise ProtocolError(ErrorCode.INVALID_PARAMS, "broken at the protocol level")
 
+    async def ask_then_task(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        answer = await ctx.elicit({"message": "name?", "requestedSchema": ELICIT_SCHEMA}, key="name")
+        if arguments.get("quick"):
+            return "done before any task"
+        await ctx.begin_task()
+        return f"task for {answer['content']['ok']}"
+
+    tools.add("ask_then_task", ask_then_task, description="asks, then becomes a task",
+              input_schema={"type": "object", "properties": {"quick": {"type": "boolean"}}},
+              long_running=LongRunning(inputs_first=True))
     count_schema = {"type": "object", "properties": {"steps": {"type": "integer"}}}
     tools.add("count", count, description="counts", input_schema=count_schema, long_running=True)
     tools.add("gated", gated, description="waits", input_schema=NO_ARGS, long_running=True)
@@ -273,3 +283,16 @@ async def test_listening_for_tasks_needs_the_extension(counter: Counter) -> None
     rejection = await client.rejected("subscriptions/listen", {"notifications": {"taskIds": ["x"]},
                                                                "_meta": stateless_meta(capabilities={})})
     assert rejection.code is ErrorCode.MISSING_CLIENT_CAPABILITY
+
+
+async def test_an_inputs_first_tool_asks_by_round_trip_then_becomes_a_task(counter: Counter) -> None:
+    client = CoreClient(build_server(counter))
+    first = await client.ok("tools/call", call("ask_then_task", WITH_TASKS))
+    assert first["resultType"] == "input_required" and "taskId" not in first
+    answered = {**call("ask_then_task", WITH_TASKS), "requestState": first["requestState"],
+                "inputResponses": {"name": {"action": "accept", "content": {"ok": True}}}}
+    created = await client.ok("tools/call", answered)
+    assert created["resultType"] == "task" and "requestState" not in created
+    assert (await poll(client, created["taskId"]))["result"]["content"][0]["text"] == "task for True"
+    quick = {**answered, "arguments": {"quick": True}}
+    assert (await client.ok("tools/call", quick))["content"][0]["text"] == "done before any task"
