@@ -22,29 +22,19 @@ TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 TOKEN = "replica-test-token"
 
 
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    from tests.tools.knowledge.conftest import CORPUS
-
-    for name, text in CORPUS.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    return tmp_path
-
-
 async def client_for(base: str, token: str) -> McpClient:
     client = McpClient(base + "/mcp", protocol_version=versions.V2026_07_28, capabilities=TASKS, auth_token=token)
     await client.connect()
     return client
 
 
-async def test_a_task_created_on_one_replica_is_polled_on_the_other(corpus: Path, tmp_path_factory: Any) -> None:
+async def test_a_task_created_on_one_replica_is_polled_on_the_other(corpus_dir: Path, tmp_path_factory: Any) -> None:
     cache = tmp_path_factory.mktemp("replica-cache")
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(running_redis())
         flags = ("--stateless", "--task-store", url, "--auth-token", TOKEN, "--task-poll-interval", "50")
-        one = stack.enter_context(serve_docs(corpus, cache, *flags, timeout=180))
-        two = stack.enter_context(serve_docs(corpus, cache, *flags, timeout=180))
+        one = stack.enter_context(serve_docs(corpus_dir, cache, *flags, timeout=180))
+        two = stack.enter_context(serve_docs(corpus_dir, cache, *flags, timeout=180))
         on_one, on_two = await client_for(one, TOKEN), await client_for(two, TOKEN)
         try:
             created = await on_one.request("tools/call", {"name": "indexDocuments",
