@@ -8,12 +8,12 @@ import argparse
 from hexmcp.core import McpServer, TaskLimits
 from hexmcp.core.task_store_memory import MemoryTaskStore
 
+from .cli_client_args import _positive_int as _positive_ms
+
 DEFAULTS = TaskLimits()
 
 
 def add_task_flags(parser: argparse.ArgumentParser) -> None:
-    from .cli import _positive_int as _positive_ms  # the command line's one whole-number check; cli is loaded
-
     parser.add_argument("--task-store", default="memory", type=_store_spec, metavar="SPEC",
                         help="where long-running tool calls (tasks) live: memory (default, this process) or "
                              "redis://HOST:PORT/DB (rediss:// for TLS), shared by --stateless replicas")
