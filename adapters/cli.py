@@ -20,6 +20,7 @@ from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
 from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
 from .cli_audit import add_audit_command, run_audit
 from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
+from .cli_tasks import add_task_flags, configure_tasks
 from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
 from .cli_config import add_config_support, parse_with_config
 from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
@@ -41,6 +42,8 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
     directory are checked, and the model converted if not cached yet, for the same reason (ModelFilesError,
     CacheDirError, ModelCacheError); the model itself loads later, in the background."""
     server = McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS, options=options)
+    if hasattr(args, "task_store"):
+        configure_tasks(server, args)
     service = None
     if not getattr(args, "no_classifier", False):
         from hexmcp.tools.classification.mcp_tools import register_classification_tools
@@ -169,6 +172,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)
     add_gateway_flags(parser)
+    add_task_flags(parser)
     parser.add_argument("--glossary", metavar="FILE", help="YAML glossary of concepts merged over those derived from "
                                                             "the documents (a bad file stops start-up, exit 2)")
     parser.add_argument("--upstream", action="append", default=[], type=_upstream_spec, metavar="NAME=TARGET",

@@ -176,8 +176,18 @@ def encode_error(request_id: RequestId | None, code: int, message: str, data: An
 
 
 def encode_rejection(request_id: RequestId | None, rejection: Rejection, *, with_version: bool = True) -> dict[str, Any]:
-    return encode_error(request_id, ERROR_CODES[rejection.code], rejection.message, rejection.wire_data(),
-                        with_version=with_version)
+    error = error_object(rejection)
+    return encode_error(request_id, error["code"], error["message"], error["data"], with_version=with_version)
+
+
+def error_object(rejection: Rejection) -> dict[str, Any]:
+    """A rejection as a JSON-RPC error object: also what a failed task carries (`McpServer.tasks.error_wire`)."""
+    return {"code": ERROR_CODES[rejection.code], "message": rejection.message, "data": rejection.wire_data()}
+
+
+def install_task_errors(server: Any) -> None:
+    """Failed tasks carry their error as this table says (the core has no JSON-RPC codes of its own)."""
+    server.tasks.error_wire = error_object
 
 
 def encode_notification(method: str, params: dict[str, Any], *, with_version: bool = True) -> dict[str, Any]:

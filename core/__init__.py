@@ -13,9 +13,11 @@ from .ports import NullPeer, Peer, PeerRequestFailed, RequestKey
 from .routing import Call, Ok, Outcome
 from .server import McpServer
 from .session import Session
+from .tasks import TASKS_EXTENSION, LongRunning, TaskLimits, TaskStatus, TaskStore
 
 __all__ = [
-    "Call", "ErrorCode", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",
-    "Rejection", "RequestKey", "ServerOptions", "Session", "ToolContext", "ToolError", "meta", "models",
+    "Call", "ErrorCode", "LongRunning", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",
+    "Rejection", "RequestKey", "ServerOptions", "Session", "TASKS_EXTENSION", "TaskLimits", "TaskStatus", "TaskStore",
+    "ToolContext", "ToolError", "meta", "models",
     "new_event_id", "versions",
 ]

@@ -9,6 +9,7 @@ deterministic order and do their side effects after the last question.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from . import versions
@@ -71,6 +72,20 @@ class ToolContext:
         self.trace_id = trace_id
         self.client_id = client_id or session_id
         """Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it."""
+        self.task: Any = None
+        """The `TaskChannel` when this call runs as a task (task_calls.py): questions and progress go to it."""
+        self.task_gate: Any = None
+        """For an inputs-first long-running tool, until it begins its task: the future `begin_task` resolves."""
+
+    async def begin_task(self) -> None:
+        """Begin the task now (a tool registered `LongRunning(inputs_first=True)`): the `tools/call` is answered
+        with the task and the rest of the tool runs as its work. A no-op outside such a call."""
+        gate, self.task_gate = self.task_gate, None
+        if gate is None or gate.done():
+            return
+        channel = asyncio.get_running_loop().create_future()
+        gate.set_result(channel)
+        self.task = await channel
 
     @property
     def wants_progress(self) -> bool:
@@ -82,7 +97,12 @@ class ToolContext:
         return not versions.features(self.version).handshake
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Tell the client how far along we are; a no-op unless the request asked for progress."""
+        """Tell the client how far along we are; a no-op unless the request asked for progress. In a task,
+        progress is the task's `statusMessage` (the extension carries no progress notifications)."""
+        if self.task is not None:
+            done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+            await self.task.progress(f"{message} ({done})" if message else done)
+            return
         if self._progress_token is None:
             return
         params: dict[str, Any] = {"progressToken": self._progress_token, "progress": progress}
@@ -124,6 +144,10 @@ class ToolContext:
         """
         for kind, _params in questions.values():
             self._require(kind)
+        if self.task is not None:
+            wire = {key: {"method": _QUESTION_KINDS[kind][0], "params": params} for key, (kind, params) in questions.items()}
+            kinds = {key: kind for key, (kind, _params) in questions.items()}
+            return await self.task.ask(wire, lambda key, answer: _valid_answer(kinds[key], answer))
         if not self.stateless:
             return {key: await self._ask_live(kind, params) for key, (kind, params) in questions.items()}
         missing: dict[str, dict[str, Any]] = {}

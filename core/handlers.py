@@ -12,8 +12,8 @@ from typing import Any
 
 import structlog
 
-from . import models, versions
-from .context import InputNeeded
+from . import models, task_calls, task_methods, versions
+from .context import InputNeeded, ToolContext
 from .errors import ErrorCode, ProtocolError, ToolError
 from .ids import new_event_id
 from .meta import META_ERROR_CODE, META_EVENT_ID
@@ -22,7 +22,7 @@ from .params import (CallToolParams, CompleteParams, GetPromptParams, Initialize
                      PaginatedParams, ResourceParams, SetLevelParams)
 from .routing import Call, Route
 from .session import Session
-from .tools import OutputSchemaViolation, to_call_result
+from .tools import OutputSchemaViolation, RegisteredTool, to_call_result
 
 log = structlog.get_logger("hexmcp.core")
 
@@ -64,22 +64,35 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
     answers = _gathered_answers(session, params, call, "tools/call", params.name)
     ctx = session.context(call, answers)
     try:
-        value = await session.run_cancellable(call, tool.handler(arguments, ctx))
-        return to_call_result(value, tool)
+        if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
+            return await task_calls.call_as_task(session, call, ctx, tool.long_running,
+                                                 lambda: run_tool(session, tool, arguments, ctx))
+        return await run_tool(session, tool, arguments, ctx, call)
     except InputNeeded as need:
         return _input_required(session, need, "tools/call", params.name)
-    except ToolError as error:
-        return _tool_failure(str(error), params.name)
-    except TimeoutError:
-        return _tool_failure(f"The tool '{params.name}' timed out after {server.options.tool_timeout_s} s.",
-                             params.name)
-    except ProtocolError:
+
+
+async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext,
+                   call: Call | None = None) -> models.CallToolResult:
+    """Run a tool and turn how it ended into a result: its failures become `isError` results, a protocol
+    error or a question for the client (`InputNeeded`) goes up. Under `call`, the request's cancellation
+    and the tool timeout apply; without it (a task's work), only `tasks/cancel` stops it."""
+    name = tool.definition.name
+    try:
+        work = tool.handler(arguments, ctx)
+        value = await (session.run_cancellable(call, work) if call is not None else work)
+        return to_call_result(value, tool)
+    except (InputNeeded, ProtocolError):
         raise
+    except ToolError as error:
+        return _tool_failure(str(error), name)
+    except TimeoutError:
+        return _tool_failure(f"The tool '{name}' timed out after {session.server.options.tool_timeout_s} s.", name)
     except OutputSchemaViolation as violation:
-        return _tool_failure(f"The tool '{params.name}' produced a result that does not match its output schema.",
-                             params.name, detail=str(violation))
+        return _tool_failure(f"The tool '{name}' produced a result that does not match its output schema.",
+                             name, detail=str(violation))
     except Exception:
-        return _tool_failure(f"The tool '{params.name}' failed unexpectedly.", params.name, with_traceback=True)
+        return _tool_failure(f"The tool '{name}' failed unexpectedly.", name, with_traceback=True)
 
 
 def _gathered_answers(session: Session, params: Any, call: Call, method: str, name: str) -> dict[str, Any]:
@@ -173,7 +186,8 @@ async def _set_level(session: Session, params: SetLevelParams, call: Call) -> mo
 
 async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
     """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
-    subscription = session.server.subscriptions.open(session.peer, call.request_key, params.notifications)
+    wanted = await task_methods.agreed_task_ids(session, call, params.notifications)
+    subscription = session.server.subscriptions.open(session.peer, call.request_key, wanted)
     session.listening.add(call.request_key)
     try:
         await session.peer.notify("notifications/subscriptions/acknowledged", subscription.acknowledgement(),
@@ -201,4 +215,5 @@ ROUTES: dict[str, Route] = {
     "completion/complete": Route(handler=_complete, params=CompleteParams),
     "logging/setLevel": Route(handler=_set_level, params=SetLevelParams, stateless=False),
     "subscriptions/listen": Route(handler=_listen, params=ListenParams, handshake=False),
+    **task_methods.ROUTES,
 }

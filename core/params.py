@@ -89,6 +89,7 @@ class SubscriptionFilter:
     prompts_list_changed: bool | None = None
     resources_list_changed: bool | None = None
     resource_subscriptions: list[str] | None = None
+    task_ids: list[str] | None = None  # the tasks extension: notifications/tasks for these tasks
 
 
 @attrs.frozen(kw_only=True)

@@ -23,6 +23,8 @@ from .resources import ResourceRegistry
 from .routing import MethodTable
 from .session import Session
 from .subscriptions import SubscriptionHub
+from .task_runner import TaskRunner
+from .tasks import TASKS_EXTENSION, TaskLimits, TaskStore
 from .tools import ToolRegistry
 
 __all__ = ["McpServer", "ServerOptions"]
@@ -48,10 +50,23 @@ class McpServer:
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
         self.observers: list[RequestObserver] = []  # metrics, tracing, audit, rate limits: observation.py
+        self.tasks = self._task_runner(TaskRunner())
+        """Runs long-running tools as tasks (the tasks extension); `use_task_store` swaps where they live."""
 
     def add_observer(self, observer: RequestObserver) -> None:
         """Have `observer` see every request and session end from now on, on every transport, in the order added."""
         self.observers.append(observer)
+
+    def use_task_store(self, store: TaskStore, limits: TaskLimits | None = None) -> None:
+        """Keep task records in `store` (a shared one for stateless replicas) with these limits."""
+        error_wire = self.tasks.error_wire
+        self.tasks = self._task_runner(TaskRunner(store, limits or self.tasks.limits))
+        self.tasks.error_wire = error_wire
+
+    def _task_runner(self, runner: TaskRunner) -> TaskRunner:
+        # Status notifications go from the process running the task to its subscriptions/listen streams.
+        runner.on_change(lambda record: self.subscriptions.task_changed(record.task_id, record.wire()))
+        return runner
 
     def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,
                    handshake: bool = True, stateless: bool = True) -> None:
@@ -79,6 +94,8 @@ class McpServer:
         }
         if version >= versions.V2025_03_26:
             caps["completions"] = {}
+        if not versions.features(version).handshake:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         if self._experimental:
             caps["experimental"] = {method: dict(cap) for method, cap in self._experimental.items()}
         return caps
@@ -114,3 +131,4 @@ class McpServer:
     async def shutdown(self) -> None:
         for session in self.sessions():
             await session.close()
+        await self.tasks.shutdown()

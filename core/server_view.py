@@ -17,6 +17,7 @@ from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
 from .subscriptions import SubscriptionHub
+from .task_runner import TaskRunner
 from .tools import ToolRegistry
 
 
@@ -32,6 +33,7 @@ class ServerView(Protocol):
     sealer: RequestStateSealer
     subscriptions: SubscriptionHub
     observers: list[RequestObserver]
+    tasks: TaskRunner
 
     def capabilities(self, version: str) -> dict[str, Any]:
         """The capabilities the server declares at `version`."""

@@ -27,6 +27,7 @@ from .params import CancelledParams, parse_params
 from .ports import Peer, RequestKey
 from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
+from .task_calls import CreatedTask
 
 log = structlog.get_logger("hexmcp.core")
 
@@ -254,10 +255,11 @@ class Session:
     # --- results and rejections -----------------------------------------------------------------
 
     def _shape(self, result: Any, version: str) -> dict[str, Any]:
-        wire = to_wire(result, version)
+        wire = result.wire() if isinstance(result, CreatedTask) else to_wire(result, version)
         if not versions.features(version).handshake:
             is_input = isinstance(result, models.InputRequiredResult)
-            wire["resultType"] = "input_required" if is_input else "complete"
+            if not isinstance(result, CreatedTask):  # a CreatedTask says "task" itself
+                wire["resultType"] = "input_required" if is_input else "complete"
             if isinstance(result, models.CACHEABLE_RESULTS):
                 wire["ttlMs"] = self.server.options.cache_ttl_ms
                 wire["cacheScope"] = self.server.options.cache_scope

@@ -38,6 +38,8 @@ class Subscription:
                 agreed[f"{kind}ListChanged"] = True
         if self.wanted.resource_subscriptions:
             agreed["resourceSubscriptions"] = list(self.wanted.resource_subscriptions)
+        if self.wanted.task_ids is not None:
+            agreed["taskIds"] = list(self.wanted.task_ids)
         return {"notifications": agreed, "_meta": self.meta()}
 
     def wants_list(self, kind: str) -> bool:
@@ -69,6 +71,12 @@ class SubscriptionHub:
         for subscription in list(self._open):
             if subscription.wants_list(kind):
                 self._send(subscription, f"notifications/{kind}/list_changed", {})
+
+    def task_changed(self, task_id: str, task: dict[str, Any]) -> None:
+        """A task's new state (its `tasks/get` answer, `task`) to the listeners agreed to hear about it."""
+        for subscription in list(self._open):
+            if task_id in (subscription.wanted.task_ids or ()):
+                self._send(subscription, "notifications/tasks", task)
 
     def resource_updated(self, uri: str) -> None:
         for subscription in list(self._open):

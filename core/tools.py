@@ -21,6 +21,7 @@ from .context import ToolContext
 from .errors import ErrorCode, ProtocolError
 from .quick_check import Check, compile_quick_check
 from .schema import input_schema_for, schema_for
+from .tasks import LongRunning
 from .schema_validation import LazyValidator, best_error, compile_validator, json_path
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
@@ -36,6 +37,7 @@ class RegisteredTool:
     output_validator: Any | None
     quick_check: Check | None = None  # a fast "valid" for simple input schemas (quick_check.py)
     output_quick_check: Check | None = None  # the same for the output schema (ADR 0005)
+    long_running: LongRunning | None = None  # runs as a task for clients that declare the tasks extension
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
         if self.quick_check is not None and self.quick_check(arguments):
@@ -81,10 +83,13 @@ class ToolRegistry:
         icons: list[models.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         schemas_checked_in_tests: bool = False,
+        long_running: bool | LongRunning = False,
     ) -> RegisteredTool:
         """Register a tool whose handler takes `(arguments, ctx)`. Its schemas are checked and compiled now,
         once (an invalid one raises jsonschema's SchemaError here), unless `schemas_checked_in_tests`: a
-        built-in tool whose schemas a test checks, compiled on first use instead (schema_validation.py)."""
+        built-in tool whose schemas a test checks, compiled on first use instead (schema_validation.py).
+        `long_running` makes the tool answer with a task (`CreateTaskResult`) when the client declares the
+        tasks extension (True, or a `LongRunning` for the required / inputs-first variants)."""
         definition = models.Tool(name=name, description=description, input_schema=input_schema,
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)
@@ -92,7 +97,8 @@ class ToolRegistry:
         tool = RegisteredTool(definition=definition, handler=handler, validator=make_validator(input_schema),
                               output_validator=make_validator(output_schema) if output_schema else None,
                               quick_check=compile_quick_check(input_schema),
-                              output_quick_check=compile_quick_check(output_schema) if output_schema else None)
+                              output_quick_check=compile_quick_check(output_schema) if output_schema else None,
+                              long_running=LongRunning.of(long_running))
         self._tools[name] = tool
         for listener in self._listeners:
             listener()
@@ -111,8 +117,10 @@ class ToolRegistry:
         output_schema: dict[str, Any] | None = None,
         title: str | None = None,
         annotations: models.ToolAnnotations | None = None,
+        long_running: bool | LongRunning = False,
     ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
-        """Decorator: the schema comes from the signature; a `ctx` parameter receives the ToolContext."""
+        """Decorator: the schema comes from the signature; a `ctx` parameter receives the ToolContext.
+        `long_running=True` makes it a task for clients that declare the tasks extension."""
 
         def register(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             if not inspect.iscoroutinefunction(function):
@@ -140,7 +148,7 @@ class ToolRegistry:
             self.add(name or function.__name__, handler,
                      description=description or inspect.getdoc(function) or "",
                      input_schema=input_schema_for(function, skip=frozenset({"ctx"})),
-                     output_schema=declared_output, title=title, annotations=annotations)
+                     output_schema=declared_output, title=title, annotations=annotations, long_running=long_running)
             return function
 
         return register

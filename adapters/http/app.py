@@ -25,6 +25,7 @@ import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
+from .. import jsonrpc
 from ..startup import failure_reason
 from . import trace_headers
 from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
@@ -57,6 +58,7 @@ class HttpApp:
         self.server = server
         self._capture_trace_headers = capture_trace_headers
         self.config = config
+        jsonrpc.install_task_errors(server)
         self.mcp = McpEndpoint(server, config)
         self.rest = RestEndpoint(server, config)
         self.failure: str | None = None

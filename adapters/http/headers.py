@@ -26,7 +26,8 @@ from .request_headers import header_values
 
 ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 # The body member each method's Mcp-Name must equal.
-NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 _SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$", re.DOTALL)
 
 Problem = tuple[ErrorCode, str, dict[str, Any] | None]

@@ -35,7 +35,8 @@ from .base import Inbox
 ACCEPT = "application/json, text/event-stream"
 SESSION = "mcp-session-id"
 # The body member each method's Mcp-Name header repeats (MCP 2026-07-28, "routing headers").
-NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_MEMBER = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 RESUME_ATTEMPTS = 3
 RESUME_DELAY_S = 0.1
 LISTEN_ATTEMPTS = 20

@@ -13,7 +13,7 @@ import asyncio
 import json
 from typing import Any
 
-from hexmcp.core import McpServer, ToolContext, ToolError, models
+from hexmcp.core import ErrorCode, LongRunning, McpServer, ProtocolError, ToolContext, ToolError, models
 
 PNG_1X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
 WAV_EMPTY = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -165,6 +165,69 @@ def add_tools(server: McpServer) -> None:
               input_schema=NO_ARGS)
 
     add_stateless_fixtures(server)
+    add_task_fixtures(server)
+
+
+def add_task_fixtures(server: McpServer) -> None:
+    """The tasks extension's fixtures (SEP-2663): the harness's tasks-* scenarios name them."""
+    tools = server.tools
+
+    async def greet(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        return text(f"Hello, {arguments.get('name', 'World')}!")
+
+    tools.add("greet", greet, description="Greets synchronously (never a task)",
+              input_schema={"type": "object", "properties": {"name": {"type": "string"}}})
+
+    async def slow_compute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        seconds = arguments.get("seconds", 1)
+        await asyncio.sleep(seconds)
+        return text(f"computed {arguments.get('label', '')} after {seconds} s")
+
+    tools.add("slow_compute", slow_compute, description="Sleeps `seconds`, then answers; a task when it can be",
+              input_schema={"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0},
+                                                             "label": {"type": "string"}}},
+              long_running=True)
+
+    async def failing_job(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        await asyncio.sleep(1)
+        raise ToolError("failing_job always fails (a tool error, not a protocol error)")
+
+    tools.add("failing_job", failing_job, description="Fails as a tool after about a second; only as a task",
+              input_schema=NO_ARGS, long_running=LongRunning(required=True))
+
+    async def protocol_error_job(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        await asyncio.sleep(0.2)
+        raise ProtocolError(ErrorCode.INTERNAL_ERROR, "protocol_error_job fails at the protocol level")
+
+    tools.add("protocol_error_job", protocol_error_job, description="Ends its task as failed (a JSON-RPC error)",
+              input_schema=NO_ARGS, long_running=True)
+
+    async def confirm_delete(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        answer = await ctx.elicit(elicitation(f"Delete {arguments.get('filename', '?')}?",
+                                              {"confirm": {"type": "boolean"}}, ["confirm"])[1])
+        confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+        return text(f"{'deleted' if confirmed else 'kept'} {arguments.get('filename', '?')}")
+
+    tools.add("confirm_delete", confirm_delete, description="Asks before deleting (input_required inside a task)",
+              input_schema={"type": "object", "properties": {"filename": {"type": "string"}}}, long_running=True)
+
+    async def multi_input(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        answers = await ctx.ask({"name": elicitation("Your name?", {"name": {"type": "string"}}, ["name"]),
+                                 "confirm": elicitation("Proceed?", {"confirm": {"type": "boolean"}}, ["confirm"])})
+        return text(f"got {len(answers)} answers")
+
+    tools.add("multi_input", multi_input, description="Asks two questions at once inside a task",
+              input_schema=NO_ARGS, long_running=True)
+
+    async def tool_with_task(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        answer = await ctx.elicit(elicitation("What is your name?", {"name": {"type": "string"}}, ["name"])[1],
+                                  key="user_name")
+        await ctx.begin_task()
+        await asyncio.sleep(0.2)
+        return text(f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}! (from a task)")
+
+    tools.add("test_tool_with_task", tool_with_task, description="Asks a question, then continues as a task",
+              input_schema=NO_ARGS, long_running=LongRunning(required=True, inputs_first=True))
 
 
 def add_stateless_fixtures(server: McpServer) -> None:

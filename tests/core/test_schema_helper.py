@@ -11,7 +11,12 @@ from ..support import schemas
 
 
 def test_every_routed_method_has_a_result_definition() -> None:
-    assert set(ROUTES) <= set(schemas.RESULT_DEFINITIONS)
+    assert set(ROUTES) <= set(schemas.RESULT_DEFINITIONS) | set(schemas.TASK_RESULT_DEFINITIONS)
+
+
+def test_the_task_results_definitions_exist_in_the_extension_schema() -> None:
+    for definition in [*schemas.TASK_RESULT_DEFINITIONS.values(), "CreateTaskResult"]:
+        assert schemas.schema(schemas.EXT_TASKS).has(definition)
 
 
 @pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)

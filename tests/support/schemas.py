@@ -47,6 +47,10 @@ RESULT_DEFINITIONS: dict[str, str] = {
     "subscriptions/listen": "SubscriptionsListenResult",
 }
 INPUT_REQUIRED = "input_required"
+# The tasks extension's results, checked against its own schema (`ext-tasks`), not the version's.
+TASK_RESULT_DEFINITIONS: dict[str, str] = {"tasks/get": "GetTaskResult", "tasks/update": "UpdateTaskResult",
+                                           "tasks/cancel": "CancelTaskResult"}
+EXT_TASKS = "ext-tasks"
 
 
 class SchemaViolation(AssertionError):
@@ -121,11 +125,18 @@ def validate_result(version: str, method: str, result: Any, *, request_id: str |
 
 def validate_response(version: str, method: str, message: dict[str, Any]) -> None:
     """A success response to `method`: envelope and result, against the definitions of `version`."""
+    result = message.get("result")
+    task_definition = TASK_RESULT_DEFINITIONS.get(method)
+    if isinstance(result, dict) and result.get("resultType") == "task":
+        task_definition = "CreateTaskResult"
+    if task_definition is not None:
+        schema(version).validate(message, "JSONRPCResultResponse")
+        schema(EXT_TASKS).validate(result, task_definition)
+        return
     definition = RESULT_DEFINITIONS.get(method)
     if definition is None:
         raise SchemaViolation(f"no result definition known for method {method!r}")
     spec = schema(version)
-    result = message.get("result")
     if _stateless(version):
         if isinstance(result, dict) and result.get("resultType") == INPUT_REQUIRED:
             definition = "InputRequiredResult"
@@ -156,6 +167,9 @@ def validate_error(version: str, message: dict[str, Any]) -> None:
 
 
 def validate_notification(version: str, message: dict[str, Any]) -> None:
+    if message.get("method") == "notifications/tasks":  # the tasks extension's own notification
+        schema(EXT_TASKS).validate(message, "TaskStatusNotification")
+        return
     schema(version).validate(message, "ServerNotification")
     schema(version).validate(message, "JSONRPCNotification")
 

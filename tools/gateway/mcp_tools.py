@@ -193,7 +193,8 @@ def register_gateway_tools(server: McpServer, gateway: ChatGateway | None, routi
                                  "token the text streams as progress notifications.",
                      input_schema=ROUTE_INPUT, output_schema=ROUTE_OUTPUT,
                      annotations=models.ToolAnnotations(read_only_hint=False, open_world_hint=True),
-                     schemas_checked_in_tests=True)
+                     schemas_checked_in_tests=True,
+                     long_running=True)  # a completion can take tens of seconds: a task for clients that can poll
     server.add_method("models/list", models_list, capability={"description": "the models the routing can choose"})
     return tools
 

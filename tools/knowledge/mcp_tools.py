@@ -16,6 +16,7 @@ from hexmcp.core.pagination import page
 
 from .errors import QueryError, UnknownIdError
 from .fusion import DENSE_WEIGHT
+from .index_task import register_index_tool
 from .queries import MAX_QUERY_CHARS
 from .vectors import VectorStoreError
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeConfig, KnowledgeService, resource_uri
@@ -146,6 +147,7 @@ def register_knowledge_tools(server: McpServer, config: KnowledgeConfig) -> Know
                          "documentId": _STRING}},
                      output_schema=PASSAGES_OUTPUT, annotations=read_only, schemas_checked_in_tests=True)
     register_document_resources(server, service)
+    register_index_tool(server, service)
     return service
 
 

@@ -1,0 +1,97 @@
+"""`indexDocuments`: (re)index the corpus, or the part of it under a path, as a long-running tool.
+
+Indexing a corpus takes minutes, so the tool is registered `long_running=True`: a client that declares
+the tasks extension gets a task at once and polls it (progress shows as the task's statusMessage);
+`tasks/cancel` stops the embedding after the batch in flight. Any other client waits for the result, as
+for any tool. The path is a prefix of document ids (paths under the --docs roots), never a file system
+path: the tool cannot be pointed outside the corpus the operator chose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from hexmcp.core import McpServer, ToolContext, ToolError
+
+from .errors import IndexingCancelled
+
+INDEX_INPUT = {"type": "object", "properties": {
+    "path": {"type": "string", "description": "Only documents whose path under the corpus starts with this "
+                                              "(a folder like 'guides/' or one file); default: the whole corpus."},
+    "fresh": {"type": "boolean", "default": False,
+              "description": "Drop the cached vectors of these documents and embed every passage again."}}}
+INDEX_OUTPUT = {"type": "object", "required": ["documents", "passages", "embedded", "seconds"], "properties": {
+    "documents": {"type": "integer"}, "passages": {"type": "integer"}, "embedded": {"type": "integer"},
+    "seconds": {"type": "number"}, "version": {"type": "string"}}}
+
+
+def register_index_tool(server: McpServer, service: Any) -> None:
+    async def index_documents(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        await service.reload()  # files added or edited since the last look are what a re-index is for
+        prefix = arguments.get("path", "")
+        documents = [d for d in service.documents.values() if d.document_id.startswith(prefix)]
+        if not documents:
+            raise ToolError(f"no document of the corpus is under {prefix!r}; listDocuments names them")
+        await service.index()  # the first build loads the embedder the re-index shares
+        return await _embed(documents, service, ctx, fresh=bool(arguments.get("fresh", False)))
+
+    server.tools.add("indexDocuments", index_documents, title="Index documents",
+                     description="Re-read the corpus and (re)index the documents under `path` (default: all), "
+                                 "reporting progress; with fresh=true every passage is embedded again. Runs as a "
+                                 "task for clients that support tasks.",
+                     input_schema=INDEX_INPUT, output_schema=INDEX_OUTPUT, long_running=True,
+                     schemas_checked_in_tests=True)
+
+
+async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh: bool) -> dict[str, Any]:
+    from .builder import build_index, new_store, vectors_key
+    from .chunking import DEFAULT_MAX_CHARS, chunk_document
+
+    embedder = service.embedder
+    chunked = {d.document_id: len(chunk_document(d, DEFAULT_MAX_CHARS)) for d in documents}
+    total = sum(chunked.values())
+    cache_dir = service.config.cache_dir or _default_cache_dir()
+    cached = {d.document_id: cache_dir / "knowledge" / f"{vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, d)}.npy"
+              for d in documents}
+    if fresh:  # drop these documents' cached vectors: they are embedded again and the new ones cached
+        for path in cached.values():
+            path.unlink(missing_ok=True)
+    to_embed = sum(chunked[document_id] for document_id, path in cached.items() if not path.exists())
+    loop = asyncio.get_running_loop()
+    stop = threading.Event()
+    done = 0
+    reported: set[asyncio.Future[Any]] = set()
+
+    def progress(passages: int) -> None:  # from the build thread
+        nonlocal done
+        done += passages
+        future = asyncio.run_coroutine_threadsafe(ctx.report_progress(done, total, "indexing passages"), loop)
+        reported.add(future)
+        future.add_done_callback(reported.discard)
+
+    started = time.perf_counter()
+    build = asyncio.ensure_future(asyncio.to_thread(
+        build_index, documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir, progress=progress,
+        cancelled=stop.is_set))
+    try:
+        index = await asyncio.shield(build)
+    except asyncio.CancelledError:
+        # The thread cannot be killed: tell it to stop after the batch in flight, and wait for that, so
+        # that once the task says cancelled no more embedding happens.
+        stop.set()
+        try:
+            await build
+        except IndexingCancelled:
+            pass
+        raise
+    return {"documents": len(documents), "passages": len(index.passages), "embedded": to_embed,
+            "seconds": round(time.perf_counter() - started, 3), "version": index.version}
+
+
+def _default_cache_dir() -> Any:
+    from .service import _default_cache_dir as default
+
+    return default()
