@@ -49,6 +49,13 @@ class KnowledgeMetrics(Collector):
         for tool, count in sorted(dict(self._service.searches).items()):
             searches.add_metric([tool], count_value=count, sum_value=seconds.get(tool, 0.0))
         yield searches
+        lookups = CounterMetricFamily("hexmcp_knowledge_vector_cache_lookups", "Documents looked up in the passage-"
+                                      "vector cache by the index builds: hit (vectors reused) or miss (embedded)",
+                                      labels=["result"])
+        counts = dict(self._service.vector_cache_lookups)
+        for result in ("hit", "miss"):
+            lookups.add_metric([result], counts.get(result, 0))
+        yield lookups
 
 
 class GatewayMetrics(Collector):

@@ -63,6 +63,9 @@ def test_stdio_metrics_count_classifications_inference_and_searches(tmp_path: Pa
     assert metrics.value("hexmcp_inference_queue_depth") == 0 and metrics.value("hexmcp_inference_workers") >= 1
     assert metrics.value("hexmcp_knowledge_search_seconds_count", tool="search") == 1
     assert metrics.value("hexmcp_knowledge_search_seconds_sum", tool="search") > 0
+    # The one document was looked up in the passage-vector cache once: embedded (miss) or reused (hit).
+    lookups = [metrics.value("hexmcp_knowledge_vector_cache_lookups_total", result=r) for r in ("hit", "miss")]
+    assert sum(lookups) == 1
 
 
 def test_a_metrics_port_that_cannot_be_bound_stops_start_up_with_the_reason() -> None:

@@ -43,10 +43,17 @@ def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str
 
 
 class VectorCache:
-    def __init__(self, directory: Path | None) -> None:
+    def __init__(self, directory: Path | None, lookups: collections.Counter[str] | None = None) -> None:
         self.directory = directory
+        # "hit"/"miss" per document looked up, for the cache's hit rate (/metrics); the caller's to keep.
+        self.lookups: collections.Counter[str] = lookups if lookups is not None else collections.Counter()
 
     def load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
+        vectors = self._load(key, rows, dimension)
+        self.lookups["miss" if vectors is None else "hit"] += 1
+        return vectors
+
+    def _load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
         if self.directory is None:
             return None
         try:
@@ -78,12 +85,14 @@ def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocu
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                 progress: Progress | None = None, publish: Publish | None = None,
-                cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset()) -> KnowledgeIndex:
+                cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset(),
+                cache_lookups: collections.Counter[str] | None = None) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
     slowest document. The version of a partial index says so (`-partial`). `stored` names documents
-    whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written."""
-    cache = VectorCache(cache_dir / "knowledge" if cache_dir else None)
+    whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written.
+    `cache_lookups` counts the vector cache's hits and misses (one per document looked up)."""
+    cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
     model_key: str = embedder.model_key  # type: ignore[attr-defined]
     dimension: int = embedder.dimension  # type: ignore[attr-defined]
     version = index_version(model_key, max_chars, documents)

@@ -91,6 +91,7 @@ class KnowledgeService:
         # Searches and the seconds they took (the index's work alone), by tool, for metrics read when scraped.
         self.searches: collections.Counter[str] = collections.Counter()
         self.search_seconds: collections.Counter[str] = collections.Counter()
+        self.vector_cache_lookups: collections.Counter[str] = collections.Counter()  # "hit"/"miss" per document
 
     def record_search(self, tool: str, seconds: float) -> None:
         self.searches[tool] += 1
@@ -225,7 +226,8 @@ class KnowledgeService:
         cache = self.config.cache_dir or _default_cache_dir()
         self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
         index = build_index(list(self.documents.values()), self._embedder, self._store, cache_dir=cache,
-                            publish=publish, cancelled=self._cancel.is_set, stored=stored)
+                            publish=publish, cancelled=self._cancel.is_set, stored=stored,
+                            cache_lookups=self.vector_cache_lookups)
         self._store_stale = False
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
