@@ -52,10 +52,10 @@ async def downstream(live: LiveServer, *needed: str) -> AsyncIterator[McpClient]
 
 async def until_available(upstream: Upstream) -> None:
     """Until the gateway has finished mounting (its tools are listed a moment before)."""
-    for _ in range(500):
+    for _ in range(1500):  # up to 30 s: a loaded CI machine mounts slowly
         if upstream.available:
             return
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.02)
     raise AssertionError(f"{upstream.name} never became available")
 
 
@@ -139,7 +139,10 @@ async def test_an_http_upstream_killed_and_restarted_mid_traffic_loses_no_call()
     command = [sys.executable, str(SDK_SERVER), "--port", str(port)]
     process = start(command, port)
     try:
-        with mounting(("sdk", Target.parse(f"http://127.0.0.1:{port}/mcp"))) as (live, _):
+        with mounting(("sdk", Target.parse(f"http://127.0.0.1:{port}/mcp"))) as (live, [upstream]):
+            # The restarted SDK server takes seconds to import on a loaded machine (CI): calls must wait
+            # that long for it, not the default 5 s, for "loses no call" to be what is tested.
+            upstream.wait_s = 60.0
             async with downstream(live, "sdk__echo") as client:
                 answers = [await client.call_tool("sdk__echo", {"text": f"call {i}"}) for i in range(5)]
                 stop(process)
@@ -253,8 +256,9 @@ def shrinking_server() -> McpServer:
 
 
 async def test_a_prompt_and_a_template_the_upstream_drops_are_dropped_downstream() -> None:
-    with live_server(shrinking_server()) as upstream, mounting(("up", Target.parse(upstream.url))) as (live, _):
+    with live_server(shrinking_server()) as upstream, mounting(("up", Target.parse(upstream.url))) as (live, [up]):
         async with downstream(live, "up__forget") as client:
+            await until_available(up)  # tools are listed a moment before prompts and templates are mounted
             assert "up__transient" in {prompt.name for prompt in await client.all_prompts()}
             assert (await client.read_resource("notes://a")).contents[0].text == "note a"
             changed = asyncio.Event()
