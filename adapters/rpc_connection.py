@@ -32,7 +32,6 @@ class RpcConnection:
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
                  client_id: str | None = None, transport: str | None = None) -> None:
         self.session_id = session_id or new_session_id()
-        jsonrpc.install_task_errors(server)
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
                                            transport=transport)
         self._send = send

@@ -157,6 +157,7 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
         wire_fd = claim_stdout()
     writer = _WireWriter(wire_fd)
     await writer.open()
+    jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
     connection = RpcConnection(server, writer.send, transport="stdio")
     reader = await _open_reader(stdin_fd)
     stop = asyncio.Event()

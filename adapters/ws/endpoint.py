@@ -16,6 +16,7 @@ from starlette.routing import WebSocketRoute
 
 from hexmcp.core import ErrorCode, McpServer
 
+from .. import jsonrpc
 from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.responses import respond
@@ -40,6 +41,7 @@ class WsEndpoint:
         """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
         self.stopping = False
         install_invalid_utf8_filter()
+        jsonrpc.install_task_errors(server)  # once per server: a failed task's error in JSON-RPC terms
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":

@@ -7,13 +7,12 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
 import httpx
 
-from .net import free_port
+from .net import free_port, wait_until
 
 
 def docs_env(cache: Path) -> dict[str, str]:
@@ -28,16 +27,15 @@ def serve_docs(corpus: Path, cache: Path, *extra: str, timeout: float = 90) -> I
                                 str(port), "--docs", str(corpus), "--log-level", "warning", *extra],
                                env=docs_env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + timeout
+    def indexed() -> bool:
+        try:
+            return httpx.get(base + "/health").json()["knowledge"]["complete"]
+        except httpx.HTTPError:
+            return False
+
     try:
-        while True:
-            try:
-                if httpx.get(base + "/health").json()["knowledge"]["complete"]:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
+        wait_until(indexed, lambda: process.poll() is None, timeout_s=timeout, what="hexmcp serve", every_s=0.2,
+                   why_dead=lambda: process.stderr.read().decode(errors="replace")[-2000:])  # type: ignore[union-attr]
         yield base
     finally:
         process.terminate()

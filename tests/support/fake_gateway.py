@@ -20,7 +20,7 @@ import attrs
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.support.net import free_port, uvicorn_in_thread

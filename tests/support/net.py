@@ -32,19 +32,31 @@ def uvicorn_in_thread(uvicorn_server: Any, *, what: str = "server", stop_timeout
         thread.join(timeout=stop_timeout_s)
 
 
-def wait_healthy(base: str, alive: Any, *, timeout_s: float, why_dead: Any) -> None:
-    """Poll `base`/health until it answers 200. `alive()` False (the process exited) fails with
-    `why_dead()` (its log, say); so does running past `timeout_s`."""
-    import httpx
-
+def wait_until(ready: Any, alive: Any, *, timeout_s: float, what: str, why_dead: Any = lambda: "",
+               every_s: float = 0.1) -> None:
+    """Poll `ready()` (a probe that may raise OSError: not listening yet) until it is true. `alive()` False
+    (the process exited) fails with `why_dead()` (its log, say); so does running past `timeout_s`."""
     deadline = time.monotonic() + timeout_s
     while True:
         if not alive():
-            raise AssertionError(f"the server exited: {why_dead()}")
+            raise AssertionError(f"{what} exited: {why_dead()}")
         try:
-            if httpx.get(base + "/health", timeout=2).status_code == 200:
+            if ready():
                 return
-        except httpx.HTTPError:
+        except OSError:
             pass
-        assert time.monotonic() < deadline, f"{base} did not become healthy in {timeout_s:g} s"
-        time.sleep(0.1)
+        assert time.monotonic() < deadline, f"{what} was not ready in {timeout_s:g} s"
+        time.sleep(every_s)
+
+
+def wait_healthy(base: str, alive: Any, *, timeout_s: float, why_dead: Any) -> None:
+    """Poll `base`/health until it answers 200 (see wait_until)."""
+    import httpx
+
+    def healthy() -> bool:
+        try:
+            return httpx.get(base + "/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_until(healthy, alive, timeout_s=timeout_s, what=base, why_dead=why_dead)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import subprocess
-import time
 from pathlib import Path
 from typing import Iterator
 
 import redis
 
-from .net import free_port
+from .net import free_port, wait_until
 
 
 def redis_server_binary() -> Path:
@@ -29,16 +28,14 @@ def running_redis(timeout: float = 20) -> Iterator[str]:
                                 "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
+    def pong() -> bool:
+        try:
+            return bool(redis.Redis.from_url(url).ping())
+        except redis.ConnectionError:
+            return False
+
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if redis.Redis.from_url(url).ping():
-                    break
-            except redis.ConnectionError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
+        wait_until(pong, lambda: process.poll() is None, timeout_s=timeout, what="redis-server", every_s=0.05)
         yield url
     finally:
         process.terminate()

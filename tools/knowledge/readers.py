@@ -9,12 +9,17 @@ per page), plain text is one section. Offsets always index `SourceDocument.text`
 from __future__ import annotations
 
 import bisect
+import logging
 import re
 from pathlib import Path
 from typing import Any, Callable
 
 from .errors import CorpusError
 from .passages import Section, SourceDocument
+
+# markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
+# --log-level debug, drowning hexmcp's own. Its warnings still come through.
+logging.getLogger("markdown_it").setLevel(logging.INFO)
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf")
