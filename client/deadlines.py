@@ -2,35 +2,43 @@
 
 `asyncio.timeout(seconds)` arms a `loop.call_at` handle on entry and cancels it on exit: a heap push,
 a cancelled handle left in the loop's heap until it surfaces, per request. With a default timeout of a
-minute nearly every request finishes long before its deadline, so here each request enters
-`asyncio.timeout(None)` (no handle) and registers it; one handle is armed for the earliest deadline
-and, when it fires, moves every overdue request's timeout to "now", so asyncio itself cancels the
-waiting task and turns the cancellation into `TimeoutError` exactly as `asyncio.timeout` does.
-(ADR 0803: this was about a tenth of the client's per-call time over stdio.)
+minute nearly every request finishes long before its deadline, so requests register here instead, and
+one handle is armed for the earliest deadline. When it fires, each overdue request is timed out in the
+way that fits how it waits:
+- a request already written, waiting only for its answer (streaming wires, ADR 0811), by failing its
+  answer's future with `TimeoutError`: no cancellation scope at all on its path;
+- a request whose send itself may wait (flow control, an HTTP exchange), by moving the deadline of the
+  `asyncio.timeout(None)` it entered to "now", so asyncio itself cancels the waiting task and turns the
+  cancellation into `TimeoutError` exactly as `asyncio.timeout` does (ADR 0803).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+Waiter = asyncio.Timeout | asyncio.Future[Any]
 
 
 class Deadlines:
     def __init__(self) -> None:
-        self._due: dict[asyncio.Timeout, float] = {}
+        self._due: dict[Waiter, float] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = float("inf")
 
-    def watch(self, scope: asyncio.Timeout, seconds: float) -> None:
-        """Time `scope` (an entered `asyncio.timeout(None)`) out `seconds` from now."""
+    def watch(self, waiter: Waiter, seconds: float) -> float:
+        """Time `waiter` (an answer's future, or an entered `asyncio.timeout(None)`) out `seconds` from now;
+        the deadline, in loop time."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        self._due[scope] = deadline
+        self._due[waiter] = deadline
         if deadline < self._timer_at:
             self._arm(loop, deadline)
+        return deadline
 
-    def forget(self, scope: asyncio.Timeout) -> None:
+    def forget(self, waiter: Waiter) -> None:
         # The timer stays armed: at worst it fires once for nothing and re-arms for what is left.
-        self._due.pop(scope, None)
+        self._due.pop(waiter, None)
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
@@ -42,10 +50,14 @@ class Deadlines:
         loop = asyncio.get_running_loop()
         now = loop.time()
         self._timer, self._timer_at = None, float("inf")
-        for scope, deadline in list(self._due.items()):
+        for waiter, deadline in list(self._due.items()):
             if deadline <= now:
-                del self._due[scope]
-                scope.reschedule(now)  # asyncio cancels the task on its next turn
+                del self._due[waiter]
+                if isinstance(waiter, asyncio.Future):
+                    if not waiter.done():
+                        waiter.set_exception(TimeoutError())
+                else:
+                    waiter.reschedule(now)  # asyncio cancels the task on its next turn
         if self._due:
             self._arm(loop, min(self._due.values()))
 

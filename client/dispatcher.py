@@ -52,6 +52,8 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: ClientError | None = None
         self._deadlines = Deadlines()
+        # Streaming wires can write a message without awaiting (base.py, `write_now`); the others only send.
+        self._write_now: Callable[[dict[str, Any]], bool] | None = getattr(wire, "write_now", None)
         self.lost = asyncio.Event()  # set when the connection ends (streaming wires) or the client closes
 
     # --- registration ----------------------------------------------------------------------------
@@ -78,15 +80,25 @@ class Dispatcher:
         future: asyncio.Future[jsonrpc.Response] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         message = jsonrpc.encode_request(request_id, method, params, with_version=self.wire.with_version)
-        scope = asyncio.timeout(None)
+        scope: asyncio.Timeout | None = None
         try:
-            async with scope:
-                if timeout is not None:
-                    self._deadlines.watch(scope, timeout)
-                await self.wire.send(message)
+            if self._write_now is not None and self._write_now(message):
+                # Written already: the server is at work while the deadline is armed (nothing is awaited in
+                # between, so the answer cannot have been read yet); the shared timer fails the future itself.
+                deadline = self._deadlines.watch(future, timeout) if timeout is not None else None
                 response = await future
                 if self._progress_runs.get(request_id):
-                    await asyncio.wait(self._progress_runs[request_id])
+                    async with asyncio.timeout_at(deadline):
+                        await asyncio.wait(self._progress_runs[request_id])
+            else:  # a send that waits (flow control) or carries the whole exchange (HTTP): the deadline cuts it
+                scope = asyncio.timeout(None)
+                async with scope:
+                    if timeout is not None:
+                        self._deadlines.watch(scope, timeout)
+                    await self.wire.send(message)
+                    response = await future
+                    if self._progress_runs.get(request_id):
+                        await asyncio.wait(self._progress_runs[request_id])
         except TimeoutError:
             self._spawn(self._cancel(request_id, f"timed out after {timeout} s"))
             raise ClientError(ClientErrorCode.TIMEOUT, f"{method} got no answer within {timeout} s") from None
@@ -94,7 +106,7 @@ class Dispatcher:
             self._spawn(self._cancel(request_id, "cancelled by the caller"))
             raise
         finally:
-            self._deadlines.forget(scope)
+            self._deadlines.forget(future if scope is None else scope)
             self._pending.pop(request_id, None)
             self._progress.pop(request_id, None)
             self._progress_runs.pop(request_id, None)

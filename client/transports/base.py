@@ -4,6 +4,11 @@ A wire sends JSON-RPC messages (dicts) and hands whatever the server sends to it
 message to `receive`, and the end of the connection to `closed`. Where a transport answers a request
 in the response to its own send (HTTP, REST), `send` returns only once that answer is delivered, and
 raises `ClientError` when the exchange failed; streaming transports (stdio, WebSocket) return at once.
+
+A wire may also offer `write_now(message) -> bool`: write the message without awaiting anything and say
+True, or say False (nothing written) when it would have to wait, e.g. for a full pipe to drain; the
+dispatcher then awaits `send`. A request written that way needs no cancellation scope: it only waits
+for its answer, whose future the deadline fails directly (ADR 0811). Wires without it are always sent.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ server's own sans-IO splitter) and handed to the dispatcher in the same callback
 one event-loop turn, not a reader task's wake-up (nor the extra `call_soon` asyncio's subprocess
 transport puts before each `pipe_data_received`; stdin, stderr and the exit still go through that
 transport). A send is one pipe write that waits only when the
-pipe's buffer is over its high-water mark (ADR 0803).
+pipe's buffer is over its high-water mark (ADR 0803); below it, `write_now` writes without a coroutine,
+so the dispatcher needs no cancellation scope for the request (ADR 0811).
 
 A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
 server's stderr is read into a short ring of its last lines, so a server that dies at start-up
@@ -121,6 +122,10 @@ class _ServerPipes(asyncio.SubprocessProtocol):
             self._drained.set_result(None)
         self._drained = None
 
+    @property
+    def writing_paused(self) -> bool:
+        return self._drained is not None
+
     async def drained(self) -> None:
         if self._drained is not None:
             await asyncio.shield(self._drained)
@@ -191,7 +196,22 @@ class StdioWire:
         self._stdout = _StdoutReader(read_end, pipes)
         self._stdin = transport.get_pipe_transport(0)  # type: ignore[assignment]
 
+    def write_now(self, message: dict[str, Any]) -> bool:
+        """Write `message` unless the pipe is over its high-water mark (then False: `send` waits for it)."""
+        if self._pipes is not None and self._pipes.writing_paused:
+            return False
+        self._write(message)
+        return True
+
     async def send(self, message: dict[str, Any]) -> None:
+        self._write(message)
+        pipes = self._pipes
+        assert pipes is not None
+        await pipes.drained()  # returns at once unless the pipe is over its high-water mark
+        if pipes.stdin_lost:
+            raise unreachable("writing to the server process failed: the pipe closed", delivered=False)
+
+    def _write(self, message: dict[str, Any]) -> None:
         pipes, stdin = self._pipes, self._stdin
         if pipes is None or stdin is None or pipes.stdin_lost or pipes.exited.done() or stdin.is_closing():
             raise unreachable("the server process is not running", delivered=False)
@@ -199,9 +219,6 @@ class StdioWire:
             stdin.write(jsonrpc.dumps(message) + b"\n")
         except (ConnectionError, OSError) as error:  # the process is gone: its end of the pipe is closed
             raise unreachable("writing to the server process failed", error, delivered=False) from None
-        await pipes.drained()  # returns at once unless the pipe is over its high-water mark
-        if pipes.stdin_lost:
-            raise unreachable("writing to the server process failed: the pipe closed", delivered=False)
 
     def negotiated(self, version: str) -> None:
         pass

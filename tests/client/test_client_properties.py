@@ -62,6 +62,20 @@ class MemoryWire:
         self.sent.append(message)
 
 
+class StreamingMemoryWire(MemoryWire):
+    """A wire that writes at once (`write_now`, as stdio does) unless told it is full for that request."""
+
+    def __init__(self, full: list[bool]) -> None:
+        super().__init__()
+        self.full = list(full)
+
+    def write_now(self, message: dict[str, Any]) -> bool:
+        if self.full and self.full.pop(0):
+            return False  # over the high-water mark: the dispatcher must await send() instead
+        self.sent.append(message)
+        return True
+
+
 MESSAGES = JSON_VALUES | st.fixed_dictionaries(
     {"jsonrpc": st.just("2.0"), "id": st.integers(0, 4) | st.text(max_size=2)},
     optional={"result": JSON_VALUES, "error": JSON_VALUES, "method": st.text(max_size=12), "params": JSON_VALUES})
@@ -121,16 +135,20 @@ async def test_a_request_returns_after_its_async_progress_callbacks() -> None:
 # Timeouts in tens of milliseconds, None (wait forever), and whether the server answers the request at once.
 TIMED_REQUESTS = st.lists(st.tuples(st.none() | st.sampled_from([0.01, 0.02, 0.04, 0.08]), st.booleans()),
                           min_size=1, max_size=6)
+# For a streaming wire, per request: whether it finds the wire full (awaited send, in a cancellation scope).
+WIRES = st.none() | st.lists(st.booleans(), max_size=6)
 
 
-@settings(max_examples=25, deadline=None)
-@given(TIMED_REQUESTS)
+@settings(max_examples=40, deadline=None)
+@given(TIMED_REQUESTS, WIRES)
 def test_the_shared_deadline_timer_times_out_exactly_the_unanswered_requests_that_had_a_timeout(
-        requests: list[tuple[float | None, bool]]) -> None:
+        requests: list[tuple[float | None, bool]], full: list[bool] | None) -> None:
     """Deadlines share one timer (client/deadlines.py): registered in any order, each still fires, and a
-    request answered in time, or with no timeout, is never touched by another's deadline."""
+    request answered in time, or with no timeout, is never touched by another's deadline; the same
+    whether a request waits in a cancellation scope (a sending wire, a full one) or on its future alone
+    (written at once: ADR 0811), and with both kinds mixed on one timer."""
     async def scenario() -> None:
-        wire = MemoryWire()
+        wire = MemoryWire() if full is None else StreamingMemoryWire(full)
         dispatcher = Dispatcher(wire)
         calls = [asyncio.ensure_future(dispatcher.request("tools/call", {}, timeout=timeout)) for timeout, _ in requests]
         await asyncio.sleep(0)
