@@ -6,9 +6,11 @@ For each transport (stdio: bench/servers/hexmcp_echo.py; Streamable HTTP:
 bench/servers/hexmcp_http_echo.py) one server stays up, and both clients take turns on it in
 interleaved rounds (each round: one batch of `--calls` echo tool calls per client, `--concurrency` in
 flight), so load from other processes on the machine hits both alike. Prints, per transport and client,
-the median over rounds of calls/s and p50 latency, and our calls/s as a ratio to the SDK client's
-(the target of issue 18: at least 3x). Over stdio a third row is the floor: a blocking write/readline
-loop on its own copy of the same server (bench/stdio_floor.py), in the same rounds. Over HTTP three more rows are bare POST loops on a session
+the median over rounds of calls/s, p50 latency and the client's own CPU time per call (all clients run
+in this process, the servers outside it: the figure that moves least with the machine's load), and our
+calls/s as a ratio to the SDK client's (the target of issue 18: at least 3x). Over stdio two more rows are floors, each on its own copy of the
+same server (bench/stdio_floor.py), in the same rounds: a blocking write/readline loop (no event loop:
+the floor of any client) and a bare asyncio add_reader/write loop (the floor of any asyncio client). Over HTTP three more rows are bare POST loops on a session
 (bench/http_floors.py: httpx, under the SDK client; aiohttp, under ours; a raw keep-alive socket, the
 floor of any client), measured in the same interleaved rounds. Last, the
 mounted-tool overhead: p50 of the echo tool called over HTTP directly vs through `hexmcp serve
@@ -31,7 +33,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from bench.http import free_port, start, stop
 from bench.http_floors import FLOORS
-from bench.stdio_floor import blocking_pipe
+from bench.stdio_floor import asyncio_pipe, blocking_pipe
 from hexmcp.client import McpClient, Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,8 +68,12 @@ async def sdk_client(target: Target) -> AsyncIterator[Call]:
         yield lambda text: session.call_tool("echo", {"text": text})
 
 
-async def batch(call: Call, calls: int, concurrency: int) -> tuple[float, float]:
-    """(calls/s, p50 ms) of `calls` echo calls with `concurrency` in flight."""
+async def batch(call: Call, calls: int, concurrency: int) -> tuple[float, float, float]:
+    """(calls/s, p50 ms, this process's CPU µs per call) of `calls` echo calls with `concurrency` in flight.
+
+    The CPU figure is the client's own cost: every client runs in this process, each alone during its
+    batch, and the servers are other processes. It moves far less with the machine's load than wall time.
+    """
     latencies: list[float] = []
     queue = iter(range(calls))
 
@@ -77,14 +83,14 @@ async def batch(call: Call, calls: int, concurrency: int) -> tuple[float, float]
             await call(f"message {index}")
             latencies.append(time.perf_counter() - started)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed = time.perf_counter() - started
-    return calls / elapsed, statistics.median(latencies) * 1000
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return calls / elapsed, statistics.median(latencies) * 1000, cpu / calls * 1e6
 
 
 async def compare(target: Target, calls: int, rounds: int, concurrency: int) -> dict[str, dict[str, float]]:
-    figures: dict[str, list[tuple[float, float]]] = {"hexmcp": [], "sdk": []}
+    figures: dict[str, list[tuple[float, float, float]]] = {"hexmcp": [], "sdk": []}
     async with contextlib.AsyncExitStack() as stack:
         clients = {"hexmcp": await stack.enter_async_context(hexmcp_client(target)),
                    "sdk": await stack.enter_async_context(sdk_client(target))}
@@ -93,15 +99,16 @@ async def compare(target: Target, calls: int, rounds: int, concurrency: int) -> 
                 figures[name] = []
                 clients[name] = await stack.enter_async_context(floor(str(target.url)))
         else:
-            figures["pipe"] = []
-            clients["pipe"] = await stack.enter_async_context(blocking_pipe(target.command))
+            for name, floor in (("pipe", blocking_pipe), ("asyncio", asyncio_pipe)):
+                figures[name] = []
+                clients[name] = await stack.enter_async_context(floor(target.command))
         for call in clients.values():
             await batch(call, min(calls, 50), concurrency)  # warm-up: imports, JIT-free but cache-warm paths
         for _ in range(rounds):
             for name, call in clients.items():
                 figures[name].append(await batch(call, calls, concurrency))
-    return {name: {"calls_s": statistics.median(r for r, _ in runs), "p50_ms": statistics.median(p for _, p in runs)}
-            for name, runs in figures.items()}
+    return {name: {"calls_s": statistics.median(r for r, _, _ in runs), "p50_ms": statistics.median(p for _, p, _ in runs),
+                   "cpu_us": statistics.median(c for _, _, c in runs)} for name, runs in figures.items()}
 
 
 @contextlib.contextmanager
@@ -158,14 +165,17 @@ def report(transport: str, figures: dict[str, dict[str, float]]) -> None:
     ours, theirs = figures["hexmcp"], figures["sdk"]
     ratio = ours["calls_s"] / theirs["calls_s"]
     for name, row in figures.items():
-        print(f"{transport:5} {name:7} {row['calls_s']:9.0f} calls/s   p50 {row['p50_ms']:7.3f} ms")
+        print(f"{transport:5} {name:7} {row['calls_s']:9.0f} calls/s   p50 {row['p50_ms']:7.3f} ms   "
+              f"client CPU {row['cpu_us']:7.1f} µs/call")
     verdict = "meets" if ratio >= TARGET_RATIO else "misses"
-    print(f"{transport:5} ratio   {ratio:9.2f}x the SDK client's calls/s ({verdict} the {TARGET_RATIO:.0f}x target)")
-    for floor in FLOORS:
+    print(f"{transport:5} ratio   {ratio:9.2f}x the SDK client's calls/s ({verdict} the {TARGET_RATIO:.0f}x target); "
+          f"p50 {theirs['p50_ms'] / ours['p50_ms']:.2f}x, client CPU {theirs['cpu_us'] / ours['cpu_us']:.2f}x less")
+    floors = {**{name: f"bare {name} POST loop" for name in FLOORS},
+              "pipe": "blocking write/readline loop", "asyncio": "bare asyncio add_reader/write loop"}
+    for floor, what in floors.items():
         if floor in figures:
-            print(f"{transport:5} floor   {ours['calls_s'] / figures[floor]['calls_s']:9.2f}x a bare {floor} POST loop's calls/s")
-    if "pipe" in figures:
-        print(f"{transport:5} floor   {ours['calls_s'] / figures['pipe']['calls_s']:9.2f}x a blocking write/readline loop's calls/s")
+            print(f"{transport:5} floor   {ours['calls_s'] / figures[floor]['calls_s']:9.2f}x a {what}'s calls/s"
+                  f" (that loop: {figures[floor]['calls_s'] / theirs['calls_s']:.2f}x the SDK client's)")
 
 
 def run(work: Awaitable[Any], loop: str) -> Any:
