@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from hexmcp.client import ClientError, ClientErrorCode, McpClient
+from hexmcp.client.transports.stdio import StdioWire
 from hexmcp.core import versions
 
 from ..fixtures.demo_server import GREETING, SECRET, SERVER_NAME
@@ -106,3 +107,26 @@ async def test_list_changes_reach_their_handler(transport: str) -> None:
             await client.call_tool("grow")
             await asyncio.wait_for(changed.wait(), 10)
             assert NEW_TOOL in {tool.name for tool in await client.all_tools()}
+
+
+class CountingStdioWire(StdioWire):
+    """The real stdio wire, counting the requests it could not write at once (its pipe was full)."""
+
+    refused = 0
+
+    def write_now(self, message: dict) -> bool:
+        written = super().write_now(message)
+        self.refused += not written
+        return written
+
+
+async def test_stdio_requests_bigger_than_the_pipe_wait_for_it_and_all_arrive_whole(live) -> None:
+    """Requests written at once skip the send coroutine (ADR 0811); one that finds the pipe over its
+    high-water mark is sent the waiting way instead, and nothing is lost, cut or reordered either way."""
+    wire = CountingStdioWire(live.target("stdio").command)
+    texts = [f"{index}:" + "x" * (256 * 1024) for index in range(8)]  # each 4x the pipe's 64 KiB buffer
+    async with McpClient(live.target("stdio"), wire=wire, timeout=30) as client:
+        results = await asyncio.gather(*(client.call_tool("echo", {"text": text}) for text in texts))
+        assert [result.content[0].text for result in results] == texts
+        assert wire.refused > 0  # the waiting path was taken, not only the direct one
+        assert (await client.call_tool("echo", {"text": "after"})).content[0].text == "after"
