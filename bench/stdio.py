@@ -9,7 +9,9 @@ with perf_counter per call):
   * `list_categories`: the product, `hexmcp stdio`, answering its ~4 KB structured result, vs the SDK
     returning the same dict, vs the ceiling: a blocking stdin loop with orjson and no validation
     (bench/servers/orjson_stdio_loop.py).
-Within a suite every server stays up and the rounds are interleaved (each round gives every server one
+Before measuring, each server is left to finish its start-up work (`hexmcp stdio` loads the model, indexes
+the knowledge corpus and extracts concepts in the background: bench/quiet.py). Within a suite every server
+stays up and the rounds are interleaved (each round gives every server one
 batch in turn), so a noisy neighbour on the machine hits them all alike. Measured:
   * sequential tools/call round trips (one in flight): calls/s, p50, p99;
   * pipelined round trips (a window of N in flight, default 64): calls/s, p50, p99;
@@ -31,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from bench.quiet import wait_until_quiet
 from bench.stats import percentile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -186,6 +189,10 @@ def run_suite(suite: Suite, calls: int, window: int, rounds: int) -> dict[str, t
         for client in clients.values():
             client.initialize()
             sequential(client, max(50, calls // 10))  # warm-up
+        for name, client in clients.items():
+            waited = wait_until_quiet(client.process.pid)
+            if waited > 1:
+                print(f"  ({name}: start-up work done after {waited:.1f} s more)", file=sys.stderr)
         for _ in range(rounds):
             for name, client in clients.items():
                 runs[name][0].append(sequential(client, batch))
