@@ -90,7 +90,7 @@ class RpcConnection:
     def _start(self, message: jsonrpc.Request) -> None:
         # The task takes itself out of `_tasks` when it ends (`_serve`), not with a done callback: a
         # callback costs the event loop one more pass per request.
-        self._tasks.add(asyncio.ensure_future(self._serve(message, self._begin(message))))
+        self._tasks.add(asyncio.get_running_loop().create_task(self._serve(message, self._begin(message))))
 
     def _begin(self, message: jsonrpc.Request) -> Awaitable[Outcome]:
         """Admit a request now, in arrival order (lifecycle rules); the caller serves it in a task."""

@@ -73,18 +73,19 @@ class _WireWriter:
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def send(self, message: Any) -> None:
-        data = jsonrpc.dumps(message) + b"\n"
+        data = jsonrpc.dumps_line(message)
         writer = self._writer
         if writer is None:
             os.write(self._fd, data)
             return
-        if writer.transport.is_closing():
+        transport = writer.transport
+        if transport.is_closing():
             return  # the client went away; reading will hit EOF and we shut down
         if self._holding:
             self._pending.append(data)
         else:
-            writer.write(data)
-        if writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            transport.write(data)
+        if transport.get_write_buffer_size() > _HIGH_WATER:
             try:
                 await writer.drain()  # a client that does not read slows us down, not our memory
             except (ConnectionError, BrokenPipeError):

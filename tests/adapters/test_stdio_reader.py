@@ -133,3 +133,19 @@ def test_a_read_that_starts_several_requests_announces_a_burst() -> None:
 
     wire = asyncio.run(scenario())
     assert sorted(message["id"] for message in wire.sent if message.get("id") != "init") == [1, 2, 3, 4]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=12)
+
+
+@given(JSON_VALUES)
+def test_a_line_is_the_message_and_one_newline(value: Any) -> None:
+    """The wire writer's encoding (`dumps_line`, newline written by orjson) is `dumps` plus b"\\n", the
+    standard library's fallback for integers beyond 64 bits included."""
+    line = jsonrpc.dumps_line(value)
+    assert line == jsonrpc.dumps(value) + b"\n"
+    assert line.count(b"\n") == 1 and json.loads(line) == json.loads(jsonrpc.dumps(value))
