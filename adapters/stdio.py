@@ -156,12 +156,15 @@ class _LineReader(asyncio.Protocol):
         self._lane: collections.deque[Callable[[], Awaitable[None]]] = collections.deque()
         self._lane_task: asyncio.Task[None] | None = None
         self._paused = False
+        self._stopped = False
         self._ended = asyncio.Event()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        if self._stopped:
+            return  # the reader thread of a file or device may still deliver what it had read
         lines, oversize = self._splitter.feed(data)
         for _ in range(oversize):
             self._queue(functools.partial(self._connection.refuse, None, ErrorCode.PAYLOAD_TOO_LARGE,
@@ -174,7 +177,7 @@ class _LineReader(asyncio.Protocol):
             self._writer.expect_burst()
 
     def eof_received(self) -> bool | None:
-        last = self._splitter.finish()
+        last = None if self._stopped else self._splitter.finish()
         if last is not None:
             self._receive(last)
         self._ended.set()
@@ -191,6 +194,7 @@ class _LineReader(asyncio.Protocol):
 
     def stop(self) -> None:
         """Read no more (SIGTERM, a failed start-up hook); lines not yet handed over are dropped."""
+        self._stopped = True
         if self._transport is not None:
             self._transport.close()
         self._lane.clear()
@@ -225,8 +229,13 @@ class _LineReader(asyncio.Protocol):
         try:
             while self._lane:
                 # The step stays in the lane while it runs, so lines read meanwhile queue behind it.
-                await self._lane[0]()
-                self._lane.popleft()
+                try:
+                    await self._lane[0]()
+                except Exception:  # a bug in handling one message must not stop the reading of the next
+                    log.exception("a message could not be handled", eventId=new_event_id())
+                finally:
+                    if self._lane:  # `stop` may have emptied it
+                        self._lane.popleft()
                 if self._paused and len(self._lane) <= _LANE_HIGH_WATER // 2 and self._transport is not None:
                     self._paused = False
                     self._transport.resume_reading()

@@ -135,6 +135,54 @@ def test_a_read_that_starts_several_requests_announces_a_burst() -> None:
     assert sorted(message["id"] for message in wire.sent if message.get("id") != "init") == [1, 2, 3, 4]
 
 
+def test_a_message_whose_handling_fails_is_logged_and_the_next_ones_are_served() -> None:
+    async def scenario() -> RecordingWire:
+        server = build_demo_server()
+        wire = RecordingWire()
+        connection = RpcConnection(server, wire.send, transport="stdio")
+        receive = connection.receive
+
+        async def failing_on_a_marker(value: Any) -> None:
+            if isinstance(value, dict) and value.get("method") == "notifications/marker":
+                raise RuntimeError("a bug in handling one message")
+            await receive(value)
+
+        connection.receive = failing_on_a_marker  # type: ignore[method-assign]
+        reader = _LineReader(connection, wire, LineSplitter(LIMIT), LIMIT)  # type: ignore[arg-type]
+        reader.data_received(_line({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+                                    "params": initialize_params(versions.LATEST_HANDSHAKE_VERSION)})
+                             + _line({"jsonrpc": "2.0", "method": "notifications/marker"})
+                             + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                             + _line({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        reader.eof_received()
+        await asyncio.wait_for(reader.finished(), 10)
+        await connection.drain()
+        return wire
+
+    wire = asyncio.run(scenario())
+    assert [message["id"] for message in wire.sent if "result" in message] == ["init", 1]
+
+
+def test_nothing_read_after_stop_is_served() -> None:
+    async def scenario() -> RecordingWire:
+        server = build_demo_server()
+        wire = RecordingWire()
+        connection = RpcConnection(server, wire.send, transport="stdio")
+        reader = _LineReader(connection, wire, LineSplitter(LIMIT), LIMIT)  # type: ignore[arg-type]
+        reader.data_received(_line({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+                                    "params": initialize_params(versions.LATEST_HANDSHAKE_VERSION)}))
+        await asyncio.sleep(0.1)
+        reader.stop()
+        reader.data_received(_line({"jsonrpc": "2.0", "id": 1, "method": "ping"}))  # a reader thread's last chunk
+        reader.eof_received()
+        await asyncio.wait_for(reader.finished(), 10)
+        await connection.drain()
+        return wire
+
+    wire = asyncio.run(scenario())
+    assert [message.get("id") for message in wire.sent] == ["init"]
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.text()
     | st.floats(allow_nan=False, allow_infinity=False),
