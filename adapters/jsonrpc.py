@@ -219,4 +219,17 @@ def dumps(message: Any) -> bytes:
     try:
         return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # integers beyond 64 bits, which only the standard library encodes (or a real error)
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        return _stdlib_dumps(message)
+
+
+def dumps_line(message: Any) -> bytes:
+    """`dumps` with the newline that ends a message on a line-delimited wire, written by orjson itself
+    (no copy of a large answer to append one byte)."""
+    try:
+        return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return _stdlib_dumps(message) + b"\n"
+
+
+def _stdlib_dumps(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()

@@ -66,11 +66,31 @@ class RpcConnection:
             elif len(self._tasks) >= self._max_in_flight:
                 await self._send(self._busy(message))
             else:
-                self._spawn(self._serve(message, self._begin(message)))
+                self._start(message)
         else:
             reply = await self._handle_non_request(message)
             if reply is not None:
                 await self._send_message(reply)
+
+    def receive_now(self, value: Any) -> bool:
+        """Start serving a lone request without awaiting anything, as `receive` would; False for every other
+        message (a batch, a notification, a response, `initialize`, a request over the in-flight limit,
+        anything invalid), which the caller then hands to `receive`, in arrival order.
+
+        For a reader that is a callback (stdio's): the common message costs no task of the reader's own.
+        """
+        if not isinstance(value, dict) or value.get("method") == "initialize" or len(self._tasks) >= self._max_in_flight:
+            return False
+        message = jsonrpc.classify(value, require_jsonrpc=self._require_jsonrpc)
+        if not isinstance(message, jsonrpc.Request):
+            return False  # classified again by `receive`: notifications and responses are rare next to requests
+        self._start(message)
+        return True
+
+    def _start(self, message: jsonrpc.Request) -> None:
+        # The task takes itself out of `_tasks` when it ends (`_serve`), not with a done callback: a
+        # callback costs the event loop one more pass per request.
+        self._tasks.add(asyncio.get_running_loop().create_task(self._serve(message, self._begin(message))))
 
     def _begin(self, message: jsonrpc.Request) -> Awaitable[Outcome]:
         """Admit a request now, in arrival order (lifecycle rules); the caller serves it in a task."""
@@ -130,7 +150,10 @@ class RpcConnection:
             return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
-        await self._send_message(await self._reply(request, work))
+        try:
+            await self._send_message(await self._reply(request, work))
+        finally:
+            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def _reply(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> dict[str, Any] | None:
         return rpc_layer.answer(request.id, await work, with_version=self._with_version)
@@ -164,6 +187,8 @@ class RpcConnection:
         self.session.end_listens()
         while self._tasks or self._batches:
             await asyncio.gather(*self._tasks, *self._batches, return_exceptions=True)
+            # A request task cancelled before its first step never ran its own `finally`.
+            self._tasks = {task for task in self._tasks if not task.done()}
 
     async def close(self) -> None:
         self._closed = True

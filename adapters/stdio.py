@@ -11,6 +11,8 @@ blocking entry point, on uvloop when it is installed.
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import os
 import signal
 import stat
@@ -32,6 +34,7 @@ log = structlog.get_logger("hexmcp.adapters.stdio")
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _CHUNK = 1 << 16
 _HIGH_WATER = 1 << 20
+_LANE_HIGH_WATER = 1024  # lines waiting for the ordered lane before stdin stops being read
 # How long the last answers may wait at exit for a client that has stopped reading stdout.
 _FLUSH_TIMEOUT_S = 60.0
 
@@ -48,16 +51,17 @@ def claim_stdout() -> int:
 class _WireWriter:
     """Writes whole messages to the wire descriptor, asynchronously when it is a pipe.
 
-    A message written when the wire has been quiet goes out at once (a lone answer waits for nothing);
-    messages that follow within the same event-loop pass are held and joined into one write at the end
-    of the pass, so under pipelined load many answers cost one system call.
+    An answer goes out at once, in one write. When the reader starts several requests from one read
+    (a pipelined client), it announces the burst (`expect_burst`): the answers written until the end of
+    that event-loop pass are held and joined into one write, and joining goes on while the burst lasts,
+    so under pipelined load many answers cost one system call. A lone request costs no extra loop pass.
     """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._writer: asyncio.StreamWriter | None = None
         self._pending: list[bytes] = []
-        self._window_open = False
+        self._holding = False
 
     async def open(self) -> None:
         if _pollable(self._fd):
@@ -69,24 +73,30 @@ class _WireWriter:
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
 
     async def send(self, message: Any) -> None:
-        data = jsonrpc.dumps(message) + b"\n"
+        data = jsonrpc.dumps_line(message)
         writer = self._writer
         if writer is None:
             os.write(self._fd, data)
             return
-        if writer.transport.is_closing():
+        transport = writer.transport
+        if transport.is_closing():
             return  # the client went away; reading will hit EOF and we shut down
-        if self._window_open:
+        if self._holding:
             self._pending.append(data)
         else:
-            writer.write(data)
-            self._window_open = True
-            asyncio.get_running_loop().call_soon(self._end_of_pass)
-        if writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            transport.write(data)
+        if transport.get_write_buffer_size() > _HIGH_WATER:
             try:
                 await writer.drain()  # a client that does not read slows us down, not our memory
             except (ConnectionError, BrokenPipeError):
                 pass
+
+    def expect_burst(self) -> None:
+        """Several answers are coming in this pass: hold them until its end, then write them as one."""
+        if self._writer is not None and not self._holding:
+            self._holding = True
+            # Scheduled after the tasks the reader just started, so it runs once their first steps have.
+            asyncio.get_running_loop().call_soon(self._end_of_pass)
 
     def _end_of_pass(self) -> None:
         if self._pending and self._writer is not None and not self._writer.transport.is_closing():
@@ -95,7 +105,7 @@ class _WireWriter:
             asyncio.get_running_loop().call_soon(self._end_of_pass)  # keep joining while the burst lasts
             return
         self._pending.clear()
-        self._window_open = False
+        self._holding = False
 
     async def close(self) -> None:
         """Flushes every answer before returning: the process exits right after, and bytes still in the
@@ -126,21 +136,126 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def _open_reader(fd: int) -> asyncio.StreamReader:
+class _LineReader(asyncio.Protocol):
+    """stdin's bytes in, each line handed to the connection in arrival order, from the read callback itself.
+
+    A request starts being served right here (`RpcConnection.receive_now`: admitted, its task started),
+    with no reader task to wake. What must be awaited (`initialize`, served inline; notifications,
+    batches, refusals) goes to an ordered lane served by one task, and every line read while the lane is
+    busy queues behind it, so the arrival order the core admits in is kept. While the lane holds many
+    lines, reading pauses (a client that floods us is slowed, not buffered without bound).
+    """
+
+    def __init__(self, connection: RpcConnection, writer: _WireWriter, splitter: LineSplitter,
+                 max_message_bytes: int) -> None:
+        self._connection = connection
+        self._writer = writer
+        self._splitter = splitter
+        self._max_message_bytes = max_message_bytes
+        self._transport: asyncio.ReadTransport | None = None
+        self._lane: collections.deque[Callable[[], Awaitable[None]]] = collections.deque()
+        self._lane_task: asyncio.Task[None] | None = None
+        self._paused = False
+        self._stopped = False
+        self._ended = asyncio.Event()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self._stopped:
+            return  # the reader thread of a file or device may still deliver what it had read
+        lines, oversize = self._splitter.feed(data)
+        for _ in range(oversize):
+            self._queue(functools.partial(self._connection.refuse, None, ErrorCode.PAYLOAD_TOO_LARGE,
+                                          f"Message too large: the limit is {self._max_message_bytes} bytes"))
+        started = 0
+        for line in lines:
+            if line.strip():
+                started += self._receive(line)
+        if started > 1:
+            self._writer.expect_burst()
+
+    def eof_received(self) -> bool | None:
+        last = None if self._stopped else self._splitter.finish()
+        if last is not None:
+            self._receive(last)
+        self._ended.set()
+        return None  # let the transport close its end
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ended.set()
+
+    async def finished(self) -> None:
+        """Return once stdin has ended and every line read has been handed over."""
+        await self._ended.wait()
+        while self._lane_task is not None:
+            await asyncio.shield(self._lane_task)
+
+    def stop(self) -> None:
+        """Read no more (SIGTERM, a failed start-up hook); lines not yet handed over are dropped."""
+        self._stopped = True
+        if self._transport is not None:
+            self._transport.close()
+        self._lane.clear()
+        if self._lane_task is not None:
+            self._lane_task.cancel()
+        self._ended.set()
+
+    def _receive(self, line: bytes) -> int:
+        """Hand one line over; 1 when it started a request here and then."""
+        if not self._lane:
+            try:
+                value = jsonrpc.decode(line)
+            except ValueError:
+                pass  # the lane decodes it again and answers the parse error
+            else:
+                if self._connection.receive_now(value):
+                    return 1
+                self._queue(functools.partial(self._connection.receive, value))
+                return 0
+        self._queue(functools.partial(self._connection.receive_raw, line))
+        return 0
+
+    def _queue(self, step: Callable[[], Awaitable[None]]) -> None:
+        self._lane.append(step)
+        if self._lane_task is None:
+            self._lane_task = asyncio.ensure_future(self._serve_lane())
+        if len(self._lane) > _LANE_HIGH_WATER and self._transport is not None and not self._paused:
+            self._paused = True
+            self._transport.pause_reading()
+
+    async def _serve_lane(self) -> None:
+        try:
+            while self._lane:
+                # The step stays in the lane while it runs, so lines read meanwhile queue behind it.
+                try:
+                    await self._lane[0]()
+                except Exception:  # a bug in handling one message must not stop the reading of the next
+                    log.exception("a message could not be handled", eventId=new_event_id())
+                finally:
+                    if self._lane:  # `stop` may have emptied it
+                        self._lane.popleft()
+                if self._paused and len(self._lane) <= _LANE_HIGH_WATER // 2 and self._transport is not None:
+                    self._paused = False
+                    self._transport.resume_reading()
+        finally:
+            self._lane_task = None
+
+
+async def _start_reading(fd: int, protocol: _LineReader) -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_CHUNK * 4)
     if _pollable(fd):
         pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        return reader
+        await loop.connect_read_pipe(lambda: protocol, pipe)
+        return
 
     def pump() -> None:  # files and devices (hexmcp stdio < requests.jsonl, < /dev/null) cannot be watched
         while chunk := os.read(fd, _CHUNK):
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-        loop.call_soon_threadsafe(reader.feed_eof)
+            loop.call_soon_threadsafe(protocol.data_received, chunk)
+        loop.call_soon_threadsafe(protocol.eof_received)
 
     threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
-    return reader
 
 
 async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -159,31 +274,20 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     await writer.open()
     jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
     connection = RpcConnection(server, writer.send, transport="stdio")
-    reader = await _open_reader(stdin_fd)
+    reader = _LineReader(connection, writer, splitter, max_message_bytes)
+    await _start_reading(stdin_fd, reader)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
 
-    async def pump_lines() -> None:
-        while chunk := await reader.read(_CHUNK):
-            lines, oversize = splitter.feed(chunk)
-            for _ in range(oversize):
-                await connection.refuse(None, ErrorCode.PAYLOAD_TOO_LARGE,
-                                        f"Message too large: the limit is {max_message_bytes} bytes")
-            for line in lines:
-                if line.strip():
-                    await connection.receive_raw(line)
-        last = splitter.finish()
-        if last is not None:
-            await connection.receive_raw(last)
-
-    reading = asyncio.ensure_future(pump_lines())
+    reading = asyncio.ensure_future(reader.finished())
     failed: list[BaseException] = []
     background = [asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup]
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
     if not reading.done():
+        reader.stop()
         reading.cancel()
     # Nothing more will be read: fail what waits for the client's answers, end listens with their result,
     # answer the rest.

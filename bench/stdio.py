@@ -8,8 +8,11 @@ with perf_counter per call):
   * `echo`: a trivial tool on hexmcp's public API vs the SDK (bench/servers/);
   * `list_categories`: the product, `hexmcp stdio`, answering its ~4 KB structured result, vs the SDK
     returning the same dict, vs the ceiling: a blocking stdin loop with orjson and no validation
-    (bench/servers/orjson_stdio_loop.py).
-Within a suite every server stays up and the rounds are interleaved (each round gives every server one
+    (bench/servers/orjson_stdio_loop.py), and the floor under any asyncio server: the ceiling's work on
+    uvloop, stdin read by a protocol, each request in a task (bench/servers/asyncio_stdio_floor.py).
+Before measuring, each server is left to finish its start-up work (`hexmcp stdio` loads the model, indexes
+the knowledge corpus and extracts concepts in the background: bench/quiet.py). Within a suite every server
+stays up and the rounds are interleaved (each round gives every server one
 batch in turn), so a noisy neighbour on the machine hits them all alike. Measured:
   * sequential tools/call round trips (one in flight): calls/s, p50, p99;
   * pipelined round trips (a window of N in flight, default 64): calls/s, p50, p99;
@@ -31,6 +34,7 @@ from typing import Any
 
 import attrs
 
+from bench.quiet import wait_until_quiet
 from bench.stats import percentile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +52,7 @@ class Suite:
     subject: str
     reference: str
     ceiling: str | None = None
+    floor: str | None = None  # the ceiling's work served the asyncio way: what no asyncio server goes under
 
 
 SUITES: dict[str, Suite] = {
@@ -56,10 +61,11 @@ SUITES: dict[str, Suite] = {
         "sdk": [PY, "-m", "bench.servers.sdk_echo"],
     }),
     "list_categories": Suite(tool="list_categories", arguments={}, subject="hexmcp stdio", reference="sdk",
-                             ceiling="orjson loop", servers={
+                             ceiling="orjson loop", floor="asyncio floor", servers={
         "hexmcp stdio": HEXMCP_STDIO,
         "sdk": [PY, "-m", "bench.servers.sdk_list_categories"],
         "orjson loop": [PY, "-m", "bench.servers.orjson_stdio_loop"],
+        "asyncio floor": [PY, "-m", "bench.servers.asyncio_stdio_floor"],
     }),
 }
 COLD_START: dict[str, list[str]] = {
@@ -186,6 +192,10 @@ def run_suite(suite: Suite, calls: int, window: int, rounds: int) -> dict[str, t
         for client in clients.values():
             client.initialize()
             sequential(client, max(50, calls // 10))  # warm-up
+        for name, client in clients.items():
+            waited = wait_until_quiet(client.process.pid)
+            if waited > 1:
+                print(f"  ({name}: start-up work done after {waited:.1f} s more)", file=sys.stderr)
         for _ in range(rounds):
             for name, client in clients.items():
                 runs[name][0].append(sequential(client, batch))
@@ -212,6 +222,10 @@ def report_suite(title: str, suite: Suite, results: dict[str, tuple[Run, Run]]) 
             verdict = "meets" if share >= CEILING_TARGET_RATIO else "misses"
             line += f"; / {suite.ceiling}: {share:.3f} ({verdict} the {CEILING_TARGET_RATIO:g} target)"
         print(line)
+        if suite.floor is not None and suite.ceiling is not None:
+            floor = results[suite.floor][index].rate
+            print(f"  {suite.floor} / {suite.ceiling}, {mode}: {floor / results[suite.ceiling][index].rate:.3f}; "
+                  f"{suite.subject} / {suite.floor}: {subject / floor:.3f}")
 
 
 def cold_start(command: list[str], starts: int) -> float | str:

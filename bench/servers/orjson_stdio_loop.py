@@ -9,6 +9,7 @@ nothing. The text block is encoded on every call, as a real server must.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import orjson
 
@@ -19,19 +20,25 @@ INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
               "serverInfo": {"name": "orjson-loop", "version": "0"}}
 
 
+def answer_line(request: dict[str, Any]) -> bytes | None:
+    """The answer to one request, newline included; None for a notification."""
+    if "id" not in request:
+        return None
+    if request.get("method") == "initialize":
+        result = INITIALIZE
+    else:
+        result = {"content": [{"type": "text", "text": orjson.dumps(ANSWER).decode()}],
+                  "structuredContent": ANSWER, "isError": False}
+    return orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + b"\n"
+
+
 def main() -> int:
     read, write, flush = sys.stdin.buffer.readline, sys.stdout.buffer.write, sys.stdout.buffer.flush
     while line := read():
-        request = orjson.loads(line)
-        if "id" not in request:
-            continue
-        if request.get("method") == "initialize":
-            result = INITIALIZE
-        else:
-            result = {"content": [{"type": "text", "text": orjson.dumps(ANSWER).decode()}],
-                      "structuredContent": ANSWER, "isError": False}
-        write(orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + b"\n")
-        flush()
+        answer = answer_line(orjson.loads(line))
+        if answer is not None:
+            write(answer)
+            flush()
     return 0
 
 
