@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import signal
 import stat
 import sys
@@ -118,6 +119,14 @@ class _WireWriter:
         self._writer.close()
 
 
+def _readable_now(fd: int) -> bool:
+    """Whether reading `fd` would return at once: input, or EOF, is already there."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def _pollable(fd: int) -> bool:
     """Pipes and sockets only. A character device may refuse epoll (/dev/null does, with EPERM), and
     uvloop then aborts the whole process; terminals and devices take the blocking paths, which cost
@@ -159,10 +168,17 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     await writer.open()
     jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
     connection = RpcConnection(server, writer.send, transport="stdio")
+    input_waiting = _readable_now(stdin_fd)
     reader = await _open_reader(stdin_fd)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
+    failed: list[BaseException] = []
+    background: list[asyncio.Future[None]] = []
+
+    def start_background() -> None:
+        if not background:
+            background.extend(asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup)
 
     async def pump_lines() -> None:
         while chunk := await reader.read(_CHUNK):
@@ -173,13 +189,20 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
             for line in lines:
                 if line.strip():
                     await connection.receive_raw(line)
+            start_background()
         last = splitter.finish()
         if last is not None:
             await connection.receive_raw(last)
 
     reading = asyncio.ensure_future(pump_lines())
-    failed: list[BaseException] = []
-    background = [asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup]
+    # A host writes `initialize` as soon as it has spawned us, so by now it is usually waiting in the
+    # pipe. The hooks (a model load, an index build) then start once that input is handled, the
+    # handshake answered inline with it (RpcConnection), so their imports and threads never compete
+    # with it and the answer goes out before any of them ran (ADR 0011; tests/adapters/test_cli_startup.py).
+    # With nothing waiting they start at once: a silent client must not keep a failing hook from
+    # ending the process.
+    if not input_waiting:
+        start_background()
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()
