@@ -12,20 +12,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hexmcp.core import McpServer, ServerOptions
+from .start_gc import collection_paused
 
-from .startup import ExitCode, StartupFailure
-from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
-from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
-from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
-from .cli_audit import add_audit_command, run_audit
-from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
-from .cli_tasks import add_task_flags, configure_tasks
-from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
-from .cli_config import add_config_support, parse_with_config
-from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
-from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
-from .cli_telemetry import add_telemetry_arguments, install_telemetry
+with collection_paused():  # importing the core and every flag's module: ADR 0011
+    from hexmcp.core import McpServer, ServerOptions
+
+    from .startup import ExitCode, StartupFailure
+    from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
+    from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
+    from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
+    from .cli_audit import add_audit_command, run_audit
+    from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
+    from .cli_tasks import add_task_flags, configure_tasks
+    from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
+    from .cli_config import add_config_support, parse_with_config
+    from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
+    from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
+    from .cli_telemetry import add_telemetry_arguments, install_telemetry
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -329,7 +332,8 @@ def _stop(service: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    with collection_paused():
+        args = parse_args(argv)
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
         from .cli_client import run_client_command
 
@@ -340,21 +344,18 @@ def main(argv: list[str] | None = None) -> int:
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
         return run_audit(args)
-    from hexmcp.core.log import configure_logging
-    from hexmcp.tools.classification import ClassificationError
-    from hexmcp.tools.concepts.errors import GlossaryError
-    from hexmcp.tools.knowledge.errors import CorpusError
-    from hexmcp.tools.knowledge.vectors import VectorStoreError
+    with collection_paused():
+        from hexmcp.core.log import configure_logging
+        from hexmcp.tools.classification import ClassificationError
+        from hexmcp.tools.concepts.errors import GlossaryError
+        from hexmcp.tools.knowledge.errors import CorpusError
+        from hexmcp.tools.knowledge.vectors import VectorStoreError
 
-    from .gateway import GatewayConfigError
+        from .gateway import GatewayConfigError
 
     try:
         if args.command == "stdio":
-            from .stdio import claim_stdout
-
-            wire_fd = claim_stdout()  # before anything else can print
-            configure_logging(args.log_level)
-            return _serve_stdio(args, wire_fd)
+            return _serve_stdio(args)
         configure_logging(args.log_level)
         if (supervised := run_workers_if_asked(args, argv)) is not None:
             return supervised
@@ -391,25 +392,30 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_stdio(args: argparse.Namespace, wire_fd: int) -> int:
-    from .stdio import run_stdio
+def _serve_stdio(args: argparse.Namespace) -> int:
+    with collection_paused():  # composing: imports and registrations, no garbage to speak of (ADR 0011)
+        from hexmcp.core.log import configure_logging
 
-    gateway = apply_gateway_log_level(gateway_config(args), args.log_level)
-    server, service = build_server_and_service(args)
-    knowledge = build_knowledge(server, args)
-    gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
-    concepts = build_concepts(server, args, knowledge)
-    # The model loads in the background once the session is up, so the handshake never waits for
-    # it and the first classify_text rarely does; the knowledge index likewise.
-    background = [_start_in_background(service, "stdio")] if service is not None else []
-    background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
-    background += [gateway_tools.start, gateway_tools.watch]
-    background += mount_upstreams(server, args)
-    background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
-    # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
-    telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
-                                  gateway_tools=gateway_tools)
-    close_guards = install_guards(server, args, versions_provider(service, knowledge))
+        from .stdio import claim_stdout, run_stdio
+
+        wire_fd = claim_stdout()  # before anything else can print
+        configure_logging(args.log_level)
+        gateway = apply_gateway_log_level(gateway_config(args), args.log_level)
+        server, service = build_server_and_service(args)
+        knowledge = build_knowledge(server, args)
+        gateway_tools = build_gateway_tools(server, gateway, service, knowledge)
+        concepts = build_concepts(server, args, knowledge)
+        # The model loads in the background once the session is up, so the handshake never waits for
+        # it and the first classify_text rarely does; the knowledge index likewise.
+        background = [_start_in_background(service, "stdio")] if service is not None else []
+        background += [_start_in_background(knowledge, "stdio"), knowledge.watch] if knowledge is not None else []
+        background += [gateway_tools.start, gateway_tools.watch]
+        background += mount_upstreams(server, args)
+        background += [_start_in_background(concepts, "stdio")] if concepts is not None else []
+        # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
+        telemetry = install_telemetry(server, args, version=VERSION, classifier=service, knowledge=knowledge,
+                                      gateway_tools=gateway_tools)
+        close_guards = install_guards(server, args, versions_provider(service, knowledge))
     try:
         return run_stdio(server, max_message_bytes=args.max_message_bytes, wire_fd=wire_fd, on_startup=background)
     finally:

@@ -12,7 +12,6 @@ from typing import Any, Callable, Mapping
 
 from hexmcp.core import McpServer
 
-from .audit import AuditFile, AuditLog, Redaction
 from .limits import BucketRate, RateLimiter, RateLimits
 
 _RATE = re.compile(r"^\s*(?P<rate>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(?:/\s*(?P<unit>s|sec|second|m|min|minute|h|hour))?\s*$")
@@ -104,6 +103,8 @@ def install_guards(server: McpServer, args: argparse.Namespace,
     """Register the audit log and the rate limiter `args` ask for; returns what closes them at exit."""
     closers: list[Callable[[], None]] = []
     if args.audit_log:
+        from .audit import AuditFile, AuditLog, Redaction  # only with --audit-log (ADR 0011)
+
         try:
             file = AuditFile(args.audit_log, max_bytes=args.audit_max_bytes, backups=args.audit_backups)
         except OSError as error:

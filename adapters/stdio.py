@@ -14,6 +14,7 @@ import asyncio
 import collections
 import functools
 import os
+import select
 import signal
 import stat
 import sys
@@ -128,6 +129,14 @@ class _WireWriter:
         self._writer.close()
 
 
+def _readable_now(fd: int) -> bool:
+    """Whether reading `fd` would return at once: input, or EOF, is already there."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
+
+
 def _pollable(fd: int) -> bool:
     """Pipes and sockets only. A character device may refuse epoll (/dev/null does, with EPERM), and
     uvloop then aborts the whole process; terminals and devices take the blocking paths, which cost
@@ -158,9 +167,21 @@ class _LineReader(asyncio.Protocol):
         self._paused = False
         self._stopped = False
         self._ended = asyncio.Event()
+        self._on_settled: list[Callable[[], None]] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]
+
+    def when_settled(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once, as soon as every line read so far has been handled (the lane idle)
+        after a read, or when input ends: what was waiting in the pipe at start has been answered."""
+        self._on_settled.append(callback)
+
+    def _settle(self) -> None:
+        if self._on_settled and (self._lane_task is None or self._ended.is_set()):
+            callbacks, self._on_settled = self._on_settled, []
+            for callback in callbacks:
+                callback()
 
     def data_received(self, data: bytes) -> None:
         if self._stopped:
@@ -175,16 +196,19 @@ class _LineReader(asyncio.Protocol):
                 started += self._receive(line)
         if started > 1:
             self._writer.expect_burst()
+        self._settle()
 
     def eof_received(self) -> bool | None:
         last = None if self._stopped else self._splitter.finish()
         if last is not None:
             self._receive(last)
         self._ended.set()
+        self._settle()
         return None  # let the transport close its end
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._ended.set()
+        self._settle()
 
     async def finished(self) -> None:
         """Return once stdin has ended and every line read has been handed over."""
@@ -201,6 +225,7 @@ class _LineReader(asyncio.Protocol):
         if self._lane_task is not None:
             self._lane_task.cancel()
         self._ended.set()
+        self._settle()
 
     def _receive(self, line: bytes) -> int:
         """Hand one line over; 1 when it started a request here and then."""
@@ -241,6 +266,7 @@ class _LineReader(asyncio.Protocol):
                     self._transport.resume_reading()
         finally:
             self._lane_task = None
+            self._settle()
 
 
 async def _start_reading(fd: int, protocol: _LineReader) -> None:
@@ -274,15 +300,29 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     await writer.open()
     jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
     connection = RpcConnection(server, writer.send, transport="stdio")
-    reader = _LineReader(connection, writer, splitter, max_message_bytes)
-    await _start_reading(stdin_fd, reader)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
-
-    reading = asyncio.ensure_future(reader.finished())
     failed: list[BaseException] = []
-    background = [asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup]
+    background: list[asyncio.Future[None]] = []
+
+    def start_background() -> None:
+        if not background:
+            background.extend(asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup)
+
+    reader = _LineReader(connection, writer, splitter, max_message_bytes)
+    # A host writes `initialize` as soon as it has spawned us, so by now it is usually waiting in the
+    # pipe. The hooks (a model load, an index build) then start once that input is handled, the
+    # handshake answered by the reader's lane, so their imports and threads never compete with it and
+    # the answer goes out before any of them ran (ADR 0011; tests/adapters/test_cli_startup.py).
+    # With nothing waiting they start at once: a silent client must not keep a failing hook from
+    # ending the process.
+    if _readable_now(stdin_fd):
+        reader.when_settled(start_background)  # registered before reading starts: it cannot be missed
+    else:
+        start_background()
+    await _start_reading(stdin_fd, reader)
+    reading = asyncio.ensure_future(reader.finished())
     stopping = asyncio.ensure_future(stop.wait())
     await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     stopping.cancel()

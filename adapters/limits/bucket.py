@@ -55,8 +55,12 @@ class TokenBuckets:
     def take(self, key: Hashable, now: float) -> Admission:
         """Spend one token of `key`'s bucket at time `now` (seconds, monotonic), if it has one."""
         self._expire(now)
-        tat = max(self._tats.get(key, now), now) + self._interval
-        wait = tat - now - self._capacity
+        # The wait is summed from the backlog (previous TAT - now), not as tat - now: for a key with no
+        # backlog that difference, (now + interval) - now, can round above the interval, and a bucket
+        # just refilled would refuse with a retry-after of 2e-16 s.
+        previous = max(self._tats.get(key, now), now)
+        tat = previous + self._interval
+        wait = (previous - now) + self._interval - self._capacity
         if wait > 0:
             return Admission(admitted=False, retry_after_s=wait)
         self._tats[key] = tat

@@ -1,13 +1,20 @@
 """A bad --taxonomy file stops `hexmcp stdio` and `hexmcp serve` before they serve anything; what
-`hexmcp stdio` does before serving stays off the heavy imports (issue 14's cold start, ADR 0007)."""
+`hexmcp stdio` does before it answers `initialize` stays off the heavy imports (issue 14's cold start,
+ADRs 0007 and 0011), and the tools and the model are all there after it."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
+from hexmcp.adapters import cli
 from tests.support.net import free_port
 
 
@@ -37,6 +44,63 @@ def test_bad_taxonomy_fails_start_up_with_file_line_and_reason(tmp_path, command
 
 # Imported only by work that runs after the handshake (the model, the index), never before `initialize`.
 DEFERRED_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "safetensors", "bm25s", "jsonschema")
+# Besides those, never imported by `hexmcp stdio` before its initialize answer is written (ADR 0011): the
+# background work's libraries, other commands' and transports' modules, and what only a flag asks for.
+NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine", "markdown_it", "yaml", "pypdf",
+                         "docutils", "faiss", "scipy", "networkx", "rapidfuzz", "yake", "tqdm", "watchfiles",
+                         "prometheus_client", "opentelemetry", "aiohttp", "httpx", "redis", "starlette", "uvicorn",
+                         "websockets", "hexmcp.client", "hexmcp.adapters.http", "hexmcp.adapters.ws",
+                         "hexmcp.adapters.audit.reader", "importlib.metadata")
+# Run as `python -c PROBE stdio ...`: the real `hexmcp stdio`, which also writes the names of the modules
+# loaded at the moment the first answer (to `initialize`) goes to the wire into $MODULES_AT_ANSWER.
+PROBE = """
+import json, os, sys
+from hexmcp.adapters import stdio
+send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
+async def recording_send(self, message):
+    if not os.path.exists(record):
+        with open(record, "w") as out:
+            json.dump({"answer": message, "modules": sorted(sys.modules)}, out)
+    return await send(self, message)
+stdio._WireWriter.send = recording_send
+from hexmcp.adapters.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def registered_tools(flags: list[str]) -> set[str]:
+    """What the composition root registers for `hexmcp stdio FLAGS`, composed here in process."""
+    args = cli.parse_args(["stdio", *flags])
+    server, service = cli.build_server_and_service(args)
+    knowledge = cli.build_knowledge(server, args)
+    cli.build_gateway_tools(server, cli.gateway_config(args), service, knowledge)
+    cli.build_concepts(server, args, knowledge)
+    return {tool.name for tool in server.tools.definitions()}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("flags", [["--no-classifier"], []], ids=["no-classifier", "classifier"])
+async def test_the_initialize_answer_is_written_before_any_heavy_import(tmp_path: Path, flags: list[str]) -> None:
+    """The official SDK client starts `hexmcp stdio`; when the server writes its initialize answer none of
+    NOT_BEFORE_THE_ANSWER is loaded, the background start-up hooks included (they start once the input
+    waiting at start is answered). Then every tool is listed and, with the classifier, the model loads."""
+    record = tmp_path / "modules.json"
+    params = StdioServerParameters(command=sys.executable, args=["-c", PROBE, "stdio", *flags, "--log-level", "warning"],
+                                   env={**os.environ, "MODULES_AT_ANSWER": str(record)})
+    async with stdio_client(params) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            at_answer = json.loads(record.read_text())
+            assert "serverInfo" in at_answer["answer"]["result"]  # the first answer was initialize's
+            loaded = set(at_answer["modules"])
+            assert sorted(name for name in NOT_BEFORE_THE_ANSWER if name in loaded) == []
+            listed = {tool.name for tool in (await session.list_tools()).tools}
+            assert listed == registered_tools(flags)
+            if flags == []:
+                result = await session.call_tool("classify_text", {"text": "write a python function to sort a list"})
+                assert not result.is_error and 0 < result.structured_content["confidence"] <= 1
 
 
 def test_the_stdio_start_path_imports_no_deferred_module():

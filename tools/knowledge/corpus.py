@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import importlib.metadata
 from pathlib import Path
 from typing import Iterator
 
@@ -98,6 +97,10 @@ def bundled_files() -> list[CorpusFile]:
 
 def bundled_readme() -> SourceDocument | None:
     # The README ships as the distribution's long description: the one copy pip already installs.
+    # importlib.metadata (and the email parser it reads metadata with) is imported here, in the index
+    # build, not on `hexmcp stdio`'s way to the initialize answer (ADR 0011).
+    import importlib.metadata
+
     try:
         metadata = importlib.metadata.metadata("hexmcp")
     except importlib.metadata.PackageNotFoundError:

@@ -1,0 +1,126 @@
+"""Cold start of `hexmcp stdio`: spawn to the `initialize` answer, beside the floors under it.
+
+    python -m bench.cold_start                          # 15 rounds
+    python -m bench.cold_start --rounds 5               # quicker
+    python -m bench.cold_start --reference OTHER_PYTHON # also each hexmcp command on another install
+                                                        # (e.g. main's venv), as ratios
+
+Every round starts each command once, in turn, so a busy neighbour on the machine slows them alike.
+Per command: the median and the fastest wall time (perf_counter from spawn to the answer line), and
+the CPU time the process had used when it answered (all its threads, from /proc; Linux only), which a
+loaded machine inflates far less than wall time. The floors (bench/servers/start_floor.py) are the
+interpreter with orjson and a blocking loop, then the same after importing the libraries hexmcp's core
+cannot start without: what is left above the second floor is hexmcp's own start-up (ADR 0011).
+
+Bytecode matters here: with PYTHONDONTWRITEBYTECODE set, an editable install recompiles every hexmcp
+module on every start (a regular install has its bytecode from pip). The header says which applies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import attrs
+
+from bench.stdio import COLD_START_TARGET_S, PY, RawClient
+
+FLOORS: dict[str, list[str]] = {
+    "floor: python + orjson loop": [PY, "-m", "bench.servers.start_floor"],
+    "floor: + asyncio, uvloop, structlog, attrs, cattrs": [PY, "-m", "bench.servers.start_floor", "--libraries"],
+    "bench hexmcp echo (core + stdio adapter)": [PY, "-m", "bench.servers.hexmcp_echo"],
+}
+VARIANTS: dict[str, list[str]] = {
+    "hexmcp stdio --no-classifier": ["-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
+    "hexmcp stdio (classifier)": ["-m", "hexmcp.adapters.cli", "stdio"],
+}
+
+
+@attrs.frozen
+class Start:
+    wall_s: float
+    cpu_s: float | None
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU time used so far by every thread of `pid` (the first field of each thread's schedstat, in ns)."""
+    total = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for thread in threads:
+        try:
+            total += int(Path(f"/proc/{pid}/task/{thread}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended between the listing and the read
+    return total / 1e9
+
+
+def start_once(command: list[str]) -> Start:
+    started = time.perf_counter()
+    client = RawClient(command)
+    try:
+        answer = client.initialize()
+        wall = time.perf_counter() - started
+        cpu = process_cpu_s(client.process.pid)
+    finally:
+        client.close()
+    if "result" not in answer:
+        raise RuntimeError(f"{command}: initialize failed: {answer}")
+    return Start(wall, cpu)
+
+
+def bytecode_note() -> str:
+    cli = importlib.util.find_spec("hexmcp.adapters.cli")
+    origin = cli.origin if cli is not None and cli.origin else "?"
+    cached = cli is not None and cli.cached is not None and Path(cli.cached).exists()
+    writes = "not written (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "written"
+    return f"hexmcp from {Path(origin).parents[1]}; its bytecode is {'cached' if cached else 'NOT cached'}, new bytecode {writes}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15, help="starts of each command (default 15)")
+    parser.add_argument("--reference", metavar="PYTHON",
+                        help="another interpreter with hexmcp installed: its hexmcp commands run in the same rounds")
+    args = parser.parse_args(argv)
+
+    commands = dict(FLOORS)
+    commands.update({name: [PY, *tail] for name, tail in VARIANTS.items()})
+    if args.reference:
+        commands.update({f"reference: {name}": [args.reference, *tail] for name, tail in VARIANTS.items()})
+    starts: dict[str, list[Start]] = {name: [] for name in commands}
+    for _ in range(args.rounds):
+        for name, command in commands.items():
+            starts[name].append(start_once(command))
+
+    print(f"cold start to the initialize answer, {args.rounds} rounds; {bytecode_note()}; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"{'command':<52} {'wall median':>12} {'fastest':>8} {'cpu median':>11}")
+    for name, runs in starts.items():
+        wall = statistics.median(run.wall_s for run in runs)
+        cpus = [run.cpu_s for run in runs if run.cpu_s is not None]
+        cpu = f"{statistics.median(cpus) * 1000:.0f} ms" if cpus else "n/a"
+        target = ""
+        if name in VARIANTS:
+            target = f"  (target < {COLD_START_TARGET_S * 1000:.0f} ms: {'met' if wall < COLD_START_TARGET_S else 'MISSED'})"
+        print(f"{name:<52} {wall * 1000:>9.0f} ms {min(r.wall_s for r in runs) * 1000:>5.0f} ms {cpu:>11}{target}")
+    if args.reference:
+        for name in VARIANTS:
+            pairs = zip(starts[name], starts[f"reference: {name}"])
+            wall_ratio = statistics.median(a.wall_s / b.wall_s for a, b in pairs)
+            cpu_pairs = [(a.cpu_s, b.cpu_s) for a, b in zip(starts[name], starts[f"reference: {name}"])
+                         if a.cpu_s and b.cpu_s]
+            cpu_ratio = f"{statistics.median(a / b for a, b in cpu_pairs):.3f}" if cpu_pairs else "n/a"
+            print(f"{name} / reference, median of paired ratios: wall {wall_ratio:.3f}, cpu {cpu_ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
