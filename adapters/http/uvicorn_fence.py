@@ -7,7 +7,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
    `on_message_begin` (first byte of a request; it builds `self.scope`) and `on_headers_complete` (its
-   head is complete), which uvicorn defines as methods of the protocol; `handle_websocket_upgrade`, after which the transport
+   head is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
+   answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected; `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
@@ -24,6 +25,8 @@ On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
+- a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
+  called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
@@ -46,7 +49,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import KEPT_ALIVE
+from .asgi import CLIENT_GONE, KEPT_ALIVE
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -101,11 +104,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_deadline()
         self._release()
-        super().connection_lost(exc)
+        cycle = self.cycle
+        on_gone = cycle.scope.get(CLIENT_GONE) if cycle is not None and not cycle.response_complete else None
+        super().connection_lost(exc)  # marks the cycle disconnected first, as a `receive` watcher would see it
+        if on_gone is not None:
+            on_gone()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
+        self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
         if self._head_timer is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
