@@ -54,6 +54,8 @@ from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
+CLOCK_TICK_S = 0.001
+"""A timer may fire up to a clock tick (uvloop: 1 ms) before the time it was armed for."""
 REFUSED_LINGER_S = 1.0
 """How long a refused connection stays open after its 503, reading and dropping what the client sends:
 closing with unread request bytes would answer them with a reset, which can destroy the 503 before the
@@ -73,6 +75,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_timeout_s = head_timeout_s
         self._ticket: Admitted | None = None
         self._head_timer: asyncio.TimerHandle | None = None
+        self._head_due: float | None = None  # when the head being read must be complete; None: none is
         self._refused = False
         self._requests_begun = 0
 
@@ -103,6 +106,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_deadline()
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
         self._release()
         cycle = self.cycle
         on_gone = cycle.scope.get(CLIENT_GONE) if cycle is not None and not cycle.response_complete else None
@@ -115,7 +121,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
         self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
-        if self._head_timer is None:  # a later request on a kept-alive connection
+        if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
 
     def on_headers_complete(self) -> None:
@@ -141,17 +147,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._ledger.release(self._ticket)
             self._ticket = None
 
+    # One timer per connection, not one per request: a request's head only sets and clears `_head_due`,
+    # and the timer, when it fires, re-arms for a later head's deadline or lets go when none is due
+    # (under steady keep-alive traffic it fires once per head_timeout_s, instead of call_later + cancel
+    # on every request).
     def _start_head_deadline(self) -> None:
         if self._head_timeout_s is not None:
-            self._head_timer = self.loop.call_later(self._head_timeout_s, self._head_deadline_passed)
+            self._head_due = self.loop.time() + self._head_timeout_s
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_at(self._head_due, self._head_timer_fired)
 
     def _stop_head_deadline(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
+        self._head_due = None
+
+    def _head_timer_fired(self) -> None:
+        self._head_timer = None
+        due = self._head_due
+        if due is None:
+            return
+        if due > self.loop.time() + CLOCK_TICK_S:  # the head of a later request: its own deadline
+            self._head_timer = self.loop.call_at(due, self._head_timer_fired)
+            return
+        self._head_due = None
+        self._head_deadline_passed()
 
     def _head_deadline_passed(self) -> None:
-        self._head_timer = None
         if not self.transport.is_closing():
             log.debug("request head not complete in time, connection closed", client=self.client,
                      head_timeout_s=self._head_timeout_s)
