@@ -131,7 +131,9 @@ class HttpApp:
         finally:
             release()
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def _route(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """The awaitable that answers the request: its route's, or a refusal (a plain function returning
+        it, so the hot path pays no coroutine frame for a dict lookup)."""
         path = scope["path"]
         http = scope["type"] == "http"
         app = self.routes.get(path)
@@ -142,16 +144,13 @@ class HttpApp:
                 app = next((route for prefix, route in self._prefix_routes if path.startswith(prefix)), None)
         if app is None:
             if not http:
-                await refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
-                return
-            await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
-            return
+                return refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
+            return refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
         if self.stopping and http and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
             # A connection's first request was sent before the listener closed: it is served.
-            await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
-                         request_id=readable_id(scope))
-            return
-        await app(scope, receive, send)
+            return refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
+                          request_id=readable_id(scope))
+        return app(scope, receive, send)
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, Awaitable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Rejection, Session, versions
 
@@ -61,17 +61,17 @@ class HandshakeEraTransport:
         self.open_streams = 0
         self.deadlines = Deadlines(config.request_timeout_s)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
+    def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> Awaitable[None]:
+        """The awaitable that answers the request (returned, not awaited here: no frame for a switch)."""
         method = scope["method"]
         if method == "POST":
-            await self.post(scope, receive, send, header_version)
-        elif method == "GET" and not self.config.stateless:
-            await self.get(scope, receive, send)
-        elif method == "DELETE" and not self.config.stateless:
-            await self.delete(scope, send)
-        else:
-            await refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
-                         headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
+            return self.post(scope, receive, send, header_version)
+        if method == "GET" and not self.config.stateless:
+            return self.get(scope, receive, send)
+        if method == "DELETE" and not self.config.stateless:
+            return self.delete(scope, send)
+        return refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
+                      headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
 
     # --- POST ------------------------------------------------------------------------------------
 
