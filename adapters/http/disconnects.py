@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, TypeVar
 
-from .asgi import CLIENT_GONE, Receive, Scope
+from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope
 
 T = TypeVar("T")
 
@@ -53,6 +53,11 @@ async def unless_gone(scope: Scope, receive: Receive, work: Awaitable[T]) -> T:
             future.cancel()
             return GONE  # type: ignore[no-any-return]
         return future.result()
+    if scope[CLIENT_GONE] == CLIENT_LEFT:  # the connection was lost before this request started its work
+        close = getattr(work, "close", None)
+        if close is not None:
+            close()  # never run: no "coroutine was never awaited" warning
+        return GONE  # type: ignore[no-any-return]
     task = asyncio.current_task()
     assert task is not None
     left = False

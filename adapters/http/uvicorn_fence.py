@@ -49,7 +49,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import CLIENT_GONE, KEPT_ALIVE
+from .asgi import CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -111,9 +111,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._head_timer = None
         self._release()
         cycle = self.cycle
-        on_gone = cycle.scope.get(CLIENT_GONE) if cycle is not None and not cycle.response_complete else None
+        on_gone = None
+        if cycle is not None and not cycle.response_complete and CLIENT_GONE in cycle.scope:
+            on_gone = cycle.scope[CLIENT_GONE]
+            if on_gone is None:  # the request has not asked yet: it will find this when it does
+                cycle.scope[CLIENT_GONE] = CLIENT_LEFT  # type: ignore[typeddict-unknown-key]
         super().connection_lost(exc)  # marks the cycle disconnected first, as a `receive` watcher would see it
-        if on_gone is not None:
+        if callable(on_gone):
             on_gone()
 
     def on_message_begin(self) -> None:

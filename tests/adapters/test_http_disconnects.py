@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hexmcp.adapters.http.asgi import CLIENT_GONE
+from hexmcp.adapters.http.asgi import CLIENT_GONE, CLIENT_LEFT
 from hexmcp.adapters.http.disconnects import GONE, unless_gone
 
 
@@ -83,3 +83,18 @@ def test_another_cancellation_still_cancels_the_request(client_left_too: bool) -
 
     asyncio.run(main())
     assert record == ["cancelled"]
+
+
+def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
+    """The connection was lost before the request registered its callback: the protocol left CLIENT_LEFT."""
+    record: list[str] = []
+
+    async def work() -> str:
+        record.append("ran")
+        return "answer"
+
+    async def main() -> Any:
+        return await unless_gone({CLIENT_GONE: CLIENT_LEFT}, _receive_until(asyncio.Event()), work())
+
+    assert asyncio.run(main()) is GONE
+    assert record == []
