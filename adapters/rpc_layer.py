@@ -65,7 +65,8 @@ async def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) 
     2026 request) or on a reader that binds again before its next message.
     """
     bind(core.session_id, trace_id)
-    return await core.handle_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
+    # `begin_request` is what `handle_request` awaits: one coroutine frame fewer per request.
+    return await core.begin_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
 
 
 async def serve_notification(core: Session, notification: jsonrpc.Notification, trace_id: str) -> None:

@@ -6,7 +6,10 @@
 Each server runs in its own process (hexmcp: `bench/servers/hexmcp_http_echo.py`, the `hexmcp serve` app
 with one echo tool; SDK: `bench/servers/sdk_http_echo.py`, stateful Streamable HTTP, json_response=True,
 uvicorn at WARNING; ceiling: `bench/servers/raw_asgi_echo.py`, a bare ASGI function under the same
-uvicorn, httptools + uvloop, parsing with orjson). One session each is initialized, then `wrk` (a C load
+uvicorn, httptools + uvloop, parsing with orjson; floor: `bench/servers/core_asgi_floor.py`, that ceiling
+plus hexmcp's core answering the call, no HTTP adapter: what hexmcp could reach with a free adapter).
+Every server runs under the same uvicorn options (httptools, uvloop, one worker, no access log, no
+server header). One session each is initialized, then `wrk` (a C load
 generator, so the client is never the bottleneck; `apt-get install wrk`) replays the same POST with the
 session header at concurrency 1 and 32. All three stay up and the rounds interleave them, so machine noise
 hits each alike. Reported per server: req/s (median of rounds), p50 (median), p99 (worst round), and the
@@ -166,7 +169,8 @@ def wrk(url: str, body: dict[str, Any] | list[dict[str, Any]], headers: dict[str
             "errors": raw["errors"]}
 
 
-ECHO_SERVERS = {"hexmcp": "hexmcp_http_echo.py", "sdk": "sdk_http_echo.py", "ceiling": "raw_asgi_echo.py"}
+ECHO_SERVERS = {"hexmcp": "hexmcp_http_echo.py", "sdk": "sdk_http_echo.py", "ceiling": "raw_asgi_echo.py",
+                "floor": "core_asgi_floor.py"}
 LEVELS = (1, 32)
 REFERENCE_TARGET_RATIO = 10.0  # issue 14: at c=32, at least 10x the SDK's req/s
 CEILING_TARGET_RATIO = 0.6  # and at least 0.6 of the raw-ASGI ceiling
@@ -278,13 +282,15 @@ def report_echo(duration: float, rounds: int) -> dict[str, Any]:
             print_row(f"{name} {level}", figures)
     ratios = {}
     for level in (f"c{c}" for c in LEVELS):
-        hexmcp, sdk, ceiling = (results[name][level] for name in ECHO_SERVERS)
+        hexmcp, sdk, ceiling, floor = (results[name][level] for name in ECHO_SERVERS)
         ratios[level] = {"rps_vs_sdk": hexmcp["rps"] / sdk["rps"], "rps_vs_ceiling": hexmcp["rps"] / ceiling["rps"],
-                         "p99_vs_sdk_p50": hexmcp["p99_ms"] / sdk["p50_ms"]}
+                         "p99_vs_sdk_p50": hexmcp["p99_ms"] / sdk["p50_ms"], "rps_vs_floor": hexmcp["rps"] / floor["rps"],
+                         "floor_vs_ceiling": floor["rps"] / ceiling["rps"]}
     results["ratios"] = ratios
     for level, ratio in ratios.items():
         print(f"{level}: hexmcp/SDK req/s = {ratio['rps_vs_sdk']:.2f}x; hexmcp/ceiling = {ratio['rps_vs_ceiling']:.3f}; "
-              f"hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}")
+              f"hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}; hexmcp/floor = {ratio['rps_vs_floor']:.3f}; "
+              f"floor/ceiling = {ratio['floor_vs_ceiling']:.3f}")
     c32 = ratios["c32"]
     print(f"c32 targets: >= {REFERENCE_TARGET_RATIO:g}x SDK {verdict(c32['rps_vs_sdk'] >= REFERENCE_TARGET_RATIO)}, "
           f">= {CEILING_TARGET_RATIO} of ceiling {verdict(c32['rps_vs_ceiling'] >= CEILING_TARGET_RATIO)}, "

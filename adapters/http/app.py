@@ -1,11 +1,12 @@
 """The HTTP application: a path table, the middleware around it, and its lifecycle.
 
 Routes: `{path}` (MCP Streamable HTTP, every version), `{path}/{method}` (REST dialect), `/health`, plus
-whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). Middleware, outermost first:
+whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). The steps, in order:
 Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → body reading (POSTs to
 the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot) → concurrency cap
-(not /health) → router. The router is a dict lookup: the MCP endpoint is the hot path and gets no framework
-layer between uvicorn and the protocol.
+(not /health or /metrics) → router. They are steps of one function (`_serve`), not one middleware
+object each: the MCP endpoint is the hot path, and a coroutine frame per layer cost more than the
+checks themselves (docs/adr/0211-http-hot-path.md). The router is a dict lookup.
 
 Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
 /health says "starting" meanwhile) and the idle-session sweeper starts. A hook that fails sets `failure`:
@@ -32,7 +33,7 @@ from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
 from .endpoint import McpEndpoint
-from .guard import BearerAuth, HostOriginGuard
+from .guard import BearerAuth, HostOriginGuard, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit
@@ -78,46 +79,78 @@ class HttpApp:
         self._background: set[asyncio.Task[Any]] = set()
         self.stopping = False
 
-        app: ASGIApp = self._route
-        self.limit = ConcurrencyLimit(app, limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
-        self.bodies = BodyBuffer(self.limit, mcp_path=config.path, limit=config.max_body_bytes,
-                                 timeout_s=config.body_timeout_s)
-        app = BearerAuth(self.bodies, token=config.auth_token, open_paths=[HEALTH_PATH])
-        if config.cors_origins:
+        self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
+        self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
+        self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH])
+        self.guard = HostOriginGuard(bound_host=config.host, allowed_hosts=config.allowed_hosts,
+                                     allowed_origins=[*config.allowed_origins, *config.cors_origins])
+        self._after_guard: ASGIApp = self._serve
+        if config.cors_origins:  # between the guard and auth, so a preflight (no credentials) is answered
             from starlette.middleware.cors import CORSMiddleware
 
-            app = CORSMiddleware(app, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST", "DELETE"],
-                                 allow_headers=CORS_HEADERS, expose_headers=["Mcp-Session-Id"], max_age=600)
-        self._stack = HostOriginGuard(app, bound_host=config.host, allowed_hosts=config.allowed_hosts,
-                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
+            self._after_guard = CORSMiddleware(self._serve, allow_origins=list(config.cors_origins),
+                                               allow_methods=["GET", "POST", "DELETE"], allow_headers=CORS_HEADERS,
+                                               expose_headers=["Mcp-Session-Id"], max_age=600)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
+        kind = scope["type"]
+        if kind == "lifespan":
             await self._lifespan(receive, send)
             return
         if self._capture_trace_headers:
             trace_headers.capture(scope)
-        await self._stack(scope, receive, send)
-
-    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"]
-        app = self.routes.get(path)
-        if app is None and path.startswith(self._rest_prefix) and scope["type"] == "http":
-            app = self.rest
-        if app is None and scope["type"] == "http":
-            app = next((route for prefix, route in self._prefix_routes if path.startswith(prefix)), None)
-        if app is None:
-            if scope["type"] == "websocket":
-                await refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
+        if kind == "http" or kind == "websocket":
+            refused = self.guard.denial(scope)
+            if refused is not None:
+                await deny(scope, send, refused)
                 return
-            await refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
+        await self._after_guard(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Auth → body → concurrency cap → route, for a request the guard (and CORS) let through."""
+        kind = scope["type"]
+        if kind == "http" or kind == "websocket":
+            refused = self.auth.denial(scope)
+            if refused is not None:
+                await deny(scope, send, refused)
+                return
+        if kind != "http":
+            await self._route(scope, receive, send)
             return
-        if self.stopping and scope["type"] == "http" and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
+        if self.bodies.wants(scope) and not await self.bodies.read(scope, receive, send):
+            return
+        if scope["path"] in self.limit.exempt:
+            await self._route(scope, receive, send)
+            return
+        release = self.limit.take(scope)
+        if release is None:
+            await self.limit.refuse(scope, send)
+            return
+        try:
+            await self._route(scope, receive, send)
+        finally:
+            release()
+
+    def _route(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """The awaitable that answers the request: its route's, or a refusal (a plain function returning
+        it, so the hot path pays no coroutine frame for a dict lookup)."""
+        path = scope["path"]
+        http = scope["type"] == "http"
+        app = self.routes.get(path)
+        if app is None and http:
+            if path.startswith(self._rest_prefix):
+                app = self.rest
+            else:
+                app = next((route for prefix, route in self._prefix_routes if path.startswith(prefix)), None)
+        if app is None:
+            if not http:
+                return refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
+            return refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
+        if self.stopping and http and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
             # A connection's first request was sent before the listener closed: it is served.
-            await refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
-                         request_id=readable_id(scope))
-            return
-        await app(scope, receive, send)
+            return refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
+                          request_id=readable_id(scope))
+        return app(scope, receive, send)
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -18,3 +18,10 @@ RawHeaders = list[tuple[bytes, bytes]]
 KEPT_ALIVE = "hexmcp.kept_alive"
 """Scope key set by `uvicorn_fence`: True when the request is not the first on its connection. A draining
 server serves a connection's first request (sent before the listener closed) and refuses later ones."""
+
+CLIENT_GONE = "hexmcp.client_gone"
+"""Scope key set by `uvicorn_fence` (to None) on every request it parses: the request may put a callback
+there, which the fence calls when the connection is lost before the response is complete. Noticing a
+client that left needs no watcher task then (`disconnects.unless_gone`). A connection lost before the
+request put a callback there leaves `CLIENT_LEFT` instead, so the request finds out when it looks."""
+CLIENT_LEFT = "left"

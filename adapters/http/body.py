@@ -13,6 +13,8 @@ graceful-shutdown timeout runs out. A new POST while stopping is refused (503) u
 request of its connection (`KEPT_ALIVE`): that one was sent before the listener closed.
 
 The deadlines share one timer (`deadlines.py`): the hot path pays two dict operations, not a timer.
+`BodyBuffer` is a step the app runs (`app.py`), not a middleware layer: `read` says whether the request
+goes on, so the hot path pays no coroutine frame for the POSTs it has nothing to do with.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import asyncio
 
 from hexmcp.core import ErrorCode
 
-from .asgi import KEPT_ALIVE, ASGIApp, RawHeaders, Receive, Scope, Send
+from .asgi import KEPT_ALIVE, RawHeaders, Receive, Scope, Send
 from .deadlines import Deadlines
 from .refusals import refuse, refuse_rest
 from .request_headers import header
@@ -80,8 +82,7 @@ a stalled upload must not hold the drain."""
 
 
 class BodyBuffer:
-    def __init__(self, app: ASGIApp, *, mcp_path: str, limit: int, timeout_s: float) -> None:
-        self.app = app
+    def __init__(self, *, mcp_path: str, limit: int, timeout_s: float) -> None:
         self.limit = limit
         self.deadlines = Deadlines(timeout_s)
         self.stopping = False
@@ -90,25 +91,26 @@ class BodyBuffer:
         self._mcp_path = mcp_path
         self._rest_prefix = mcp_path + "/"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
+    def wants(self, scope: Scope) -> bool:
+        """An HTTP request whose body is read here first: a POST to the MCP endpoint or the REST dialect."""
+        if scope["method"] != "POST":
+            return False
         path = scope["path"]
-        rest = path != self._mcp_path
-        if rest and not path.startswith(self._rest_prefix):
-            await self.app(scope, receive, send)
-            return
+        return path == self._mcp_path or path.startswith(self._rest_prefix)
+
+    async def read(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Read a request's body into the scope (True), or answer it (413, 408, 503) or see it gone (False)."""
+        rest = scope["path"] != self._mcp_path
         if self.stopping and scope.get(KEPT_ALIVE, True):
             await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
-            return
+            return False
         self.reading += 1
         try:
             scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit))
         except BodyTooLarge:
             await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
                           f"Payload too large: the limit is {self.limit} bytes")
-            return
+            return False
         except TimeoutError:
             if self.stopping:
                 await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
@@ -116,12 +118,12 @@ class BodyBuffer:
                 await _refuse(send, rest, ErrorCode.REQUEST_TIMEOUT,
                               f"Request Timeout: the body did not arrive within {self.deadlines.timeout_s:g} s",
                               status=408, headers=CLOSE)
-            return
+            return False
         except ClientGone:
-            return
+            return False
         finally:
             self.reading -= 1
-        await self.app(scope, receive, send)
+        return True
 
     def stop(self) -> None:
         """The server is stopping: refuse new bodies on kept-alive connections, and end those still

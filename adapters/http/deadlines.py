@@ -32,10 +32,12 @@ class Deadlines:
 
     async def run(self, work: Awaitable[T]) -> T:
         """Await `work` in the current task; TimeoutError if it is still running after `timeout_s`."""
-        task = asyncio.current_task()
-        if task is None or self.timeout_s is None:
+        if self.timeout_s is None:
             return await work
         loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)  # given the loop, it does not look it up a second time
+        if task is None:
+            return await work
         if loop is not self._loop:  # a new event loop (tests run several): the old one's requests are gone
             self._loop, self._timer = loop, None
             self._due.clear()
@@ -52,7 +54,8 @@ class Deadlines:
             raise
         finally:
             self._due.pop(task, None)
-            self._expired.discard(task)
+            if self._expired:
+                self._expired.discard(task)
 
     def expire_all(self) -> None:
         """Put every request still running past its deadline now (shutdown: nothing may wait it out)."""

@@ -1,11 +1,22 @@
-"""Noticing that a client has gone while its request is still being worked on."""
+"""Noticing that a client has gone while its request is still being worked on.
+
+Two ways: a watcher task reading `receive()` for `http.disconnect` (`until_done_or_gone`: long-lived
+streams, and any server but ours), or, under hexmcp's own uvicorn protocol, a callback the protocol
+calls when the connection is lost (`unless_gone`): the request runs in its own task, with no second
+task, no third watching both, and no `asyncio.wait`, which cost more than a trivial tool's whole answer.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
-from .asgi import Receive
+from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope
+
+T = TypeVar("T")
+
+GONE: Any = object()
+"""What `unless_gone` returns when the client left first (its work was stopped)."""
 
 
 async def wait_disconnect(receive: Receive) -> None:
@@ -32,3 +43,38 @@ async def until_done_or_gone(work: asyncio.Future[Any], receive: Receive, *, kee
             await keepalive()  # type: ignore[misc]
     finally:
         gone.cancel()
+
+
+async def unless_gone(scope: Scope, receive: Receive, work: Awaitable[T]) -> T:
+    """`work`'s result, or GONE when the client disconnects first: the work is then cancelled."""
+    if CLIENT_GONE not in scope:  # not under our protocol (`uvicorn_fence`): a task watches `receive`
+        future = asyncio.ensure_future(work)
+        if not await until_done_or_gone(future, receive):
+            future.cancel()
+            return GONE  # type: ignore[no-any-return]
+        return future.result()
+    if scope[CLIENT_GONE] == CLIENT_LEFT:  # the connection was lost before this request started its work
+        close = getattr(work, "close", None)
+        if close is not None:
+            close()  # never run: no "coroutine was never awaited" warning
+        return GONE  # type: ignore[no-any-return]
+    task = asyncio.current_task()
+    assert task is not None
+    left = False
+
+    def on_gone() -> None:
+        nonlocal left
+        left = True
+        task.cancel()
+
+    cancelling = task.cancelling()
+    scope[CLIENT_GONE] = on_gone
+    try:
+        return await work
+    except asyncio.CancelledError:
+        # Told apart from any other cancellation (shutdown) as `asyncio.timeout` does it.
+        if left and task.uncancel() <= cancelling:
+            return GONE  # type: ignore[no-any-return]
+        raise
+    finally:
+        scope[CLIENT_GONE] = None

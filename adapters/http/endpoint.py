@@ -9,6 +9,8 @@ answer (404, method not found).
 
 from __future__ import annotations
 
+from typing import Awaitable
+
 from hexmcp.core import McpServer, versions
 
 from .asgi import Receive, Scope, Send
@@ -27,14 +29,13 @@ class McpEndpoint:
         self.handshake_era = HandshakeEraTransport(server, config, self.sessions)
         self.stateless_era = StatelessEraTransport(server, config)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A POST's body has been read already (`body.BodyBuffer`); GET and DELETE carry none."""
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        """A POST's body has been read already (`body.BodyBuffer`); GET and DELETE carry none. Returns the
+        era's awaitable rather than awaiting it: the choice costs no coroutine frame of its own."""
         raw = header(scope, b"mcp-protocol-version")
         if raw is None:
-            await self.handshake_era.handle(scope, receive, send, None)
-            return
+            return self.handshake_era.handle(scope, receive, send, None)
         version = _HANDSHAKE.get(raw.strip())
         if version is not None:
-            await self.handshake_era.handle(scope, receive, send, version)
-        else:
-            await self.stateless_era.handle(scope, receive, send)
+            return self.handshake_era.handle(scope, receive, send, version)
+        return self.stateless_era.handle(scope, receive, send)

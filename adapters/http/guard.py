@@ -1,10 +1,14 @@
-"""Pure-ASGI middleware that refuses requests before any protocol work: Host/Origin, bearer token.
+"""The gates a request passes before any protocol work: Host/Origin, bearer token.
 
 `HostOriginGuard` defends against DNS rebinding: a browser page on evil.example whose name now resolves
 to 127.0.0.1 still sends `Host: evil.example` and `Origin: http://evil.example`, so both are checked
 against allow-lists (loopback names on any port, the bound host, and whatever was configured).
 Requests without an Origin (non-browser clients) pass the Origin check. `BearerAuth` compares tokens
 in constant time. Both validate their configuration in `__init__` and cost a cache lookup or two per request.
+
+Each is a predicate, not a middleware: `denial(scope)` is None or the `Refusal` to answer, and the HTTP
+app (`app.py`) and the WebSocket handshake (`ws/handshake.py`) answer it in their own wire shape. A
+middleware layer per gate cost a coroutine frame per request each, for a check of a few dict lookups.
 """
 
 from __future__ import annotations
@@ -14,14 +18,31 @@ import hmac
 from typing import Iterable
 from urllib.parse import urlsplit
 
+import attrs
+
 from hexmcp.core import ErrorCode
 
-from .asgi import ASGIApp, Receive, Scope, Send
+from .asgi import Scope, Send
 from .refusals import refuse, refuse_upgrade
 from .request_headers import header
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+
+
+@attrs.frozen(kw_only=True)
+class Refusal:
+    """Why a gate turned a request away, in the terms every wire shape is built from."""
+
+    code: ErrorCode
+    message: str
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+HOST_REFUSED = Refusal(code=ErrorCode.FORBIDDEN, message="Forbidden: Host header not allowed")
+ORIGIN_REFUSED = Refusal(code=ErrorCode.FORBIDDEN, message="Forbidden: Origin not allowed")
+TOKEN_REFUSED = Refusal(code=ErrorCode.UNAUTHORIZED, message="Unauthorized: a valid bearer token is required",
+                        headers=((b"www-authenticate", b'Bearer realm="hexmcp"'),))
 
 
 def _split_host(value: str) -> tuple[str, str | None]:
@@ -38,9 +59,8 @@ def _split_host(value: str) -> tuple[str, str | None]:
 
 
 class HostOriginGuard:
-    def __init__(self, app: ASGIApp, *, bound_host: str, allowed_hosts: Iterable[str] = (),
+    def __init__(self, *, bound_host: str, allowed_hosts: Iterable[str] = (),
                  allowed_origins: Iterable[str] = ()) -> None:
-        self.app = app
         hosts = [h.strip() for h in allowed_hosts if h.strip()]
         origins = [o.strip().rstrip("/") for o in allowed_origins if o.strip()]
         self.any_host = "*" in hosts
@@ -92,42 +112,38 @@ class HostOriginGuard:
             return False  # includes the opaque "null" origin of sandboxed pages and file:// documents
         return _split_host(parts.netloc)[0] in self.origin_names
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            if not self.host_allowed(header(scope, b"host")):
-                await _deny(scope, send, ErrorCode.FORBIDDEN, "Forbidden: Host header not allowed")
-                return
-            if not self.origin_allowed(header(scope, b"origin")):
-                await _deny(scope, send, ErrorCode.FORBIDDEN, "Forbidden: Origin not allowed")
-                return
-        await self.app(scope, receive, send)
+    def denial(self, scope: Scope) -> Refusal | None:
+        """An HTTP or WebSocket request's Host, then its Origin."""
+        if not self.host_allowed(header(scope, b"host")):
+            return HOST_REFUSED
+        if not self.origin_allowed(header(scope, b"origin")):
+            return ORIGIN_REFUSED
+        return None
 
 
 class BearerAuth:
-    def __init__(self, app: ASGIApp, *, token: str | None, open_paths: Iterable[str] = ()) -> None:
+    def __init__(self, *, token: str | None, open_paths: Iterable[str] = ()) -> None:
         if token is not None and (not token or token != token.strip()):
             raise ValueError("the bearer token must be non-empty and have no surrounding whitespace")
-        self.app = app
         self._expected = f"Bearer {token}".encode() if token else None
         self._open = frozenset(open_paths)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (self._expected is not None and scope["type"] in ("http", "websocket")
-                and scope["path"] not in self._open and scope.get("method") != "OPTIONS"):
-            given = header(scope, b"authorization") or b""
-            # The scheme name is case-insensitive; normalise it, then compare the rest in constant time.
-            if given[:7].lower() == b"bearer ":
-                given = b"Bearer " + given[7:].strip()
-            if not hmac.compare_digest(given, self._expected):
-                await _deny(scope, send, ErrorCode.UNAUTHORIZED, "Unauthorized: a valid bearer token is required",
-                            headers=[(b"www-authenticate", b'Bearer realm="hexmcp"')])
-                return
-        await self.app(scope, receive, send)
+    def denial(self, scope: Scope) -> Refusal | None:
+        """An HTTP or WebSocket request's token, unless none is configured, the path is open or the request
+        is a CORS preflight (which carries no credentials)."""
+        if self._expected is None or scope["path"] in self._open or scope.get("method") == "OPTIONS":
+            return None
+        given = header(scope, b"authorization") or b""
+        # The scheme name is case-insensitive; normalise it, then compare the rest in constant time.
+        if given[:7].lower() == b"bearer ":
+            given = b"Bearer " + given[7:].strip()
+        return None if hmac.compare_digest(given, self._expected) else TOKEN_REFUSED
 
 
-async def _deny(scope: Scope, send: Send, code: ErrorCode, message: str,
-                headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def deny(scope: Scope, send: Send, refusal: Refusal) -> None:
+    """Answer a gate's refusal: a JSON-RPC error response, or the HTTP answer to a WebSocket upgrade."""
+    headers = list(refusal.headers) or None
     if scope["type"] == "websocket":
-        await refuse_upgrade(scope, send, code, message, headers=headers)
+        await refuse_upgrade(scope, send, refusal.code, refusal.message, headers=headers)
         return
-    await refuse(send, code, message, headers=headers)
+    await refuse(send, refusal.code, refusal.message, headers=headers)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, Awaitable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Rejection, Session, versions
 
@@ -61,17 +61,17 @@ class HandshakeEraTransport:
         self.open_streams = 0
         self.deadlines = Deadlines(config.request_timeout_s)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
+    def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> Awaitable[None]:
+        """The awaitable that answers the request (returned, not awaited here: no frame for a switch)."""
         method = scope["method"]
         if method == "POST":
-            await self.post(scope, receive, send, header_version)
-        elif method == "GET" and not self.config.stateless:
-            await self.get(scope, receive, send)
-        elif method == "DELETE" and not self.config.stateless:
-            await self.delete(scope, send)
-        else:
-            await refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
-                         headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
+            return self.post(scope, receive, send, header_version)
+        if method == "GET" and not self.config.stateless:
+            return self.get(scope, receive, send)
+        if method == "DELETE" and not self.config.stateless:
+            return self.delete(scope, send)
+        return refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
+                      headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
 
     # --- POST ------------------------------------------------------------------------------------
 
@@ -158,18 +158,11 @@ class HandshakeEraTransport:
                      messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
                      session_id: str | None, announce: bool) -> bool:
         """Answer one POST's messages; True when every request in it succeeded."""
-        requests: list[jsonrpc.Request] = []
-        errors: list[dict[str, Any]] = []
-        for message in messages:
-            if isinstance(message, jsonrpc.Request):
-                requests.append(message)
-            elif isinstance(message, jsonrpc.Notification):
-                await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
-            elif isinstance(message, jsonrpc.Response):
-                pending.resolve(message)
-            else:
-                assert isinstance(message, jsonrpc.Invalid)
-                errors.append(rpc_layer.invalid_reply(message))
+        if not batch and isinstance(messages[0], jsonrpc.Request):
+            requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
+            errors: list[dict[str, Any]] = []
+        else:
+            requests, errors = await self._sort(core, pending, messages)
         if not requests:
             if errors and not batch:
                 await respond_json(send, http_status(ErrorCode.INVALID_REQUEST), jsonrpc.dumps(errors[0]))
@@ -184,31 +177,56 @@ class HandshakeEraTransport:
         version = core.version or versions.LATEST_HANDSHAKE_VERSION
         reply = Reply(send, headers=headers, make_stream=make_stream,
                       priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
+        if not batch:  # one request (the hot path): no lists, no gather
+            request = requests[0]
+            peer.replies[request.id] = reply
+            try:
+                outcome = await dispatch.run(core, request, self.deadlines)
+            finally:
+                peer.replies.pop(request.id, None)
+            succeeded = isinstance(outcome, Ok)
+            if announce and not succeeded and not reply.streaming:
+                headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
+            answer = rpc_layer.answer(request.id, outcome)
+            if answer is not None:
+                await reply.finish(answer, *_rate_limited(outcome))
+            elif reply.streaming:
+                await reply.stream.close()  # type: ignore[union-attr]
+            else:
+                await send({"type": "http.response.start", "status": 202, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+            return succeeded
         for request in requests:
             peer.replies[request.id] = reply
         try:
-            if len(requests) == 1:
-                outcomes = [await dispatch.run(core, requests[0], self.deadlines)]
-            else:
-                outcomes = list(await asyncio.gather(*(dispatch.run(core, r, self.deadlines) for r in requests)))
+            outcomes = list(await asyncio.gather(*(dispatch.run(core, r, self.deadlines) for r in requests)))
         finally:
             for request in requests:
                 peer.replies.pop(request.id, None)
         answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
         if announce and not succeeded and not reply.streaming:
-            headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
-        if not batch:
-            if answers:
-                await reply.finish(answers[0], *_rate_limited(outcomes[0]))
-            elif reply.streaming:
-                await reply.stream.close()  # type: ignore[union-attr]
-            else:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-        else:
-            await reply.finish_many([*errors, *answers])
+            headers.clear()
+        await reply.finish_many([*errors, *answers])
         return succeeded
+
+    async def _sort(self, core: Session, pending: PendingRequests,
+                    messages: list[jsonrpc.Message]) -> tuple[list[jsonrpc.Request], list[dict[str, Any]]]:
+        """A POST's messages: the requests to answer, and the answers to the invalid ones; notifications
+        are served and the client's responses handed to the requests waiting for them on the way."""
+        requests: list[jsonrpc.Request] = []
+        errors: list[dict[str, Any]] = []
+        for message in messages:
+            if isinstance(message, jsonrpc.Request):
+                requests.append(message)
+            elif isinstance(message, jsonrpc.Notification):
+                await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
+            elif isinstance(message, jsonrpc.Response):
+                pending.resolve(message)
+            else:
+                assert isinstance(message, jsonrpc.Invalid)
+                errors.append(rpc_layer.invalid_reply(message))
+        return requests, errors
 
     # --- GET: the standalone stream, or resumption ------------------------------------------------
 

@@ -10,12 +10,19 @@ JSON = b"application/json"
 SSE = b"text/event-stream"
 
 
+HEADER_TABLE = "hexmcp.header_table"
+"""Scope key of the request's headers as a dict, built on the first lookup: a request's headers are read
+about eight times on the hot path (Host, Origin, Authorization, Content-Type, Accept, the session and
+version headers), and a scan of the header list each time cost more than the protocol work they guard."""
+
+
 def header(scope: Scope, name: bytes) -> bytes | None:
     """The first value of header `name` (lower-case bytes), or None."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return value
-    return None
+    table = scope.get(HEADER_TABLE)
+    if table is None:
+        # Reversed, so that of a header sent twice the first value wins, as the scan this replaced read it.
+        table = scope[HEADER_TABLE] = dict(reversed(scope["headers"]))
+    return table.get(name)
 
 
 def header_values(scope: Scope, name: bytes) -> list[bytes]:
@@ -24,10 +31,12 @@ def header_values(scope: Scope, name: bytes) -> list[bytes]:
 
 def accepts(scope: Scope) -> tuple[bool, bool]:
     """(accepts JSON, accepts SSE) from the Accept header; no header at all means anything."""
-    values = header_values(scope, b"accept")
-    if not values:
+    value = header(scope, b"accept")
+    if value is None:
         return True, True
-    return _accepted(values[0] if len(values) == 1 else b",".join(values))
+    if len(scope[HEADER_TABLE]) != len(scope["headers"]):  # some name was sent twice (rare): Accept, maybe
+        value = b",".join(header_values(scope, b"accept"))
+    return _accepted(value)
 
 
 @functools.lru_cache(maxsize=256)  # a client sends the same Accept on every request

@@ -12,7 +12,6 @@ JSON body naming the code, the message and the eventId to quote.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any
 
@@ -26,7 +25,7 @@ from .body import body_of
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
-from .disconnects import until_done_or_gone
+from .disconnects import GONE, unless_gone
 from .headers import Problem
 from .refusals import refuse_rest, send_rest_error
 from .request_headers import header
@@ -76,12 +75,9 @@ class RestEndpoint:
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
                                         assume_version=assume, client_id=client_identity(scope), transport="rest")
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        work = asyncio.ensure_future(dispatch.run(core, request, self.deadlines))
-        if not await until_done_or_gone(work, receive):
-            # Nobody will read the answer: free the worker (a queued classification is dropped).
-            work.cancel()
-            return
-        outcome = work.result()
+        outcome = await unless_gone(scope, receive, dispatch.run(core, request, self.deadlines))
+        if outcome is GONE:
+            return  # nobody will read the answer: the work was stopped (a queued classification is dropped)
         if isinstance(outcome, Ok):
             await respond_json(send, 200, jsonrpc.dumps(outcome.result))
         else:

@@ -28,7 +28,7 @@ from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
-from .disconnects import until_done_or_gone
+from .disconnects import GONE, unless_gone, until_done_or_gone
 from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
@@ -123,29 +123,24 @@ class StatelessEraTransport:
                                                client_id=client_identity(scope), transport="http")
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+        """Answer one request on its reply, unless the client closes the stream first: that is how 2026
+        cancels, so the work is cancelled and its session closed."""
         reply, core = self._open(scope, send, request)
-        await self._answer(receive, reply, core, request, asyncio.ensure_future(dispatch.run(core, request,
-                                                                                               self.deadlines)))
+        outcome = await unless_gone(scope, receive, dispatch.run(core, request, self.deadlines))
+        if outcome is GONE:
+            await core.close()
+            return
+        await _finish(reply, request, outcome)
 
     async def _answer(self, receive: Receive, reply: Reply, core: Session, request: jsonrpc.Request,
                       work: asyncio.Future[Outcome], *, keepalive_s: float | None = None,
                       keepalive: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Send the answer `work` comes to on `reply`, unless the client closes the stream first: that is how
-        2026 cancels, so the work is cancelled and its session closed."""
+        """`_serve` for a long-lived request already running as `work`, with keep-alives on its stream."""
         if not await until_done_or_gone(work, receive, keepalive_s=keepalive_s, keepalive=keepalive):
             work.cancel()
             await core.close()
             return
-        outcome = work.result()
-        answer = rpc_layer.answer(request.id, outcome)
-        if answer is None:
-            if reply.stream is not None:
-                await reply.stream.close()
-            return
-        if isinstance(outcome, Ok):
-            await reply.finish(answer)
-        else:
-            await reply.finish(answer, rpc_status(outcome.code), retry_after_header(outcome.data))
+        await _finish(reply, request, work.result())
 
     async def _listen(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request,
                       sse_ok: bool) -> None:
@@ -170,3 +165,16 @@ class StatelessEraTransport:
         finally:
             self.open_streams -= 1
             self._listening.pop(core, None)
+
+
+async def _finish(reply: Reply, request: jsonrpc.Request, outcome: Outcome) -> None:
+    """The answer on `reply`: with the status its error maps to, or no answer at all for a cancelled request."""
+    answer = rpc_layer.answer(request.id, outcome)
+    if answer is None:
+        if reply.stream is not None:
+            await reply.stream.close()
+        return
+    if isinstance(outcome, Ok):
+        await reply.finish(answer)
+    else:
+        await reply.finish(answer, rpc_status(outcome.code), retry_after_header(outcome.data))

@@ -7,7 +7,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
    `on_message_begin` (first byte of a request; it builds `self.scope`) and `on_headers_complete` (its
-   head is complete), which uvicorn defines as methods of the protocol; `handle_websocket_upgrade`, after which the transport
+   head is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
+   answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected; `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
@@ -24,6 +25,8 @@ On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
+- a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
+  called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
@@ -46,11 +49,13 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import KEPT_ALIVE
+from .asgi import CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
+CLOCK_TICK_S = 0.001
+"""A timer may fire up to a clock tick (uvloop: 1 ms) before the time it was armed for."""
 REFUSED_LINGER_S = 1.0
 """How long a refused connection stays open after its 503, reading and dropping what the client sends:
 closing with unread request bytes would answer them with a reset, which can destroy the 503 before the
@@ -70,6 +75,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_timeout_s = head_timeout_s
         self._ticket: Admitted | None = None
         self._head_timer: asyncio.TimerHandle | None = None
+        self._head_due: float | None = None  # when the head being read must be complete; None: none is
         self._refused = False
         self._requests_begun = 0
 
@@ -100,14 +106,26 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_deadline()
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
         self._release()
-        super().connection_lost(exc)
+        cycle = self.cycle
+        on_gone = None
+        if cycle is not None and not cycle.response_complete and CLIENT_GONE in cycle.scope:
+            on_gone = cycle.scope[CLIENT_GONE]
+            if on_gone is None:  # the request has not asked yet: it will find this when it does
+                cycle.scope[CLIENT_GONE] = CLIENT_LEFT  # type: ignore[typeddict-unknown-key]
+        super().connection_lost(exc)  # marks the cycle disconnected first, as a `receive` watcher would see it
+        if callable(on_gone):
+            on_gone()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
+        self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
-        if self._head_timer is None:  # a later request on a kept-alive connection
+        if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
 
     def on_headers_complete(self) -> None:
@@ -133,17 +151,31 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._ledger.release(self._ticket)
             self._ticket = None
 
+    # One timer per connection, not one per request: a request's head only sets and clears `_head_due`,
+    # and the timer, when it fires, re-arms for a later head's deadline or lets go when none is due
+    # (under steady keep-alive traffic it fires once per head_timeout_s, instead of call_later + cancel
+    # on every request).
     def _start_head_deadline(self) -> None:
         if self._head_timeout_s is not None:
-            self._head_timer = self.loop.call_later(self._head_timeout_s, self._head_deadline_passed)
+            self._head_due = self.loop.time() + self._head_timeout_s
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_at(self._head_due, self._head_timer_fired)
 
     def _stop_head_deadline(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
+        self._head_due = None
+
+    def _head_timer_fired(self) -> None:
+        self._head_timer = None
+        due = self._head_due
+        if due is None:
+            return
+        if due > self.loop.time() + CLOCK_TICK_S:  # the head of a later request: its own deadline
+            self._head_timer = self.loop.call_at(due, self._head_timer_fired)
+            return
+        self._head_due = None
+        self._head_deadline_passed()
 
     def _head_deadline_passed(self) -> None:
-        self._head_timer = None
         if not self.transport.is_closing():
             log.debug("request head not complete in time, connection closed", client=self.client,
                      head_timeout_s=self._head_timeout_s)

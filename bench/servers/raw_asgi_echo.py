@@ -20,16 +20,19 @@ INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
               "serverInfo": {"name": "raw-asgi", "version": "0"}}
 
 
-async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] != "http":
-        return  # lifespan: nothing to set up
+async def read_body(receive: Any) -> bytes:
     body = b""
     while True:
         message = await receive()
         body += message.get("body", b"")
         if not message.get("more_body"):
-            break
-    request = orjson.loads(body)
+            return body
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return  # lifespan: nothing to set up
+    request = orjson.loads(await read_body(receive))
     if "id" not in request:
         await send({"type": "http.response.start", "status": 202, "headers": []})
         await send({"type": "http.response.body", "body": b""})
@@ -44,9 +47,14 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 "body": orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})})
 
 
-if __name__ == "__main__":
+def serve(asgi_app: Any) -> None:
+    """Serve `asgi_app` on `--port` with the uvicorn options every server of bench/http.py runs under."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    uvicorn.run(app, host="127.0.0.1", port=args.port, http="httptools", loop="uvloop", lifespan="off",
+    uvicorn.run(asgi_app, host="127.0.0.1", port=args.port, http="httptools", loop="uvloop", lifespan="off",
                 log_level="warning", access_log=False, server_header=False)
+
+
+if __name__ == "__main__":
+    serve(app)

@@ -1,6 +1,7 @@
 """The HTTP benchmark's reference: the same `echo` tool on the official MCP Python SDK (2.x).
 
-Stateful Streamable HTTP in JSON-response mode, under uvicorn at log level WARNING:
+Stateful Streamable HTTP in JSON-response mode, under uvicorn at log level WARNING with the options the
+other servers of bench/http.py run under (httptools, uvloop, no access log, no server header):
 `python bench/servers/sdk_http_echo.py --port P`.
 """
 
@@ -27,4 +28,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     logging.getLogger().setLevel(logging.WARNING)
     app = server.streamable_http_app(json_response=True, stateless_http=False)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, http="httptools", loop="uvloop", log_level="warning",
+                access_log=False, server_header=False)

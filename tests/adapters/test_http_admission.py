@@ -108,6 +108,22 @@ def test_a_head_not_complete_in_time_is_closed_on_a_new_and_on_a_kept_alive_conn
         _until(lambda: len(ledger) == 0, "closed connections were not released")
 
 
+def test_a_later_head_gets_its_whole_deadline_from_the_timer_an_earlier_one_armed() -> None:
+    """One timer per connection: armed for the first head, it fires while a later head is being read and
+    must then wait for that head's own deadline, not close the connection at the first one's."""
+    config = HttpConfig(port=free_port(), head_timeout_s=1.0)
+    with serving(config):
+        kept = _connect(config.port)
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200 ")
+        time.sleep(config.head_timeout_s * 0.6)  # the first head's timer is still armed
+        started = time.monotonic()
+        kept.sendall(b"GET /health HTTP/1.1\r\n")
+        assert _read_all(kept) == b""
+        assert config.head_timeout_s * 0.9 <= time.monotonic() - started < config.head_timeout_s + SLACK_S
+        kept.close()
+
+
 def test_an_open_websocket_outlives_the_head_deadline_and_releases_its_place() -> None:
     config = HttpConfig(port=free_port(), head_timeout_s=0.3)
 

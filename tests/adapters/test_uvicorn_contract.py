@@ -14,7 +14,7 @@ import httptools
 import pytest
 import uvicorn
 import uvicorn.server
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from hexmcp.adapters.http import uvicorn_fence
 from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
@@ -39,6 +39,16 @@ def test_uvicorn_builds_the_protocol_with_the_keywords_we_pass_through() -> None
     assert {"config", "server_state", "app_state", "_loop"} <= set(parameters)
     startup = inspect.getsource(uvicorn.server.Server.startup)
     assert "config.http_protocol_class(" in startup, "uvicorn no longer builds http_protocol_class per connection"
+
+
+def test_connection_lost_marks_the_cycle_whose_scope_carries_the_gone_callback() -> None:
+    """The CLIENT_GONE callback is found through `self.cycle` (the request being answered): its `scope`,
+    and `response_complete` saying whether anyone still waits for the answer."""
+    lost = inspect.getsource(HttpToolsProtocol.connection_lost)
+    assert "self.cycle" in lost and "response_complete" in lost and "disconnected = True" in lost
+    cycle = inspect.getsource(RequestResponseCycle.__init__)
+    assert "self.scope = scope" in cycle and "self.response_complete = False" in cycle
+    assert "self.cycle = RequestResponseCycle(" in inspect.getsource(HttpToolsProtocol.on_headers_complete)
 
 
 def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:

@@ -1,0 +1,100 @@
+"""`disconnects.unless_gone`: a request's work stops when its client leaves, told apart from any other
+cancellation, with the protocol's callback (`CLIENT_GONE`, set by uvicorn_fence) or, without it, a
+watcher on `receive`. The live test through the real protocol is test_http_rest.py's
+`test_a_rest_call_whose_client_leaves_is_cancelled`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from hexmcp.adapters.http.asgi import CLIENT_GONE, CLIENT_LEFT
+from hexmcp.adapters.http.disconnects import GONE, unless_gone
+
+
+def _receive_until(gone: asyncio.Event) -> Any:
+    async def receive() -> dict[str, Any]:
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def _blocked(record: list[str]) -> str:
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        record.append("cancelled")
+        raise
+    return "never"
+
+
+async def _answer() -> str:
+    await asyncio.sleep(0)
+    return "answer"
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["protocol-callback", "receive-watcher"])
+def test_work_finishing_first_gives_its_result(fenced: bool) -> None:
+    async def main() -> Any:
+        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        result = await unless_gone(scope, _receive_until(asyncio.Event()), _answer())
+        assert scope.get(CLIENT_GONE) is None  # nothing left registered for a later request
+        return result
+
+    assert asyncio.run(main()) == "answer"
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["protocol-callback", "receive-watcher"])
+def test_a_client_leaving_first_stops_the_work(fenced: bool) -> None:
+    record: list[str] = []
+
+    async def main() -> Any:
+        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        gone = asyncio.Event()
+        served = asyncio.ensure_future(unless_gone(scope, _receive_until(gone), _blocked(record)))
+        await asyncio.sleep(0.01)
+        if fenced:
+            scope[CLIENT_GONE]()  # what uvicorn_fence's connection_lost does
+        else:
+            gone.set()
+        return await served
+
+    assert asyncio.run(main()) is GONE
+    assert record == ["cancelled"]
+
+
+@pytest.mark.parametrize("client_left_too", [False, True])
+def test_another_cancellation_still_cancels_the_request(client_left_too: bool) -> None:
+    """Shutdown cancelling the request's task is not mistaken for the client leaving, even when both happen."""
+    record: list[str] = []
+
+    async def main() -> None:
+        scope: dict[str, Any] = {CLIENT_GONE: None}
+        served = asyncio.ensure_future(unless_gone(scope, _receive_until(asyncio.Event()), _blocked(record)))
+        await asyncio.sleep(0.01)
+        if client_left_too:
+            scope[CLIENT_GONE]()
+        served.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await served
+
+    asyncio.run(main())
+    assert record == ["cancelled"]
+
+
+def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
+    """The connection was lost before the request registered its callback: the protocol left CLIENT_LEFT."""
+    record: list[str] = []
+
+    async def work() -> str:
+        record.append("ran")
+        return "answer"
+
+    async def main() -> Any:
+        return await unless_gone({CLIENT_GONE: CLIENT_LEFT}, _receive_until(asyncio.Event()), work())
+
+    assert asyncio.run(main()) is GONE
+    assert record == []
