@@ -152,8 +152,10 @@ def lua_script(body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, s
 
 
 def wrk(url: str, body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, str], connections: int,
-        duration: float) -> dict[str, float]:
-    script = lua_script(body, headers)
+        duration: float, pause_ms: int = 0) -> dict[str, float]:
+    """`pause_ms`: each connection waits that long after an answer before its next request (wrk's
+    `delay`), so every request meets an idle server, as a lone caller's do."""
+    script = lua_script(body, headers) + (f"\ndelay = function() return {pause_ms} end\n" if pause_ms else "")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
