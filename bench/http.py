@@ -232,7 +232,12 @@ def start_classifier(python: str) -> tuple[subprocess.Popen, str] | None:
     except RuntimeError as error:
         print(f"classify_text benchmark skipped: {str(error).splitlines()[-1] if str(error) else error}")
         return None
-    waited = wait_warm(process.pid, f"http://127.0.0.1:{port}")
+    try:
+        waited = wait_warm(process.pid, f"http://127.0.0.1:{port}")
+    except TimeoutError as error:
+        print(f"classify_text benchmark skipped: {error}")
+        stop(process)
+        return None
     print(f"{python}: warm {waited:.1f} s after /health said ok")
     url = f"http://127.0.0.1:{port}/mcp/tools/call"
     check = httpx.post(url, json=classify_body(CLASSIFY_TEXT), timeout=30)
