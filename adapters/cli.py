@@ -24,6 +24,7 @@ with collection_paused():  # importing the core and every flag's module: ADR 001
     from .cli_audit import add_audit_command, run_audit
     from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
     from .cli_tasks import add_task_flags, configure_tasks
+    from .health_report import health_report
     from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
     from .cli_config import add_config_support, parse_with_config
     from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
@@ -299,18 +300,15 @@ def _serve_http(args: argparse.Namespace) -> int:
     hooks: dict[str, Any] = {"on_startup": mount_upstreams(server, args)}
     if service is not None:
         # The model loads in the background once the port is open; /health says "starting" until then.
-        hooks = {"health": service.describe, "ready": lambda: _is_ready(service),
+        hooks = {"ready": lambda: _is_ready(service),
                  "on_startup": [*hooks["on_startup"], _start_in_background(service, "serve")]}
     if knowledge is not None:
         # The index builds in the background too; it never gates readiness (what is loaded is served).
         knowledge.http_base = f"http://{args.host}:{args.port}"
-        classifier_health = hooks.get("health")
-        hooks["health"] = lambda: {**(classifier_health() if classifier_health else {}),
-                                   "knowledge": knowledge.describe()}
         hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(knowledge, "serve"), knowledge.watch]
-    before_gateway = hooks.get("health")
-    hooks["health"] = lambda: {**(before_gateway() if before_gateway else {}),
-                               "gateway": gateway_health(gateway, gateway_tools.describe)}
+    hooks["health"] = health_report(classifier=_describe(service), knowledge=_describe(knowledge),
+                                    concepts=_describe(concepts),
+                                    gateway=lambda: gateway_health(gateway, gateway_tools.describe))
     hooks["on_startup"] = [*hooks["on_startup"], gateway_tools.start, gateway_tools.watch]
     if concepts is not None:
         hooks["on_startup"] = [*hooks["on_startup"], _start_in_background(concepts, "serve")]
@@ -323,6 +321,10 @@ def _serve_http(args: argparse.Namespace) -> int:
         close_guards()
         _stop(service)
         telemetry.close()
+
+
+def _describe(component: Any) -> Any:
+    return None if component is None else component.describe
 
 
 def _stop(service: Any) -> None:

@@ -3,7 +3,8 @@
     python -m bench.gateway [--duration 5] [--rounds 3]      (needs wrk: apt-get install wrk)
 
 Starts a minimal OpenAI-compatible upstream (`bench/servers/fake_openai.py`, a raw ASGI app under uvicorn
-that answers at once) and `hexmcp serve --no-knowledge` pointed at it, each in its own process. `wrk` (a C
+that answers at once) and `hexmcp serve --no-knowledge` pointed at it, each in its own process. Measuring
+starts once hexmcp is warm (bench/warm.py: /health's `warm`, then its CPU time standing still). `wrk` (a C
 load generator, so the client is never the bottleneck; bench/http.py's runner) then drives, at
 concurrency 1 and 32, interleaved round by round so machine noise hits each alike:
 - direct: `POST /v1/chat/completions` to the upstream (system + user message, as hexmcp sends);
@@ -21,6 +22,7 @@ import os
 import sys
 
 from bench.http import free_port, interleave, start, stop
+from bench.warm import wait_warm
 
 PROMPT = "What is the derivative of x squared times the sine of x?"
 TARGET_ADDED_P50_MS = 3.0
@@ -39,6 +41,7 @@ def measure(duration: float, rounds: int) -> dict[str, dict[str, dict[str, float
         processes.append(start([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(hexmcp_port),
                                 "--no-knowledge", "--max-connections-per-address", "1024"], hexmcp_port,
                                ready_path="/health", timeout_s=180))
+        print(f"hexmcp warm {wait_warm(processes[-1].pid, f'http://127.0.0.1:{hexmcp_port}'):.1f} s after /health said ok")
         tools = f"http://127.0.0.1:{hexmcp_port}/mcp/tools/call"
         chat = {"model": "qwen3-32b", "messages": [{"role": "system", "content": "You are a careful mathematician."},
                                                    {"role": "user", "content": PROMPT}]}

@@ -16,7 +16,8 @@ hits each alike. Reported per server: req/s (median of rounds), p50 (median), p9
 ratios issue 14 sets targets for. With the classifier available it also measures `classify_text` over
 the REST endpoint (`POST /mcp/tools/call`) at concurrency 1 and 16, interleaved the same way, twice:
 with one fixed prompt (issue 14's measure) and with varied prompts (MMLU-Pro question stems taken in
-turn, so a per-text cache could not flatter it). `--against` serves classify_text from another
+turn, so a per-text cache could not flatter it), once each server is warm (bench/warm.py: its start-up
+work over, its CPU idle). `--against` serves classify_text from another
 checkout's interpreter too, interleaved with this one, for before/after ratios from one run.
 """
 
@@ -37,11 +38,14 @@ from pathlib import Path
 from typing import Any
 
 # Run as a script, this file's folder heads sys.path and this module's name shadows the standard
-# library's `http` package (which httpx imports); drop the folder first.
+# library's `http` package (which httpx imports); drop the folder first, and put the checkout's root there
+# instead so `bench.*` imports as it does under `python -m`.
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import httpx  # noqa: E402
+
+from bench.warm import wait_warm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MMLU_PRO = ROOT / "bench" / "data" / "mmlu-pro" / "questions.csv"
@@ -151,8 +155,10 @@ def lua_script(body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, s
 
 
 def wrk(url: str, body: dict[str, Any] | list[dict[str, Any]], headers: dict[str, str], connections: int,
-        duration: float) -> dict[str, float]:
-    script = lua_script(body, headers)
+        duration: float, pause_ms: int = 0) -> dict[str, float]:
+    """`pause_ms`: each connection waits that long after an answer before its next request (wrk's
+    `delay`), so every request meets an idle server, as a lone caller's do."""
+    script = lua_script(body, headers) + (f"\ndelay = function() return {pause_ms} end\n" if pause_ms else "")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write(script)
     try:
@@ -230,6 +236,13 @@ def start_classifier(python: str) -> tuple[subprocess.Popen, str] | None:
     except RuntimeError as error:
         print(f"classify_text benchmark skipped: {str(error).splitlines()[-1] if str(error) else error}")
         return None
+    try:
+        waited = wait_warm(process.pid, f"http://127.0.0.1:{port}")
+    except TimeoutError as error:
+        print(f"classify_text benchmark skipped: {error}")
+        stop(process)
+        return None
+    print(f"{python}: warm {waited:.1f} s after /health said ok")
     url = f"http://127.0.0.1:{port}/mcp/tools/call"
     check = httpx.post(url, json=classify_body(CLASSIFY_TEXT), timeout=30)
     if check.status_code != 200 or check.json().get("isError"):

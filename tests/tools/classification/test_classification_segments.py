@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hexmcp.tools.classification import embedding_cache
@@ -113,3 +115,25 @@ def test_rows_argument_changes_only_the_training_rows(lengths):
     if all(count == 1 for count in texts.counts):  # one row per text: same as training on the features
         plain = train_head(texts.text_features(), labels, 2, HeadSettings(folds=2))
         np.testing.assert_allclose(plain.weights, head.weights)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, SEGMENT_TOKENS + SEGMENT_TOKENS // 2 + 1), st.integers(0, 2**16))
+def test_a_one_segment_text_is_the_unit_mean_of_its_inner_tokens_bit_for_bit(length, seed):
+    """The short-text path sums and divides instead of calling ndarray.mean (a cheaper call per request):
+    the answer must stay the one the mean gives, to the last bit, or cached answers would drift."""
+    last, mid = token_states(length, seed)
+    start, stop = (1, length - 1) if length > 2 else (0, length)
+    if segment_count(stop - start) != 1:
+        return
+    halves = [layer[start:stop].mean(axis=0) for layer in (last, mid)]
+    expected = np.concatenate([h / max(math.sqrt(float(h @ h)), 1e-12) for h in halves])[None].astype(np.float32)
+    assert np.array_equal(pool_text(last, mid, length), expected)
+
+
+@given(st.lists(st.floats(-1, 1), min_size=1, max_size=60))
+def test_top_k_mean_is_numpys_mean_of_the_k_largest_bit_for_bit(similarities):
+    from hexmcp.tools.classification.routing import TOP_K, _top_k_mean
+
+    values = np.asarray(similarities)
+    assert _top_k_mean(values) == float(np.sort(values)[-min(TOP_K, len(values)):].mean())

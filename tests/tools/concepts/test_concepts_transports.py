@@ -5,6 +5,7 @@ and WebSocket."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -103,3 +104,14 @@ async def test_websocket(server: str) -> None:
             "name": "queryGraph", "arguments": {"conceptId": "widget-storage", "limit": 2}}})
         graph = (await client.response(request_id))["result"]["structuredContent"]["items"][0]
         assert graph["truncated"] and len(graph["nodes"]) == 2
+
+
+def test_health_turns_warm_once_the_concepts_are_built(server: str) -> None:
+    """What benchmarks wait for (bench/warm.py): `warm` only once the index is complete and the concept
+    base built, both named in /health."""
+    deadline = time.monotonic() + 60
+    while not (health := httpx.get(server + "/health").json())["warm"]:
+        assert not (health["concepts"]["ready"] and health["knowledge"]["complete"]), health
+        assert time.monotonic() < deadline, health
+        time.sleep(0.1)
+    assert health["status"] == "ok" and health["concepts"]["concepts"] > 0 and health["concepts"]["edges"] > 0
