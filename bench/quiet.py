@@ -24,15 +24,24 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _TICKS_PER_S  # utime, stime (fields 14 and 15 of stat(5))
 
 
-def wait_until_quiet(pid: int, *, busy_share: float = 0.05, window_s: float = 0.5, timeout_s: float = 60.0) -> float:
-    """Block until the process used under `busy_share` of one core over a `window_s` window; returns the
-    seconds waited (`timeout_s` at most: a server that never goes quiet is measured anyway)."""
+def wait_until_quiet(pid: int, *, busy_share: float = 0.05, window_s: float = 0.5, windows: int = 1,
+                     timeout_s: float = 60.0, strict: bool = False) -> float:
+    """Block until the process used under `busy_share` of one core over `windows` consecutive `window_s`
+    windows (several, so a pause between two build phases is not taken for the end); returns the seconds
+    waited. At `timeout_s` a server that never goes quiet is measured anyway, or with `strict` raises
+    TimeoutError. A process that has gone is quiet."""
     started = time.monotonic()
     before = cpu_seconds(pid)
-    while before is not None and time.monotonic() - started < timeout_s:
+    idle = 0
+    while before is not None and idle < windows:
+        if time.monotonic() - started >= timeout_s:
+            if strict:
+                raise TimeoutError(f"process {pid} still used CPU after {timeout_s:g} s")
+            break
         time.sleep(window_s)
         after = cpu_seconds(pid)
-        if after is None or after - before < busy_share * window_s:
+        if after is None:
             break
+        idle = idle + 1 if after - before < busy_share * window_s else 0
         before = after
     return time.monotonic() - started

@@ -10,27 +10,18 @@ does not know about (first-call imports, caches written after start-up).
 
 from __future__ import annotations
 
-import os
 import time
 
 import httpx
 
-IDLE_SHARE = 0.05  # of one core: an idle server's timers and sweepers stay far below this
-IDLE_WINDOWS = 2  # consecutive windows, so a pause between two build phases is not taken for the end
-WINDOW_S = 0.5
-TICKS = os.sysconf("SC_CLK_TCK")
+from bench.quiet import wait_until_quiet
 
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of every thread of `pid` so far (Linux /proc)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # fields 14 and 15 of proc(5), counted after the name
+IDLE_WINDOWS = 2  # consecutive idle windows, so a pause between two build phases is not taken for the end
 
 
 def wait_warm(pid: int, base_url: str, timeout_s: float = 120.0) -> float:
     """Blocks until the server at `base_url` (process `pid`, which this machine runs) says `warm` and
-    has used under IDLE_SHARE of a core for IDLE_WINDOWS windows in a row; returns the seconds waited.
+    then goes quiet (bench/quiet.py) for IDLE_WINDOWS windows in a row; returns the seconds waited.
     Raises TimeoutError naming what it was still waiting for."""
     started = time.monotonic()
     deadline = started + timeout_s
@@ -38,13 +29,7 @@ def wait_warm(pid: int, base_url: str, timeout_s: float = 120.0) -> float:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{base_url}/health never reported warm in {timeout_s:g} s")
         time.sleep(0.2)
-    idle = 0
-    while idle < IDLE_WINDOWS:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"process {pid} still used CPU after {timeout_s:g} s")
-        before = cpu_seconds(pid)
-        time.sleep(WINDOW_S)
-        idle = idle + 1 if cpu_seconds(pid) - before < IDLE_SHARE * WINDOW_S else 0
+    wait_until_quiet(pid, windows=IDLE_WINDOWS, timeout_s=max(0.0, deadline - time.monotonic()), strict=True)
     return time.monotonic() - started
 
 

@@ -216,7 +216,7 @@ class StdioWire:
         if pipes is None or stdin is None or pipes.stdin_lost or pipes.exited.done() or stdin.is_closing():
             raise unreachable("the server process is not running", delivered=False)
         try:
-            stdin.write(jsonrpc.dumps(message) + b"\n")
+            stdin.write(jsonrpc.dumps_line(message))
         except (ConnectionError, OSError) as error:  # the process is gone: its end of the pipe is closed
             raise unreachable("writing to the server process failed", error, delivered=False) from None
 
