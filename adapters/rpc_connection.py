@@ -150,8 +150,11 @@ class RpcConnection:
             return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
+        # `_reply` and `_send_message` written out: two coroutine frames fewer on every request.
         try:
-            await self._send_message(await self._reply(request, work))
+            reply = rpc_layer.answer(request.id, await work, with_version=self._with_version)
+            if reply is not None:
+                await self._send(reply)
         finally:
             self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
 

@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, Iterator
 import structlog
 
 from hexmcp.core import ErrorCode, Ok, Outcome, PeerRequestFailed, Rejection, Session, new_event_id
+from hexmcp.core.log import bind_request_ids
 from hexmcp.core.ports import RequestKey
 
 from . import jsonrpc
@@ -46,8 +47,8 @@ HTTP_TRACES = TraceIds("h")
 
 def bind(session_id: str, trace_id: str) -> None:
     """Bind the ids into the current context and leave them there, until the task ends or the next
-    message binds its own: a task spawned from here copies them."""
-    structlog.contextvars.bind_contextvars(sessionId=session_id, traceId=trace_id)
+    message binds its own: a task spawned from here copies them (one ContextVar set: core/log.py)."""
+    bind_request_ids(session_id, trace_id)
 
 
 @contextlib.contextmanager

@@ -46,6 +46,10 @@ def _valid_answer(kind: str, answer: Any) -> bool:
 
 
 class ToolContext:
+    # One is built for every tools/call: slots make that and every attribute read cheaper.
+    __slots__ = ("_peer", "version", "request_key", "_capabilities", "_progress_token", "_log_level", "_answers",
+                 "_questions_asked", "session_id", "trace_id", "client_id", "task", "task_gate")
+
     def __init__(
         self,
         *,
@@ -66,16 +70,16 @@ class ToolContext:
         self._capabilities = client_capabilities
         self._progress_token = progress_token
         self._log_level = log_level
-        self._answers = dict(answers or {})
+        self._answers = dict(answers) if answers else {}
         self._questions_asked = 0
         self.session_id = session_id
         self.trace_id = trace_id
+        # Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it.
         self.client_id = client_id or session_id
-        """Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it."""
+        # The `TaskChannel` when this call runs as a task (task_calls.py): questions and progress go to it.
         self.task: Any = None
-        """The `TaskChannel` when this call runs as a task (task_calls.py): questions and progress go to it."""
+        # For an inputs-first long-running tool, until it begins its task: the future `begin_task` resolves.
         self.task_gate: Any = None
-        """For an inputs-first long-running tool, until it begins its task: the future `begin_task` resolves."""
 
     async def begin_task(self) -> None:
         """Begin the task now (a tool registered `LongRunning(inputs_first=True)`): the `tools/call` is answered

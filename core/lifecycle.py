@@ -11,14 +11,20 @@ from __future__ import annotations
 import enum
 
 
-class State(enum.Enum):
+class _Member(enum.Enum):
+    # Members are singletons: hash them by identity, in C. Enum's own __hash__ is a Python function,
+    # and `step` hashes two members on every request.
+    __hash__ = object.__hash__
+
+
+class State(_Member):
     AWAITING_INITIALIZE = "awaiting_initialize"
     INITIALIZING = "initializing"  # initialize answered, `initialized` not yet received
     READY = "ready"
     CLOSED = "closed"
 
 
-class Event(enum.Enum):
+class Event(_Member):
     INITIALIZE = "initialize"
     INITIALIZE_REJECTED = "initialize_rejected"  # the answer to an accepted `initialize` was an error
     INITIALIZED = "initialized"  # the notification
@@ -28,7 +34,7 @@ class Event(enum.Enum):
     CLOSE = "close"  # the transport ended the session (disconnect, DELETE, expiry, shutdown)
 
 
-class Verdict(enum.Enum):
+class Verdict(_Member):
     ACCEPT = "accept"
     REJECT = "reject"  # requests get invalid_request naming the state
     IGNORE = "ignore"  # notifications that make no sense now are dropped (they cannot be answered)

@@ -103,15 +103,26 @@ class Session:
             if self.server.observers:
                 started, scopes = time.perf_counter(), []
                 observation.open_scopes(self.server.observers, self._observed(method, params, call), scopes)
-            outcome = await self._run(method, params, call, route, entry)
+            if entry is not None and entry.cancelled:
+                raise _cancelled()
+            result = await route.handler(self, parse_params(params, route.params), call)
+            # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
+            version = result.protocol_version if type(result) is models.InitializeResult else call.version
+            outcome = Ok(self._shape(result, version))
             return outcome
-        except ProtocolError as error:  # an observer refused the request (`_run` turns its own into values)
+        except ProtocolError as error:  # the handler's, or an observer's refusal (a rate limit)
             outcome = self._reject(error.code, error.message, error.data, method=method)
+            return outcome
+        except Exception:
+            event_id = new_event_id()
+            log.exception("request failed", method=method, eventId=event_id)
+            outcome = Rejection(code=ErrorCode.INTERNAL_ERROR, event_id=event_id,
+                                message=f"Internal error while handling {method}; quote eventId {event_id}")
             return outcome
         finally:
             if entry is not None and self._in_flight.get(call.request_key) is entry:
                 del self._in_flight[call.request_key]
-            if method == "initialize" and not isinstance(outcome, Ok):
+            if method == "initialize" and type(outcome) is not Ok:
                 self._initialize_failed()
             if scopes:
                 observation.finish_scopes(scopes, outcome, time.perf_counter() - started)
@@ -122,22 +133,6 @@ class Session:
             method=method, target=observation.request_target(method, params), arguments=arguments,
             meta=request_meta(params), request_key=call.request_key, session_id=self.session_id,
             client_id=self.client_id, trace_id=call.trace_id, protocol_version=call.version, transport=self.transport)
-
-    async def _run(self, method: str, params: Any, call: Call, route: Route, entry: _InFlight | None) -> Outcome:
-        try:
-            if entry is not None and entry.cancelled:
-                raise _cancelled()
-            result = await route.handler(self, parse_params(params, route.params), call)
-            # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
-            version = result.protocol_version if isinstance(result, models.InitializeResult) else call.version
-            return Ok(self._shape(result, version))
-        except ProtocolError as error:
-            return self._reject(error.code, error.message, error.data, method=method)
-        except Exception:
-            event_id = new_event_id()
-            log.exception("request failed", method=method, eventId=event_id)
-            return Rejection(code=ErrorCode.INTERNAL_ERROR, event_id=event_id,
-                             message=f"Internal error while handling {method}; quote eventId {event_id}")
 
     def _initialize_failed(self) -> None:
         """An accepted `initialize` was not answered with a result: it negotiated nothing, so forget it."""
@@ -287,16 +282,20 @@ class Session:
         timeout) by the `cancelled` flag of the request's in-flight entry.
         """
         key = call.request_key
-        current = asyncio.current_task()
         entry = self._in_flight.get(key) if key is not None else None
-        if entry is None or current is None:
+        current = asyncio.current_task() if entry is not None else None
+        if current is None:
             return await self._with_timeout(work)
         if entry.cancelled:
             _discard(work)
             raise _cancelled()
         entry.task = current
+        timeout = self.server.options.tool_timeout_s
         try:
-            return await self._with_timeout(work)
+            if timeout is None:  # the work awaited here, not in `_with_timeout`: one coroutine frame fewer
+                return await work
+            async with asyncio.timeout(timeout):
+                return await work
         except asyncio.CancelledError:
             if entry.cancelled:
                 current.uncancel()

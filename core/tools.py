@@ -38,6 +38,13 @@ class RegisteredTool:
     quick_check: Check | None = None  # a fast "valid" for simple input schemas (quick_check.py)
     output_quick_check: Check | None = None  # the same for the output schema (ADR 0005)
     long_running: LongRunning | None = None  # runs as a task for clients that declare the tasks extension
+    output_checked_in_tests: bool = False
+    """A built-in tool whose results property tests check against its output schema (ADR 0012): not
+    re-checked on every call. Every other tool's result is checked on every call."""
+
+    @property
+    def output_checked_at_run_time(self) -> bool:
+        return self.output_validator is not None and not self.output_checked_in_tests
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
         if self.quick_check is not None and self.quick_check(arguments):
@@ -83,13 +90,16 @@ class ToolRegistry:
         icons: list[models.Icon] | None = None,
         meta: dict[str, Any] | None = None,
         schemas_checked_in_tests: bool = False,
+        output_checked_in_tests: bool = False,
         long_running: bool | LongRunning = False,
     ) -> RegisteredTool:
         """Register a tool whose handler takes `(arguments, ctx)`. Its schemas are checked and compiled now,
         once (an invalid one raises jsonschema's SchemaError here), unless `schemas_checked_in_tests`: a
         built-in tool whose schemas a test checks, compiled on first use instead (schema_validation.py).
         `long_running` makes the tool answer with a task (`CreateTaskResult`) when the client declares the
-        tasks extension (True, or a `LongRunning` for the required / inputs-first variants)."""
+        tasks extension (True, or a `LongRunning` for the required / inputs-first variants).
+        `output_checked_in_tests`: a built-in tool whose results a property test checks against its output
+        schema, so they are not checked again on every call (ADR 0012); never for a user's tool."""
         definition = models.Tool(name=name, description=description, input_schema=input_schema,
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)
@@ -98,7 +108,8 @@ class ToolRegistry:
                               output_validator=make_validator(output_schema) if output_schema else None,
                               quick_check=compile_quick_check(input_schema),
                               output_quick_check=compile_quick_check(output_schema) if output_schema else None,
-                              long_running=LongRunning.of(long_running))
+                              long_running=LongRunning.of(long_running),
+                              output_checked_in_tests=output_checked_in_tests)
         self._tools[name] = tool
         for listener in self._listeners:
             listener()
@@ -162,21 +173,28 @@ def _is_typeddict(cls: type) -> bool:
 
 def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
     """Whatever a tool returned, as a CallToolResult (structured values also as JSON text)."""
-    if isinstance(value, models.CallToolResult):
-        return value
-    if isinstance(value, str):
+    if type(value) is dict:  # the common answer first: one type test, not a chain of isinstance
+        structured = value
+    elif type(value) is str:
         return models.CallToolResult(content=[models.TextContent(text=value)])
-    if isinstance(value, _CONTENT_TYPES):
+    elif isinstance(value, models.CallToolResult):
+        return value
+    elif isinstance(value, str):
+        return models.CallToolResult(content=[models.TextContent(text=value)])
+    elif isinstance(value, _CONTENT_TYPES):
         return models.CallToolResult(content=[value])
-    if isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
+    elif isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
         return models.CallToolResult(content=list(value))
-    structured = attrs.asdict(value) if attrs.has(type(value)) else value
-    if not isinstance(structured, dict):
-        structured = {"result": structured}
-    if tool.output_validator is not None and not (tool.output_quick_check and tool.output_quick_check(structured)):
-        error = best_error(tool.output_validator, structured)
-        if error is not None:
-            raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")
+    else:
+        structured = attrs.asdict(value) if attrs.has(type(value)) else value
+        if not isinstance(structured, dict):
+            structured = {"result": structured}
+    if tool.output_checked_at_run_time:
+        check = tool.output_quick_check
+        if check is None or not check(structured):
+            error = best_error(tool.output_validator, structured)
+            if error is not None:
+                raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")
     return models.CallToolResult(content=[models.TextContent(text=json_text(structured))],
                                  structured_content=structured)
 
@@ -185,9 +203,12 @@ def json_text(value: Any) -> str:
     """Compact JSON for a text block: orjson (ADR 0401), the stdlib for what orjson refuses
     (integers beyond 64 bits, subclasses it does not know)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return orjson.dumps(value).decode()
+    except TypeError:  # only now OPT_NON_STR_KEYS, which costs ~40 % more on every value (jsonrpc.py)
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class OutputSchemaViolation(Exception):

@@ -46,6 +46,7 @@ class ClassificationService:
         self._engine: ClassifierEngine | None = None
         self._pool: InferencePool | None = None
         self._taxonomy: Taxonomy | None = None
+        self._listing: tuple[Taxonomy, dict[str, Any]] | None = None  # list_categories' answer, per taxonomy
         # Answers per category index, for metrics read at scrape time (one dict increment per answer).
         self._answers: collections.Counter[int] = collections.Counter()
         self._start_lock = asyncio.Lock()
@@ -191,12 +192,17 @@ class ClassificationService:
                                   completed=pool.completed, dropped=pool.dropped, model_seconds=pool.busy_seconds)
 
     def list_categories(self) -> dict[str, Any]:
+        """The taxonomy as list_categories answers it. Built once per taxonomy and shared by every call
+        (a taxonomy never changes once loaded): callers must treat it as read-only."""
         taxonomy = self.taxonomy
-        return {
-            "categories": taxonomy.names,
-            "category_system_prompts": {c.name: c.system_prompt for c in taxonomy.categories},
-            "category_descriptions": {c.name: c.description for c in taxonomy.categories},
-        }
+        listing = self._listing
+        if listing is None or listing[0] is not taxonomy:
+            listing = self._listing = (taxonomy, {
+                "categories": taxonomy.names,
+                "category_system_prompts": {c.name: c.system_prompt for c in taxonomy.categories},
+                "category_descriptions": {c.name: c.description for c in taxonomy.categories},
+            })
+        return listing[1]
 
     async def classify(self, text: str, with_probabilities: bool = False, client: str | None = None) -> dict[str, Any]:
         """`client` (`ToolContext.client_id`) bounds how much of the shared queue one client may hold."""
