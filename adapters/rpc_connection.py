@@ -43,6 +43,9 @@ class RpcConnection:
         self._pending = rpc_layer.PendingRequests(peer_timeout_s)
         self._traces = rpc_layer.TraceIds(self.session_id[:8])
         self._closed = False
+        # The loop serving this connection, looked up once: on CPython 3.11 every `get_running_loop()`
+        # (and `current_task()` without a loop) is a getpid() system call, ~3 % of a request's CPU.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- inbound ---------------------------------------------------------------------------------
 
@@ -90,7 +93,12 @@ class RpcConnection:
     def _start(self, message: jsonrpc.Request) -> None:
         # The task takes itself out of `_tasks` when it ends (`_serve`), not with a done callback: a
         # callback costs the event loop one more pass per request.
-        self._tasks.add(asyncio.get_running_loop().create_task(self._serve(message, self._begin(message))))
+        loop = self._loop or self._running_loop()
+        self._tasks.add(loop.create_task(self._serve(message, self._begin(message))))
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        self._loop = asyncio.get_running_loop()
+        return self._loop
 
     def _begin(self, message: jsonrpc.Request) -> Awaitable[Outcome]:
         """Admit a request now, in arrival order (lifecycle rules); the caller serves it in a task."""
@@ -156,7 +164,7 @@ class RpcConnection:
             if reply is not None:
                 await self._send(reply)
         finally:
-            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._tasks.discard(asyncio.current_task(self._loop))  # type: ignore[arg-type]
 
     async def _reply(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> dict[str, Any] | None:
         return rpc_layer.answer(request.id, await work, with_version=self._with_version)

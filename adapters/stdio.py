@@ -192,7 +192,7 @@ class _LineReader(asyncio.Protocol):
                                           f"Message too large: the limit is {self._max_message_bytes} bytes"))
         started = 0
         for line in lines:
-            if line.strip():
+            if line and not line.isspace():  # a blank line is no message (and isspace copies nothing)
                 started += self._receive(line)
         if started > 1:
             self._writer.expect_burst()

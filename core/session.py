@@ -70,6 +70,7 @@ class Session:
         self._notifying: set[asyncio.Task[None]] = set()
         # Set on close, or by `end_listens` when the transport winds down; subscriptions/listen waits on it.
         self.closed = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None  # see _current_task
 
     # --- the adapter-facing interface ---------------------------------------------------------
 
@@ -283,7 +284,7 @@ class Session:
         """
         key = call.request_key
         entry = self._in_flight.get(key) if key is not None else None
-        current = asyncio.current_task() if entry is not None else None
+        current = self._current_task() if entry is not None else None
         if current is None:
             return await self._with_timeout(work)
         if entry.cancelled:
@@ -303,6 +304,16 @@ class Session:
             raise
         finally:
             entry.task = None
+
+    def _current_task(self) -> asyncio.Task[Any] | None:
+        # Given its loop, `current_task` skips `get_running_loop()`, a getpid() system call on CPython 3.11.
+        # The loop is remembered from the last lookup; a session served from another loop since then
+        # finds no current task of the remembered loop there, and looks the loop up again.
+        current = asyncio.current_task(self._loop) if self._loop is not None else None
+        if current is None:
+            self._loop = asyncio.get_running_loop()
+            current = asyncio.current_task(self._loop)
+        return current
 
     async def _with_timeout(self, work: Awaitable[Any]) -> Any:
         timeout = self.server.options.tool_timeout_s
