@@ -67,7 +67,13 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
         if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
             return await task_calls.call_as_task(session, call, ctx, tool.long_running,
                                                  lambda: run_tool(session, tool, arguments, ctx))
-        return await run_tool(session, tool, arguments, ctx, call)
+        # `run_tool` written out for the common call: one coroutine frame fewer on every tools/call.
+        try:
+            return to_call_result(await session.run_cancellable(call, tool.handler(arguments, ctx)), tool)
+        except (InputNeeded, ProtocolError):
+            raise
+        except Exception as error:
+            return _failed_call(session, tool, error)
     except InputNeeded as need:
         return _input_required(session, need, "tools/call", params.name)
 
@@ -77,22 +83,27 @@ async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, 
     """Run a tool and turn how it ended into a result: its failures become `isError` results, a protocol
     error or a question for the client (`InputNeeded`) goes up. Under `call`, the request's cancellation
     and the tool timeout apply; without it (a task's work), only `tasks/cancel` stops it."""
-    name = tool.definition.name
     try:
         work = tool.handler(arguments, ctx)
         value = await (session.run_cancellable(call, work) if call is not None else work)
         return to_call_result(value, tool)
     except (InputNeeded, ProtocolError):
         raise
-    except ToolError as error:
+    except Exception as error:
+        return _failed_call(session, tool, error)
+
+
+def _failed_call(session: Session, tool: RegisteredTool, error: Exception) -> models.CallToolResult:
+    """How a tool's failure (raised by it, or found in its result) reaches the client: an `isError` result."""
+    name = tool.definition.name
+    if isinstance(error, ToolError):
         return _tool_failure(str(error), name)
-    except TimeoutError:
+    if isinstance(error, TimeoutError):
         return _tool_failure(f"The tool '{name}' timed out after {session.server.options.tool_timeout_s} s.", name)
-    except OutputSchemaViolation as violation:
+    if isinstance(error, OutputSchemaViolation):
         return _tool_failure(f"The tool '{name}' produced a result that does not match its output schema.",
-                             name, detail=str(violation))
-    except Exception:
-        return _tool_failure(f"The tool '{name}' failed unexpectedly.", name, with_traceback=True)
+                             name, detail=str(error))
+    return _tool_failure(f"The tool '{name}' failed unexpectedly.", name, with_traceback=True)
 
 
 def _gathered_answers(session: Session, params: Any, call: Call, method: str, name: str) -> dict[str, Any]:

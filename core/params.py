@@ -33,7 +33,7 @@ class PaginatedParams:
     cursor: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)  # built on every tools/call: define's __init__ costs half of frozen's; never changed
 class CallToolParams:
     name: str
     arguments: dict[str, Any] | None = None

@@ -62,7 +62,8 @@ def register_classification_tools(server: McpServer, config: Any) -> Any:
     max_chars = config.max_text_chars
 
     async def list_categories(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        await service.ensure_taxonomy()  # the taxonomy alone answers this: don't wait for the model
+        if not service.taxonomy_loaded:  # the taxonomy alone answers this: don't wait for the model
+            await service.ensure_taxonomy()
         return service.list_categories()
 
     async def classify_text(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

@@ -88,6 +88,11 @@ class ClassificationService:
 
         prepare_model(self.config)
 
+    @property
+    def taxonomy_loaded(self) -> bool:
+        """Whether `taxonomy` answers without waiting (a check cheaper than awaiting `ensure_taxonomy`)."""
+        return self._taxonomy is not None or self._engine is not None
+
     async def ensure_taxonomy(self) -> Taxonomy:
         """The taxonomy alone, loaded (once) without the model: list_categories needs nothing more,
         so it can answer while the model is still loading. Raises TaxonomyError like start()."""
