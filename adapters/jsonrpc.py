@@ -122,7 +122,8 @@ def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
     if not isinstance(message, dict):
         return Invalid(None, INVALID_REQUEST, f"a message must be a JSON object, not {_json_type(message)}")
     raw_id = message.get("id")
-    msg_id = raw_id if valid_id(raw_id) else None
+    kind = type(raw_id)  # exact str and int first: what every decoded id is, without a call
+    msg_id = raw_id if kind is str or kind is int or valid_id(raw_id) else None
     if "jsonrpc" in message:
         version = message["jsonrpc"]
         if version != JSONRPC_VERSION:

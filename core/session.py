@@ -207,7 +207,9 @@ class Session:
     # --- admission: which era, which lifecycle verdict, which route ----------------------------
 
     def _admit(self, method: str, params: Any, request_key: RequestKey | None, trace_id: str) -> tuple[Call, Route]:
-        meta = request_meta(params)
+        meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
+        if type(meta) is not dict:
+            meta = meta if isinstance(meta, dict) else _NO_META
         requested = meta.get(META_PROTOCOL_VERSION)
         if requested is not None or method in self._methods.stateless_only:
             return self._admit_stateless(method, meta, requested, request_key, trace_id)
@@ -344,6 +346,9 @@ def _loop_running() -> bool:
         return True
     except RuntimeError:
         return False
+
+
+_NO_META: dict[str, Any] = {}  # a request without `_meta`: only ever read
 
 
 def _stateless_version(params: Any) -> Any:
