@@ -175,8 +175,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quantization", choices=["int8", "fp32"], help="embedding model precision")
     parser.add_argument("--no-classifier", action="store_true", help="serve without the classification tools")
     parser.add_argument("--classifier-nice", type=nice_increment, metavar="N",
-                        help="nice steps the inference workers run below the event loop, 0-19 (default 10; "
-                             "0: same priority; Linux only)")
+                        help="nice steps the inference workers run below the event loop, 0-19 (default 0: "
+                             "the same priority; Linux only; docs/adr/0112)")
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)

@@ -9,9 +9,9 @@ ServiceOverloadedError) and every caller waits at most `timeout` seconds. Work n
 more (the caller timed out, was cancelled, or disconnected) is dropped when a worker reaches it, so
 an abandoned backlog does not delay other clients. The hand-off is a C-level `SimpleQueue` and a
 timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
-only cost besides the model, so it is kept to a few microseconds. The workers may run a few nice steps
-below the event loop, so the thread that reads requests and writes answers never queues for a core
-behind a forward pass (docs/adr/0112).
+only cost besides the model, so it is kept to a few microseconds. Asked to (`nice_increment`), the
+workers run a few nice steps below the event loop, so the thread that reads requests and writes
+answers does not queue for a core behind a forward pass (docs/adr/0112).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Lowering the calling thread's CPU scheduling priority, so the inference workers yield to the event loop.
 
 At 16 callers both cores run a forward pass nearly all the time. At the same priority, the event loop
-thread (which reads requests and writes answers) and the load generator or other clients woken beside
-it wait for a core behind a pass: answers sat 1-3 ms (median) and 4-7 ms (slowest 2 %) between the pass
-ending and the loop running again (docs/adr/0112). A worker a few nice steps down still gets every core
-cycle nobody else wants, but a thread that wakes at normal priority now runs at once.
+thread (which reads requests and writes answers) waits for a core behind a pass: answers sat 0.5-3 ms
+(median) and 4-7 ms (slowest 2 %) between the pass ending and the loop running again (docs/adr/0112).
+A worker a few nice steps down still gets every core cycle nobody else wants, but a thread that wakes
+at normal priority runs at once. Opt-in (`--classifier-nice`): the workers yield to every other busy
+process on the machine as well, and classification throughput did not gain from it.
 
 On Linux, niceness is per thread: `setpriority(PRIO_PROCESS, tid, n)` changes that thread alone, and
 raising one's own niceness needs no privilege. Elsewhere the same call would renice the whole process
