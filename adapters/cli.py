@@ -27,7 +27,7 @@ with collection_paused():  # importing the core and every flag's module: ADR 001
     from .health_report import health_report
     from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
     from .cli_config import add_config_support, parse_with_config
-    from .flag_types import positive_int as _positive_int, positive_seconds as _positive_seconds
+    from .flag_types import nice_increment, positive_int as _positive_int, positive_seconds as _positive_seconds
     from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
     from .cli_telemetry import add_telemetry_arguments, install_telemetry
 
@@ -165,6 +165,8 @@ def _classification_config(args: argparse.Namespace) -> Any:
         overrides["taxonomy_path"] = args.taxonomy
     if args.quantization:
         overrides["quantization"] = args.quantization
+    if args.classifier_nice is not None:
+        overrides["worker_nice_increment"] = args.classifier_nice
     return ClassificationConfig(**overrides)
 
 
@@ -172,6 +174,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--taxonomy", metavar="PATH", help="CSV (category,text) or YAML taxonomy; default: built-in")
     parser.add_argument("--quantization", choices=["int8", "fp32"], help="embedding model precision")
     parser.add_argument("--no-classifier", action="store_true", help="serve without the classification tools")
+    parser.add_argument("--classifier-nice", type=nice_increment, metavar="N",
+                        help="nice steps the inference workers run below the event loop, 0-19 (default 0: "
+                             "the same priority; Linux only; docs/adr/0112)")
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     add_knowledge_flags(parser)

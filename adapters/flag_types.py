@@ -27,3 +27,14 @@ def positive_seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
+
+
+def nice_increment(text: str) -> int:
+    """argparse type for a niceness increment: 0 (unchanged) to 19 (the lowest priority there is)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 19, got {text!r}") from None
+    if not 0 <= value <= 19:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 19, got {value}")
+    return value

@@ -97,9 +97,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start(command: list[str], port: int, ready_path: str | None = None, timeout_s: float = 30) -> subprocess.Popen:
+def start(command: list[str], port: int, ready_path: str | None = None, timeout_s: float = 30,
+          env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`env`: variables set for this process on top of ours."""
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env={**os.environ, "HEXMCP_LOG_LEVEL": "warning"})
+                               env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})})
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -46,6 +46,10 @@ class ClassificationConfig:
     # None: a quarter of max_queue.
     max_queue_per_client: int | None = attrs.field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     request_timeout_s: float = attrs.field(default=10.0, validator=v.gt(0.0))
+    # Nice steps the inference workers run below the event loop (Linux; 0: the same priority). Under load
+    # the loop then gets a core at once to read requests and write answers, but on a machine shared with
+    # other busy processes the workers also yield to those: off by default (docs/adr/0112).
+    worker_nice_increment: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0), v.le(19)])
 
     def pool_workers(self) -> int:
         if self.workers is not None:

@@ -9,7 +9,9 @@ ServiceOverloadedError) and every caller waits at most `timeout` seconds. Work n
 more (the caller timed out, was cancelled, or disconnected) is dropped when a worker reaches it, so
 an abandoned backlog does not delay other clients. The hand-off is a C-level `SimpleQueue` and a
 timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
-only cost besides the model, so it is kept to a few microseconds.
+only cost besides the model, so it is kept to a few microseconds. Asked to (`nice_increment`), the
+workers run a few nice steps below the event loop, so the thread that reads requests and writes
+answers does not queue for a core behind a forward pass (docs/adr/0112).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import structlog
 from hexmcp.core import new_event_id
 
 from .errors import ClassificationError, ServiceNotReadyError
+from .thread_priority import lower_current_thread
 
 log = structlog.get_logger(__name__)
 
@@ -50,9 +53,12 @@ class InferencePool:
         max_queue: int,
         timeout: float,
         max_per_owner: int | None = None,
+        nice_increment: int = 0,
         name: str = "hexmcp-classifier",
     ) -> None:
+        """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py)."""
         self._process = process
+        self._nice_increment = nice_increment
         self._timeout = timeout
         self._max_queue = max_queue
         # One client (a WebSocket firing hundreds of requests) must not fill the queue for everyone.
@@ -134,6 +140,9 @@ class InferencePool:
                 thread.join(timeout=_JOIN_SECONDS)
 
     def _run(self, index: int) -> None:
+        change = lower_current_thread(self._nice_increment)
+        if change.skipped is not None and self._nice_increment > 0:
+            log.warning("inference worker keeps its priority", reason=change.skipped)
         while True:
             entry = self._queue.get()
             if entry is _STOP:

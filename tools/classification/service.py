@@ -78,6 +78,7 @@ class ClassificationService:
                 max_queue=self.config.max_queue,
                 timeout=self.config.request_timeout_s,
                 max_per_owner=self.config.max_queue_per_client,
+                nice_increment=self.config.worker_nice_increment,
             )
 
     def prepare_model(self) -> None:
@@ -172,6 +173,7 @@ class ClassificationService:
             "max_tokens": self.config.max_tokens,
             "threads": self.config.threads,
             "workers": self.config.pool_workers(),
+            "worker_nice_increment": self.config.worker_nice_increment,
             "method": "softmax-regression[last|mid-layer segments]+temperature",
             "temperature": round(stats.temperature, 4),
             "general_gate": engine.gate is not None,
