@@ -90,3 +90,18 @@ def test_the_examples_do_reach_jsonschema() -> None:
     assert outcome_of_arguments(lazy, {"code": "AB-12"})[2] == {"path": "$.arguments.code", "tool": "t"}
     assert outcome_of_result(lazy, {"when": "1999"}) is None
     assert outcome_of_result(lazy, {"when": "99"}).startswith("$.when: ")
+
+
+@given(when=st.one_of(st.text(max_size=6), st.integers(), st.none()))
+def test_only_a_tool_that_says_its_tests_check_its_output_skips_the_check_per_call(when: Any) -> None:
+    """ADR 0012: `output_checked_in_tests` moves the output check to the tool's own tests; every other
+    tool (the default, user tools) has each result checked, a result its schema refuses never passing."""
+    checked, trusted = ToolRegistry(), ToolRegistry()
+    default = checked.add("t", handler, description="", input_schema=INPUT, output_schema=OUTPUT)
+    opted_out = trusted.add("t", handler, description="", input_schema=INPUT, output_schema=OUTPUT,
+                            schemas_checked_in_tests=True, output_checked_in_tests=True)
+    value = {"when": when}
+    valid = jsonschema.Draft202012Validator(OUTPUT).is_valid(value)
+    assert (outcome_of_result(default, value) is None) == valid
+    assert default.output_checked_at_run_time and not opted_out.output_checked_at_run_time
+    assert outcome_of_result(opted_out, value) is None
