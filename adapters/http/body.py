@@ -24,7 +24,7 @@ import asyncio
 from hexmcp.core import ErrorCode
 
 from .asgi import KEPT_ALIVE, RawHeaders, Receive, Scope, Send
-from .deadlines import Deadlines
+from .deadlines import Deadlines, request_task
 from .refusals import refuse, refuse_rest
 from .request_headers import header
 
@@ -106,7 +106,7 @@ class BodyBuffer:
             return False
         self.reading += 1
         try:
-            scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit))
+            scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit), request_task(scope))
         except BodyTooLarge:
             await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
                           f"Payload too large: the limit is {self.limit} bytes")

@@ -75,7 +75,7 @@ class RestEndpoint:
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
                                         assume_version=assume, client_id=client_identity(scope), transport="rest")
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        outcome = await unless_gone(scope, receive, dispatch.run(core, request, self.deadlines))
+        outcome = await unless_gone(scope, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
         if outcome is GONE:
             return  # nobody will read the answer: the work was stopped (a queued classification is dropped)
         if isinstance(outcome, Ok):

@@ -25,6 +25,8 @@ On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
+- the scope names the event loop (`LOOP`), so the app finds its request's task without a
+  `get_running_loop` (`deadlines.request_task`);
 - a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
   called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
@@ -49,7 +51,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE
+from .asgi import CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE, LOOP
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -124,6 +126,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_begin()
         self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
         self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
+        self.scope[LOOP] = self.loop  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
         if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
