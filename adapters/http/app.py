@@ -118,7 +118,7 @@ class HttpApp:
         if kind != "http":
             await self._route(scope, receive, send)
             return
-        if self.bodies.wants(scope) and not await self.bodies.read(scope, receive, send):
+        if not await self.bodies.read(scope, receive, send):
             return
         if scope["path"] in self.limit.exempt:
             await self._route(scope, receive, send)

@@ -32,7 +32,8 @@ def header_table(scope: Scope) -> dict[bytes, bytes]:
 
 def header(scope: Scope, name: bytes) -> bytes | None:
     """The first value of header `name` (lower-case bytes), or None."""
-    return header_table(scope).get(name)
+    table = scope.get(HEADER_TABLE)  # built already, on the hot path: one call, not two
+    return (table if table is not None else header_table(scope)).get(name)
 
 
 def header_values(scope: Scope, name: bytes) -> list[bytes]:

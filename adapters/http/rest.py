@@ -87,7 +87,7 @@ class RestEndpoint:
 def _params(method: str, body: Any) -> Any:
     if not isinstance(body, dict):
         return body  # None (no body) or a non-object, which the core rejects as invalid params
-    if "params" in body or set(body) <= ENVELOPE_KEYS:
+    if "params" in body or ENVELOPE_KEYS.issuperset(body):  # no set built per call
         return body.get("params")
     return body  # a flat body is the params themselves: {"name": ..., "arguments": {...}}
 

@@ -147,3 +147,35 @@ def _healthy(base: str) -> bool:
         return httpx.get(f"{base}/health").status_code == 200
     except httpx.TransportError:
         return False
+
+
+@pytest.mark.parametrize("arrived", [True, False], ids=["whole-body-arrived", "may-still-arrive"])
+def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arrived: bool) -> None:
+    """The fence's BODY_ARRIVED: a body already in the server's buffer cannot stall, so no deadline is kept."""
+    import asyncio
+
+    from hexmcp.adapters.http.asgi import BODY_ARRIVED
+    from hexmcp.adapters.http.body import BODY, BodyBuffer
+
+    buffer = BodyBuffer(mcp_path="/mcp", limit=1024, timeout_s=5.0)
+    under_deadline: list[int] = []
+
+    async def receive() -> dict[str, object]:
+        under_deadline.append(len(buffer.deadlines))
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def main() -> dict[str, object]:
+        scope: dict[str, object] = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        if arrived:
+            scope[BODY_ARRIVED] = True
+        assert await buffer.read(scope, receive, _never_sent)
+        return scope
+
+    scope = asyncio.run(main())
+    assert scope[BODY] == b"{}"
+    assert under_deadline == [0 if arrived else 1]
+    assert len(buffer.deadlines) == 0 and buffer.reading == 0
+
+
+async def _never_sent(message: object) -> None:
+    raise AssertionError(f"nothing is answered for a body read in full: {message}")
