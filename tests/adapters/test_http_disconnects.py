@@ -98,3 +98,29 @@ def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
 
     assert asyncio.run(main()) is GONE
     assert record == []
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["protocol-callback", "receive-watcher"])
+def test_the_work_is_told_the_task_it_runs_in(fenced: bool) -> None:
+    """Fenced, the work runs in the request's own task and is told so (its deadline needs no lookup);
+    with a watcher it gets a task of its own, which `start` is not told (None)."""
+
+    async def main() -> tuple[Any, Any, Any]:
+        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        told: list[Any] = []
+
+        async def work() -> Any:
+            return asyncio.current_task()
+
+        def start(task: Any) -> Any:
+            told.append(task)
+            return work()
+
+        ran_in = await unless_gone(scope, _receive_until(asyncio.Event()), start)
+        return told[0], ran_in, asyncio.current_task()
+
+    told, ran_in, request_task = asyncio.run(main())
+    if fenced:
+        assert told is request_task and ran_in is request_task
+    else:
+        assert told is None and ran_in is not request_task
