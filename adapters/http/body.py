@@ -106,8 +106,9 @@ class BodyBuffer:
         self.reading += 1
         try:
             reading = read_body(scope, receive, self.limit)
-            # A body already whole in the server's buffer cannot stall: it needs no deadline (uvicorn_fence).
-            scope[BODY] = await (reading if scope.get(BODY_ARRIVED) else self.deadlines.run(reading, request_task(scope)))
+            if not scope.get(BODY_ARRIVED):  # else it is whole in the server's buffer and cannot stall
+                reading = self.deadlines.run(reading, request_task(scope))
+            scope[BODY] = await reading
         except BodyTooLarge:
             await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
                           f"Payload too large: the limit is {self.limit} bytes")
