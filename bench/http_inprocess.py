@@ -3,7 +3,7 @@
     python -m bench.http_inprocess [--app hexmcp|floor|ceiling] [--path mcp|rest] [--requests N] [--rounds R]
 
 Drives one ASGI app with the scope, `receive` and `send` uvicorn would give it (through hexmcp's own
-protocol, so `KEPT_ALIVE` and `CLIENT_GONE` are in the scope), one task per request as uvicorn runs
+protocol, so `KEPT_ALIVE`, `CLIENT_GONE`, `LOOP` and `BODY_ARRIVED` are in the scope), one task per request as uvicorn runs
 them, and prints the thread CPU time per request (best of the rounds). `hexmcp` is the `hexmcp serve`
 app with the echo tool of `bench/servers/hexmcp_http_echo.py`; `floor` and `ceiling` are the apps of
 `core_asgi_floor.py` and `raw_asgi_echo.py`. `--path rest` posts to the REST dialect (hexmcp only).
@@ -27,7 +27,12 @@ import orjson
 import uvloop
 
 from hexmcp.adapters.http import HttpConfig, create_app
+from hexmcp.adapters.http import asgi
 from hexmcp.adapters.http.asgi import CLIENT_GONE, KEPT_ALIVE
+
+# An older checkout (measured against this one, A/B) has no LOOP key and ignores it.
+LOOP = getattr(asgi, "LOOP", "hexmcp.loop")
+BODY_ARRIVED = getattr(asgi, "BODY_ARRIVED", "hexmcp.body_arrived")
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 HEADERS = [(b"host", b"127.0.0.1:8090"), (b"user-agent", b"wrk"), (b"content-type", b"application/json"),
@@ -47,12 +52,15 @@ def load_app(name: str) -> Any:
     return create_app(server, HttpConfig())
 
 
-async def call(app: Any, path: str, headers: list[tuple[bytes, bytes]], body: bytes) -> list[dict[str, Any]]:
-    """One request as uvicorn hands it over: the whole body at once, then (never reached) a disconnect."""
+async def call(app: Any, path: str, headers: list[tuple[bytes, bytes]], body: bytes,
+               loop: asyncio.AbstractEventLoop | None = None) -> list[dict[str, Any]]:
+    """One request as uvicorn hands it over: the whole body at once, then (never reached) a disconnect.
+    `loop`: the running loop, which the fence puts in the scope (given, so the harness does not pay a
+    lookup per request that uvicorn does not pay)."""
     scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
              "server": ("127.0.0.1", 8090), "client": ("127.0.0.1", 50000), "scheme": "http", "method": "POST",
              "root_path": "", "path": path, "raw_path": path.encode(), "query_string": b"", "headers": headers,
-             "state": {}, KEPT_ALIVE: True, CLIENT_GONE: None}
+             "state": {}, KEPT_ALIVE: True, CLIENT_GONE: None, LOOP: loop or asyncio.get_running_loop(), BODY_ARRIVED: True}
     sent: list[dict[str, Any]] = []
     delivered = False
 
@@ -103,7 +111,7 @@ async def measure(app_name: str, path: str, requests: int, rounds: int) -> float
         batch = bodies(path, requests)
         started = time.thread_time()
         for body in batch:
-            await loop.create_task(call(app, url, headers, body))
+            await loop.create_task(call(app, url, headers, body, loop))
         best = min(best, (time.thread_time() - started) / requests)
     return best * 1e6
 

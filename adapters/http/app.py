@@ -36,7 +36,7 @@ from .endpoint import McpEndpoint
 from .guard import BearerAuth, HostOriginGuard, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
-from .limits import ConcurrencyLimit
+from .limits import ConcurrencyLimit, release_slot
 from .refusals import refuse, refuse_upgrade
 from .rest import RestEndpoint
 
@@ -82,6 +82,7 @@ class HttpApp:
         self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
         self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
         self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH])
+        self._auth_required = config.auth_token is not None  # no token: the hot path skips the call
         self.guard = HostOriginGuard(bound_host=config.host, allowed_hosts=config.allowed_hosts,
                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
         self._after_guard: ASGIApp = self._serve
@@ -109,7 +110,7 @@ class HttpApp:
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Auth → body → concurrency cap → route, for a request the guard (and CORS) let through."""
         kind = scope["type"]
-        if kind == "http" or kind == "websocket":
+        if self._auth_required and (kind == "http" or kind == "websocket"):
             refused = self.auth.denial(scope)
             if refused is not None:
                 await deny(scope, send, refused)
@@ -117,19 +118,18 @@ class HttpApp:
         if kind != "http":
             await self._route(scope, receive, send)
             return
-        if self.bodies.wants(scope) and not await self.bodies.read(scope, receive, send):
+        if not await self.bodies.read(scope, receive, send):
             return
         if scope["path"] in self.limit.exempt:
             await self._route(scope, receive, send)
             return
-        release = self.limit.take(scope)
-        if release is None:
+        if not self.limit.take(scope):
             await self.limit.refuse(scope, send)
             return
         try:
             await self._route(scope, receive, send)
         finally:
-            release()
+            release_slot(scope)
 
     def _route(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         """The awaitable that answers the request: its route's, or a refusal (a plain function returning

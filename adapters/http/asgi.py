@@ -25,3 +25,13 @@ there, which the fence calls when the connection is lost before the response is 
 client that left needs no watcher task then (`disconnects.unless_gone`). A connection lost before the
 request put a callback there leaves `CLIENT_LEFT` instead, so the request finds out when it looks."""
 CLIENT_LEFT = "left"
+
+BODY_ARRIVED = "hexmcp.body_arrived"
+"""Scope key set by `uvicorn_fence` (to True) when the request's whole body is in uvicorn's buffer: reading it
+cannot stall, so `body.BodyBuffer` reads it without a deadline. Absent: the body may still be arriving."""
+
+LOOP = "hexmcp.loop"
+"""Scope key set by `uvicorn_fence`: the event loop the request runs on (`deadlines.request_task`)."""
+
+TASK = "hexmcp.task"
+"""Scope key of the task serving the request, once `deadlines.request_task` has looked it up."""

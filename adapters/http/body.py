@@ -12,9 +12,11 @@ in the socket), then are cut short with 503 instead of waiting for uvicorn to ca
 graceful-shutdown timeout runs out. A new POST while stopping is refused (503) unless it is the first
 request of its connection (`KEPT_ALIVE`): that one was sent before the listener closed.
 
-The deadlines share one timer (`deadlines.py`): the hot path pays two dict operations, not a timer.
+The deadlines share one timer (`deadlines.py`): a read pays two dict operations, not a timer; and a body
+that has arrived whole before the app reads it (`BODY_ARRIVED`, which hexmcp's uvicorn protocol sets: the
+usual case for a JSON-RPC POST) cannot stall, so it is read with no deadline at all.
 `BodyBuffer` is a step the app runs (`app.py`), not a middleware layer: `read` says whether the request
-goes on, so the hot path pays no coroutine frame for the POSTs it has nothing to do with.
+goes on.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import asyncio
 
 from hexmcp.core import ErrorCode
 
-from .asgi import KEPT_ALIVE, RawHeaders, Receive, Scope, Send
-from .deadlines import Deadlines
+from .asgi import BODY_ARRIVED, KEPT_ALIVE, RawHeaders, Receive, Scope, Send
+from .deadlines import Deadlines, request_task
 from .refusals import refuse, refuse_rest
 from .request_headers import header
 
@@ -91,22 +93,22 @@ class BodyBuffer:
         self._mcp_path = mcp_path
         self._rest_prefix = mcp_path + "/"
 
-    def wants(self, scope: Scope) -> bool:
-        """An HTTP request whose body is read here first: a POST to the MCP endpoint or the REST dialect."""
-        if scope["method"] != "POST":
-            return False
-        path = scope["path"]
-        return path == self._mcp_path or path.startswith(self._rest_prefix)
-
     async def read(self, scope: Scope, receive: Receive, send: Send) -> bool:
-        """Read a request's body into the scope (True), or answer it (413, 408, 503) or see it gone (False)."""
-        rest = scope["path"] != self._mcp_path
+        """Read the body of a POST to the MCP endpoint or the REST dialect into the scope (True), or answer
+        it (413, 408, 503) or see it gone (False); any other request goes on untouched (True)."""
+        path = scope["path"]
+        if scope["method"] != "POST" or not (path == self._mcp_path or path.startswith(self._rest_prefix)):
+            return True
+        rest = path != self._mcp_path
         if self.stopping and scope.get(KEPT_ALIVE, True):
             await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
             return False
         self.reading += 1
         try:
-            scope[BODY] = await self.deadlines.run(read_body(scope, receive, self.limit))
+            reading = read_body(scope, receive, self.limit)
+            if not scope.get(BODY_ARRIVED):  # else it is whole in the server's buffer and cannot stall
+                reading = self.deadlines.run(reading, request_task(scope))
+            scope[BODY] = await reading
         except BodyTooLarge:
             await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
                           f"Payload too large: the limit is {self.limit} bytes")

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, TypeVar
 
 from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope
+from .deadlines import request_task
 
 T = TypeVar("T")
 
@@ -45,20 +46,19 @@ async def until_done_or_gone(work: asyncio.Future[Any], receive: Receive, *, kee
         gone.cancel()
 
 
-async def unless_gone(scope: Scope, receive: Receive, work: Awaitable[T]) -> T:
-    """`work`'s result, or GONE when the client disconnects first: the work is then cancelled."""
+async def unless_gone(scope: Scope, receive: Receive, start: Callable[[asyncio.Task[Any] | None], Awaitable[T]]) -> T:
+    """The result of the work `start(task)` begins, or GONE when the client disconnects first: the work is
+    then cancelled. `start` is told the task the work runs in (the request's own, so a deadline need not
+    look it up), or None when it gets a task of its own; it is not called at all for a client already gone."""
     if CLIENT_GONE not in scope:  # not under our protocol (`uvicorn_fence`): a task watches `receive`
-        future = asyncio.ensure_future(work)
+        future = asyncio.ensure_future(start(None))
         if not await until_done_or_gone(future, receive):
             future.cancel()
             return GONE  # type: ignore[no-any-return]
         return future.result()
     if scope[CLIENT_GONE] == CLIENT_LEFT:  # the connection was lost before this request started its work
-        close = getattr(work, "close", None)
-        if close is not None:
-            close()  # never run: no "coroutine was never awaited" warning
         return GONE  # type: ignore[no-any-return]
-    task = asyncio.current_task()
+    task = request_task(scope)
     assert task is not None
     left = False
 
@@ -70,7 +70,7 @@ async def unless_gone(scope: Scope, receive: Receive, work: Awaitable[T]) -> T:
     cancelling = task.cancelling()
     scope[CLIENT_GONE] = on_gone
     try:
-        return await work
+        return await start(task)
     except asyncio.CancelledError:
         # Told apart from any other cancellation (shutdown) as `asyncio.timeout` does it.
         if left and task.uncancel() <= cancelling:

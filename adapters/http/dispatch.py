@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from hexmcp.core import ErrorCode, Outcome, Session
 
 from .. import jsonrpc, rpc_layer
 from .deadlines import Deadlines
 
 
-async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | None) -> Outcome:
-    """`deadlines` None: no deadline (long-lived requests such as subscriptions/listen)."""
+async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | None,
+              task: asyncio.Task[Any] | None = None) -> Outcome:
+    """`deadlines` None: no deadline (long-lived requests such as subscriptions/listen). `task`: the
+    current task when the caller knows it (`deadlines.request_task`)."""
     trace_id = rpc_layer.HTTP_TRACES.next()
     work = rpc_layer.serve_request(core, request, trace_id)
     if deadlines is None:
         return await work
     try:
-        return await deadlines.run(work)
+        return await deadlines.run(work, task)
     except TimeoutError:
         with rpc_layer.bound(core.session_id, trace_id):
             return rpc_layer.refusal(ErrorCode.REQUEST_TIMEOUT,

@@ -35,7 +35,7 @@ class McpEndpoint:
         raw = header(scope, b"mcp-protocol-version")
         if raw is None:
             return self.handshake_era.handle(scope, receive, send, None)
-        version = _HANDSHAKE.get(raw.strip())
+        version = _HANDSHAKE.get(raw) or _HANDSHAKE.get(raw.strip())  # a copy only for a padded value
         if version is not None:
             return self.handshake_era.handle(scope, receive, send, version)
         return self.stateless_era.handle(scope, receive, send)

@@ -24,7 +24,7 @@ from hexmcp.core import ErrorCode
 
 from .asgi import Scope, Send
 from .refusals import refuse, refuse_upgrade
-from .request_headers import header
+from .request_headers import header, header_table
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
@@ -114,9 +114,10 @@ class HostOriginGuard:
 
     def denial(self, scope: Scope) -> Refusal | None:
         """An HTTP or WebSocket request's Host, then its Origin."""
-        if not self.host_allowed(header(scope, b"host")):
+        headers = header_table(scope)
+        if not self.host_allowed(headers.get(b"host")):
             return HOST_REFUSED
-        if not self.origin_allowed(header(scope, b"origin")):
+        if not self.origin_allowed(headers.get(b"origin")):
             return ORIGIN_REFUSED
         return None
 

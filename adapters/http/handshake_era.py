@@ -27,7 +27,7 @@ from . import dispatch
 from .asgi import RawHeaders, Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
-from .deadlines import Deadlines
+from .deadlines import Deadlines, request_task
 from .disconnects import until_done_or_gone
 from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
@@ -127,7 +127,7 @@ class HandshakeEraTransport:
         try:
             answered = await self._serve(send, session.core, session.peer, session.pending, messages, batch,
                                          json_ok=json_ok, make_stream=session.new_stream, session_id=session.id,
-                                         announce=created)
+                                         announce=created, task=request_task(scope))
         finally:
             session.active -= 1
             session.touch()
@@ -152,12 +152,14 @@ class HandshakeEraTransport:
                                         assume_version=None if handshake else version,
                                         client_id=client_identity(scope), transport="http")
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
-                          make_stream=lambda: EventStream(None), session_id=None, announce=False)
+                          make_stream=lambda: EventStream(None), session_id=None, announce=False,
+                          task=request_task(scope))
 
     async def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
                      messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
-                     session_id: str | None, announce: bool) -> bool:
-        """Answer one POST's messages; True when every request in it succeeded."""
+                     session_id: str | None, announce: bool, task: asyncio.Task[Any] | None) -> bool:
+        """Answer one POST's messages; True when every request in it succeeded. `task`: the request's own
+        (`deadlines.request_task`), which a single request runs in."""
         if not batch and isinstance(messages[0], jsonrpc.Request):
             requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
             errors: list[dict[str, Any]] = []
@@ -181,7 +183,7 @@ class HandshakeEraTransport:
             request = requests[0]
             peer.replies[request.id] = reply
             try:
-                outcome = await dispatch.run(core, request, self.deadlines)
+                outcome = await dispatch.run(core, request, self.deadlines, task)
             finally:
                 peer.replies.pop(request.id, None)
             succeeded = isinstance(outcome, Ok)
@@ -189,7 +191,7 @@ class HandshakeEraTransport:
                 headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
             answer = rpc_layer.answer(request.id, outcome)
             if answer is not None:
-                await reply.finish(answer, *_rate_limited(outcome))
+                await (reply.finish(answer) if succeeded else reply.finish(answer, *_rate_limited(outcome)))
             elif reply.streaming:
                 await reply.stream.close()  # type: ignore[union-attr]
             else:

@@ -8,7 +8,7 @@ from hexmcp.core import ErrorCode
 
 from .. import jsonrpc
 from .asgi import Scope, Send
-from .body import BODY, body_of
+from .body import BODY
 from .refusals import refuse
 from .request_headers import JSON, header
 
@@ -39,7 +39,7 @@ async def json_body(scope: Scope, send: Send) -> Any:
                      status=415)
         return NOT_JSON
     try:
-        return jsonrpc.decode(body_of(scope))
+        return jsonrpc.decode(scope[BODY])
     except ValueError as exc:
         await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
         return NOT_JSON

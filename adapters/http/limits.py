@@ -3,14 +3,14 @@
 Beyond the cap a request is refused at once with 503 + Retry-After (and a JSON-RPC -32005 body), so
 load beyond capacity costs almost nothing instead of queueing into timeouts. Long-lived streams (the
 GET stream, `subscriptions/listen`) give their slot back when they settle into waiting, by calling
-`scope[RELEASE]()`; they are bounded separately (`max_streams`). Request bodies are read before a
+`release_slot(scope)`; they are bounded separately (`max_streams`). Request bodies are read before a
 request gets here (`body.py`), so a slow or stalled upload never holds a slot. A step the app runs
-(`app.py`) rather than a middleware layer: `take` is a counter and a closure, not a coroutine frame.
+(`app.py`) rather than a middleware layer: `take` is a counter and a scope key, not a coroutine frame.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Iterable
 
 from hexmcp.core import ErrorCode
 
@@ -31,22 +31,15 @@ class ConcurrencyLimit:
         self.exempt = frozenset(exempt_paths)
         """Paths never capped (/health, /metrics): a probe must get through a saturated server."""
 
-    def take(self, scope: Scope) -> Callable[[], None] | None:
-        """A slot for an HTTP request (None: the cap is reached); the caller runs the request, then calls
-        what this returned. The same function is `scope[RELEASE]`, for a request that becomes a stream."""
+    def take(self, scope: Scope) -> bool:
+        """A slot for an HTTP request (False: the cap is reached); the caller runs the request, then calls
+        `release_slot(scope)`, which a request that becomes a stream calls first (the second call is a
+        no-op). The slot is a scope key, not a closure: nothing is allocated per request."""
         if self.in_flight >= self.limit:
-            return None
+            return False
         self.in_flight += 1
-        held = True
-
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                self.in_flight -= 1
-
-        scope[RELEASE] = release
-        return release
+        scope[RELEASE] = self
+        return True
 
     async def refuse(self, scope: Scope, send: Send) -> None:
         await refuse(send, ErrorCode.SERVER_BUSY, f"Server busy: {self.limit} requests already in flight, retry shortly",
@@ -54,7 +47,7 @@ class ConcurrencyLimit:
 
 
 def release_slot(scope: Scope) -> None:
-    """Give back the concurrency slot of a request that became a long-lived stream (no-op if none)."""
-    release = scope.get(RELEASE)
-    if release is not None:
-        release()
+    """Give back the request's concurrency slot, once (no-op if it holds none, or gave it back already)."""
+    limit = scope.pop(RELEASE, None)
+    if limit is not None:
+        limit.in_flight -= 1

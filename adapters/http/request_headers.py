@@ -16,13 +16,24 @@ about eight times on the hot path (Host, Origin, Authorization, Content-Type, Ac
 version headers), and a scan of the header list each time cost more than the protocol work they guard."""
 
 
-def header(scope: Scope, name: bytes) -> bytes | None:
-    """The first value of header `name` (lower-case bytes), or None."""
+def header_table(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by lower-case name, built once per request; of a header sent twice the
+    first value wins, as the scan this replaced read it. Hot code takes the table once and reads several
+    names from it, instead of one `header` call per name."""
     table = scope.get(HEADER_TABLE)
     if table is None:
-        # Reversed, so that of a header sent twice the first value wins, as the scan this replaced read it.
-        table = scope[HEADER_TABLE] = dict(reversed(scope["headers"]))
-    return table.get(name)
+        raw = scope["headers"]
+        table = dict(raw)
+        if len(table) != len(raw):  # some name was sent twice (rare): let its first value win
+            table = dict(reversed(raw))
+        scope[HEADER_TABLE] = table
+    return table  # type: ignore[no-any-return]
+
+
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of header `name` (lower-case bytes), or None."""
+    table = scope.get(HEADER_TABLE)  # built already, on the hot path: one call, not two
+    return (table if table is not None else header_table(scope)).get(name)
 
 
 def header_values(scope: Scope, name: bytes) -> list[bytes]:
@@ -31,10 +42,11 @@ def header_values(scope: Scope, name: bytes) -> list[bytes]:
 
 def accepts(scope: Scope) -> tuple[bool, bool]:
     """(accepts JSON, accepts SSE) from the Accept header; no header at all means anything."""
-    value = header(scope, b"accept")
+    table = header_table(scope)
+    value = table.get(b"accept")
     if value is None:
         return True, True
-    if len(scope[HEADER_TABLE]) != len(scope["headers"]):  # some name was sent twice (rare): Accept, maybe
+    if len(table) != len(scope["headers"]):  # some name was sent twice (rare): Accept, maybe
         value = b",".join(header_values(scope, b"accept"))
     return _accepted(value)
 

@@ -75,7 +75,7 @@ class RestEndpoint:
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
                                         assume_version=assume, client_id=client_identity(scope), transport="rest")
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        outcome = await unless_gone(scope, receive, dispatch.run(core, request, self.deadlines))
+        outcome = await unless_gone(scope, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
         if outcome is GONE:
             return  # nobody will read the answer: the work was stopped (a queued classification is dropped)
         if isinstance(outcome, Ok):
@@ -87,7 +87,7 @@ class RestEndpoint:
 def _params(method: str, body: Any) -> Any:
     if not isinstance(body, dict):
         return body  # None (no body) or a non-object, which the core rejects as invalid params
-    if "params" in body or set(body) <= ENVELOPE_KEYS:
+    if "params" in body or ENVELOPE_KEYS.issuperset(body):  # no set built per call
         return body.get("params")
     return body  # a flat body is the params themselves: {"name": ..., "arguments": {...}}
 

@@ -83,7 +83,7 @@ class SessionStore:
         session = self._sessions.get(session_id)
         if session is not None:
             self._sessions.move_to_end(session_id)
-            session.touch()
+            session.last_used = time.monotonic()  # `touch`, inline: this is every request's lookup
         return session
 
     async def create(self, client_id: str | None = None) -> HttpSession | None:

@@ -126,7 +126,7 @@ class StatelessEraTransport:
         """Answer one request on its reply, unless the client closes the stream first: that is how 2026
         cancels, so the work is cancelled and its session closed."""
         reply, core = self._open(scope, send, request)
-        outcome = await unless_gone(scope, receive, dispatch.run(core, request, self.deadlines))
+        outcome = await unless_gone(scope, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
         if outcome is GONE:
             await core.close()
             return

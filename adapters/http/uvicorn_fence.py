@@ -6,8 +6,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
 1. Its httptools protocol, subclassed (`GuardedHttpToolsProtocol`):
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
-   `on_message_begin` (first byte of a request; it builds `self.scope`) and `on_headers_complete` (its
-   head is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
+   `on_message_begin` (first byte of a request; it builds `self.scope`), `on_headers_complete` (its
+   head is complete) and `on_message_complete` (its body is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
    answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected; `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
@@ -25,6 +25,10 @@ On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
+- a request whose whole body has arrived says so (`BODY_ARRIVED`): reading it cannot stall, so it is
+  read without a body deadline;
+- the scope names the event loop (`LOOP`), so the app finds its request's task without a
+  `get_running_loop` (`deadlines.request_task`);
 - a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
   called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
@@ -49,7 +53,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE
+from .asgi import BODY_ARRIVED, CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE, LOOP
 from .coalesce import CoalescingTransport
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -124,6 +128,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_begin()
         self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
         self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
+        self.scope[LOOP] = self.loop  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
         if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
@@ -131,6 +136,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._stop_head_deadline()
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self.scope[BODY_ARRIVED] = True  # type: ignore[typeddict-unknown-key]
 
     def handle_websocket_upgrade(self) -> None:
         super().handle_websocket_upgrade()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from hexmcp.adapters import jsonrpc
-from hexmcp.core import ErrorCode
+from hexmcp.core import ErrorCode, versions
 
 from tests.adapters.http_live import live_server
 from tests.adapters.http_wire import MODERN
@@ -147,3 +147,61 @@ def _healthy(base: str) -> bool:
         return httpx.get(f"{base}/health").status_code == 200
     except httpx.TransportError:
         return False
+
+
+@pytest.mark.parametrize("arrived", [True, False], ids=["whole-body-arrived", "may-still-arrive"])
+def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arrived: bool) -> None:
+    """The fence's BODY_ARRIVED: a body already in the server's buffer cannot stall, so no deadline is kept."""
+    import asyncio
+
+    from hexmcp.adapters.http.asgi import BODY_ARRIVED
+    from hexmcp.adapters.http.body import BODY, BodyBuffer
+
+    buffer = BodyBuffer(mcp_path="/mcp", limit=1024, timeout_s=5.0)
+    under_deadline: list[int] = []
+
+    async def receive() -> dict[str, object]:
+        under_deadline.append(len(buffer.deadlines))
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def main() -> dict[str, object]:
+        scope: dict[str, object] = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        if arrived:
+            scope[BODY_ARRIVED] = True
+        assert await buffer.read(scope, receive, _never_sent)
+        return scope
+
+    scope = asyncio.run(main())
+    assert scope[BODY] == b"{}"
+    assert under_deadline == [0 if arrived else 1]
+    assert len(buffer.deadlines) == 0 and buffer.reading == 0
+
+
+async def _never_sent(message: object) -> None:
+    raise AssertionError(f"nothing is answered for a body read in full: {message}")
+
+
+def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalled_one_with() -> None:
+    """The live half of BODY_ARRIVED: hexmcp's uvicorn protocol marks a body that came in one piece, so
+    the app reads it without registering a deadline, while a body still arriving is read under one."""
+    with live_server(build_demo_server(), body_timeout_s=0.5) as live:
+        deadlines = live.app.bodies.deadlines
+        uses: list[bool] = []
+        run = deadlines.run
+
+        def recording_run(work, task=None):  # type: ignore[no-untyped-def]
+            uses.append(True)
+            return run(work, task)
+
+        deadlines.run = recording_run  # type: ignore[method-assign]
+        answer = httpx.post(live.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                            headers={"Accept": "application/json, text/event-stream",
+                                     "MCP-Protocol-Version": versions.LATEST_HANDSHAKE_VERSION}, timeout=10)
+        assert answer.status_code == 200 and answer.json()["result"] == {}
+        assert uses == []
+        sock = _stall(live.config.port, live.config.path)
+        try:
+            status, _, _ = _answer(sock)
+        finally:
+            sock.close()
+        assert status == 408 and uses == [True]

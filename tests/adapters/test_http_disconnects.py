@@ -40,7 +40,7 @@ async def _answer() -> str:
 def test_work_finishing_first_gives_its_result(fenced: bool) -> None:
     async def main() -> Any:
         scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
-        result = await unless_gone(scope, _receive_until(asyncio.Event()), _answer())
+        result = await unless_gone(scope, _receive_until(asyncio.Event()), lambda _task: _answer())
         assert scope.get(CLIENT_GONE) is None  # nothing left registered for a later request
         return result
 
@@ -54,7 +54,7 @@ def test_a_client_leaving_first_stops_the_work(fenced: bool) -> None:
     async def main() -> Any:
         scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
         gone = asyncio.Event()
-        served = asyncio.ensure_future(unless_gone(scope, _receive_until(gone), _blocked(record)))
+        served = asyncio.ensure_future(unless_gone(scope, _receive_until(gone), lambda _task: _blocked(record)))
         await asyncio.sleep(0.01)
         if fenced:
             scope[CLIENT_GONE]()  # what uvicorn_fence's connection_lost does
@@ -73,7 +73,7 @@ def test_another_cancellation_still_cancels_the_request(client_left_too: bool) -
 
     async def main() -> None:
         scope: dict[str, Any] = {CLIENT_GONE: None}
-        served = asyncio.ensure_future(unless_gone(scope, _receive_until(asyncio.Event()), _blocked(record)))
+        served = asyncio.ensure_future(unless_gone(scope, _receive_until(asyncio.Event()), lambda _task: _blocked(record)))
         await asyncio.sleep(0.01)
         if client_left_too:
             scope[CLIENT_GONE]()
@@ -94,7 +94,33 @@ def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
         return "answer"
 
     async def main() -> Any:
-        return await unless_gone({CLIENT_GONE: CLIENT_LEFT}, _receive_until(asyncio.Event()), work())
+        return await unless_gone({CLIENT_GONE: CLIENT_LEFT}, _receive_until(asyncio.Event()), lambda _task: work())
 
     assert asyncio.run(main()) is GONE
     assert record == []
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["protocol-callback", "receive-watcher"])
+def test_the_work_is_told_the_task_it_runs_in(fenced: bool) -> None:
+    """Fenced, the work runs in the request's own task and is told so (its deadline needs no lookup);
+    with a watcher it gets a task of its own, which `start` is not told (None)."""
+
+    async def main() -> tuple[Any, Any, Any]:
+        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        told: list[Any] = []
+
+        async def work() -> Any:
+            return asyncio.current_task()
+
+        def start(task: Any) -> Any:
+            told.append(task)
+            return work()
+
+        ran_in = await unless_gone(scope, _receive_until(asyncio.Event()), start)
+        return told[0], ran_in, asyncio.current_task()
+
+    told, ran_in, request_task = asyncio.run(main())
+    if fenced:
+        assert told is request_task and ran_in is request_task
+    else:
+        assert told is None and ran_in is not request_task

@@ -20,7 +20,7 @@ from hexmcp.adapters.http import uvicorn_fence
 from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 OVERRIDDEN = ["connection_made", "connection_lost", "data_received", "eof_received", "on_message_begin",
-              "on_headers_complete", "handle_websocket_upgrade"]
+              "on_headers_complete", "on_message_complete", "handle_websocket_upgrade"]
 
 
 @pytest.mark.parametrize("hook", OVERRIDDEN)
@@ -69,6 +69,26 @@ def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:
     with pytest.raises(httptools.HttpParserUpgrade):
         parser.feed_data(b"ET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
     assert calls == ["begin", "head"]
+
+
+def test_a_complete_body_sets_the_event_receive_waits_on() -> None:
+    """BODY_ARRIVED (set after uvicorn's on_message_complete) promises that `receive` returns at once: uvicorn
+    marks the body complete and sets the event its `receive` waits on, so the wait cannot stall."""
+    complete = inspect.getsource(HttpToolsProtocol.on_message_complete)
+    assert "self.cycle.more_body = False" in complete and "self.cycle.message_event.set()" in complete
+    receive = inspect.getsource(RequestResponseCycle.receive)
+    assert "await self.message_event.wait()" in receive
+    calls: list[str] = []
+
+    class Recorder:
+        def on_body(self, body: bytes) -> None:
+            calls.append("body")
+
+        def on_message_complete(self) -> None:
+            calls.append("complete")
+
+    httptools.HttpRequestParser(Recorder()).feed_data(b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")
+    assert calls == ["body", "complete"]  # in the same feed as the body: before the app's task first runs
 
 
 
