@@ -194,10 +194,19 @@ def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalle
             return run(work, task)
 
         deadlines.run = recording_run  # type: ignore[method-assign]
-        answer = httpx.post(live.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                            headers={"Accept": "application/json, text/event-stream",
-                                     "MCP-Protocol-Version": versions.LATEST_HANDSHAKE_VERSION}, timeout=10)
-        assert answer.status_code == 200 and answer.json()["result"] == {}
+        # Head and body in one write, so they reach the parser in one read (an HTTP client may write them
+        # apart, and on a busy machine the app then starts before the body is in: that read is timed).
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        whole = socket.create_connection(("127.0.0.1", live.config.port), timeout=10)
+        try:
+            whole.sendall(f"POST {live.config.path} HTTP/1.1\r\nHost: 127.0.0.1:{live.config.port}\r\n"
+                          f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                          f"MCP-Protocol-Version: {versions.LATEST_HANDSHAKE_VERSION}\r\nConnection: close\r\n"
+                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            status, _, answer = _answer(whole)
+        finally:
+            whole.close()
+        assert status == 200 and answer["result"] == {}
         assert uses == []
         sock = _stall(live.config.port, live.config.path)
         try:
