@@ -175,8 +175,6 @@ def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
     """Whatever a tool returned, as a CallToolResult (structured values also as JSON text)."""
     if type(value) is dict:  # the common answer first: one type test, not a chain of isinstance
         structured = value
-    elif type(value) is str:
-        return models.CallToolResult(content=[models.TextContent(text=value)])
     elif isinstance(value, models.CallToolResult):
         return value
     elif isinstance(value, str):

@@ -4,7 +4,7 @@ A client that sends its headers and then stalls mid-body (`Content-Length: 100`,
 otherwise hold a slot for as long as it liked, and a few hundred such sockets would turn every other
 request away with 503. So `BodyBuffer` sits outside `ConcurrencyLimit`: it reads the body of a POST to
 the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes`, leaves it in the
-scope for the endpoint (`body_of`), and only then lets the request on towards a slot. A stalled
+scope for the endpoint (`scope[BODY]`), and only then lets the request on towards a slot. A stalled
 upload gets 408 and an oversized one 413, each naming a logged eventId in the error shape of the endpoint it
 was sent to (JSON-RPC on `{path}`, REST on `{path}/{method}`). When the server begins to stop, bodies
 still arriving get `STOP_GRACE_S` to finish (the bytes of a body a proxy forwards whole are already
@@ -68,11 +68,6 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
-
-
-def body_of(scope: Scope) -> bytes:
-    """The request body `body.BodyBuffer` read for this request."""
-    return scope[BODY]
 
 
 CLOSE: RawHeaders = [(b"connection", b"close")]  # the rest of a cut-short body is not worth waiting for

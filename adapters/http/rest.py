@@ -21,7 +21,7 @@ from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from .. import jsonrpc
 from . import dispatch
 from .asgi import Receive, Scope, Send
-from .body import body_of
+from .body import BODY
 from .client_identity import client_identity
 from .config import HttpConfig
 from .deadlines import Deadlines
@@ -50,7 +50,7 @@ class RestEndpoint:
             await refuse_rest(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: use POST {scope['path']}",
                               status=405, headers=[(b"allow", b"POST")])
             return
-        body = body_of(scope)
+        body = scope[BODY]
         try:
             # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.
             params = _params(method, jsonrpc.decode(body) if body.strip() else None)
