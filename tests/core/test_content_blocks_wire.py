@@ -1,5 +1,6 @@
-"""Content blocks in a result take a shortcut to the wire (convert.py `_content_blocks`, ADR 0012 addendum): it must give
-exactly what cattrs' own list walk and union dispatch give, for every version and every kind of block."""
+"""Content blocks in a result take a shortcut to the wire (convert.py `_content_blocks`, ADR 0012 addendum):
+it must give exactly what cattrs' own list walk and union dispatch give, for every version and every kind
+of block."""
 
 from __future__ import annotations
 
