@@ -73,8 +73,8 @@ def test_a_flag_added_tomorrow_is_a_key_with_its_own_validation(tmp_path: Path,
     assert parse(["serve"], build=build).brand_new_limit == 9
     with pytest.raises(SystemExit):
         parse(["serve", "--config", str(write(tmp_path, {"brand_new_limit": 0}))], build=build)
-    assert capsys.readouterr().err.strip() == (f"hexmcp serve: invalid configuration: brand_new_limit in hexmcp.toml: "
-                                               f"must be a positive integer, got 0")
+    assert capsys.readouterr().err.strip() == ("hexmcp serve: invalid configuration: brand_new_limit in hexmcp.toml: "
+                                               "must be a positive integer, got 0")
 
 
 # --- precedence: flag > env > file > default, for every kind of key --------------------------------

@@ -11,7 +11,6 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

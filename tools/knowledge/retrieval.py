@@ -15,7 +15,7 @@ from .errors import UnknownIdError
 from .fusion import DENSE_WEIGHT, Method, fuse
 from .lexical import LexicalIndex
 from .passages import Passage, SourceDocument
-from .queries import MAX_QUERY_CHARS, clean_query  # noqa: F401 (re-exported for callers)
+from .queries import clean_query
 from .vectors.port import VectorStore
 
 DENSE_DEPTH = 100  # dense candidates per query before fusion
