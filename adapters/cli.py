@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .start_gc import collection_paused
+from hexmcp.tools.cache_dir import default_cache_dir
 
-with collection_paused():  # importing the core and every flag's module: ADR 0011
+from .start_phase import starting
+
+with starting(default_cache_dir()):  # importing the core and every flag's module: ADRs 0011 and 0013
     from hexmcp.core import McpServer, ServerOptions
 
     from .startup import ExitCode, StartupFailure
@@ -339,7 +341,7 @@ def _stop(service: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    with collection_paused():
+    with starting(default_cache_dir()):
         args = parse_args(argv)
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
         from .cli_client import run_client_command
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
         return run_audit(args)
-    with collection_paused():
+    with starting(default_cache_dir()):
         from hexmcp.core.log import configure_logging
         from hexmcp.tools.classification import ClassificationError
         from hexmcp.tools.concepts.errors import GlossaryError
@@ -384,7 +386,6 @@ def main(argv: list[str] | None = None) -> int:
 def _index(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from hexmcp.tools.classification.model_cache import default_cache_dir
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.indexing import index_corpus
 
@@ -400,7 +401,7 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
-    with collection_paused():  # composing: imports and registrations, no garbage to speak of (ADR 0011)
+    with starting(default_cache_dir()):  # composing: imports and registrations, no garbage to speak of (ADRs 0011, 0013)
         from hexmcp.core.log import configure_logging
 
         from .stdio import claim_stdout, run_stdio
