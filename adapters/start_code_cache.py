@@ -31,8 +31,6 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Iterator, Mapping
 
-import attr._make as attrs_make
-
 SWITCH_ENV = "HEXMCP_CODE_CACHE"  # "0": compile every generated method, read and write no file
 # Bytecode format of this interpreter: a file written by another one is ignored, never unmarshalled.
 MAGIC = importlib.util.MAGIC_NUMBER
@@ -171,6 +169,10 @@ def attrs_methods_cached(cache: CodeCache | None) -> Iterator[CodeCache | None]:
     if cache is None:
         yield None
         return
+    # Imported here, not at the top: the command enters this block with the collector already paused
+    # (start_phase.py), and importing attrs makes thousands of objects.
+    import attr._make as attrs_make
+
     original = attrs_make._compile_and_eval
     attrs_make._compile_and_eval = cache.compile_and_eval
     try:
