@@ -7,14 +7,17 @@ hands the server to an adapter. Adapters proper (stdio, http, ws) import only th
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from .start_gc import collection_paused
+from hexmcp.tools.cache_dir import default_cache_dir
 
-with collection_paused():  # importing the core and every flag's module: ADR 0011
+from .start_phase import starting
+
+with starting(default_cache_dir()):  # importing the core and every flag's module: ADRs 0011 and 0013
     from hexmcp.core import McpServer, ServerOptions
 
     from .startup import ExitCode, StartupFailure
@@ -211,29 +214,45 @@ def mount_upstreams(server: McpServer, args: argparse.Namespace) -> list[Any]:
                      retry_initial_s=spec.retry_initial_s, retry_max_s=spec.retry_max_s).run for spec in specs]
 
 
+# Commands whose parser is built alone when the command line starts with one: building every command's
+# parser cost `hexmcp stdio` ~10 ms of its start (ADR 0013). `hexmcp --help`, any other first word, a
+# config file (checked against every command's settings) and a usage error get the whole parser.
+BUILT_ALONE = ("stdio", "serve", "index")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, with every setting it does not give from $HEXMCP_<FLAG> or --config (cli_config.py)."""
-    parser, args, extra = parse_with_config(build_parser, argv, os.environ)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = argv[0] if argv and argv[0] in BUILT_ALONE else None
+    parser, args, extra = parse_with_config(functools.partial(build_parser, only), argv, os.environ,
+                                            build_all=build_parser if only else None)
+    if extra and only:
+        parser = build_parser()  # the usage line of an error names every command, as without BUILT_ALONE
     return take_trailing_words(parser, args, extra)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `hexmcp` parser: every command's, or with `only` (one of BUILT_ALONE) that command's and `config`."""
     parser = argparse.ArgumentParser(prog="hexmcp", description="hexmcp: an MCP server for semantic routing tools")
     parser.add_argument("--version", action="version", version=f"hexmcp {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
-    stdio = commands.add_parser("stdio", help="serve one client over stdin/stdout (VS Code, desktop hosts)")
-    _add_common(stdio)
-    stdio.add_argument("--max-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="BYTES",
-                       help="largest accepted message line (default 4 MiB)")
-    add_telemetry_arguments(stdio, stdio=True)
-    serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
-    _add_common(serve)
-    _add_http(serve)
-    add_telemetry_arguments(serve)
-    index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
-    add_index_flags(index)
-    add_client_commands(commands)
-    add_audit_command(commands)
+    if only in (None, "stdio"):
+        stdio = commands.add_parser("stdio", help="serve one client over stdin/stdout (VS Code, desktop hosts)")
+        _add_common(stdio)
+        stdio.add_argument("--max-message-bytes", type=_positive_int, default=4 * 1024 * 1024, metavar="BYTES",
+                           help="largest accepted message line (default 4 MiB)")
+        add_telemetry_arguments(stdio, stdio=True)
+    if only in (None, "serve"):
+        serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")
+        _add_common(serve)
+        _add_http(serve)
+        add_telemetry_arguments(serve)
+    if only in (None, "index"):
+        index = commands.add_parser("index", help="build the knowledge base's passage index ahead of time (resumable)")
+        add_index_flags(index)
+    if only is None:
+        add_client_commands(commands)
+        add_audit_command(commands)
     add_config_support(commands)  # last: --config on every command above, and `hexmcp config check`
     return parser
 
@@ -339,7 +358,7 @@ def _stop(service: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    with collection_paused():
+    with starting(default_cache_dir()):
         args = parse_args(argv)
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
         from .cli_client import run_client_command
@@ -351,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
         return run_audit(args)
-    with collection_paused():
+    with starting(default_cache_dir()):
         from hexmcp.core.log import configure_logging
         from hexmcp.tools.classification import ClassificationError
         from hexmcp.tools.concepts.errors import GlossaryError
@@ -384,7 +403,6 @@ def main(argv: list[str] | None = None) -> int:
 def _index(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from hexmcp.tools.classification.model_cache import default_cache_dir
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.indexing import index_corpus
 
@@ -400,7 +418,7 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
-    with collection_paused():  # composing: imports and registrations, no garbage to speak of (ADR 0011)
+    with starting(default_cache_dir()):  # composing: imports and registrations, no garbage to speak of (ADRs 0011, 0013)
         from hexmcp.core.log import configure_logging
 
         from .stdio import claim_stdout, run_stdio

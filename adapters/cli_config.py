@@ -96,18 +96,25 @@ def add_config_support(commands: Any) -> None:
 
 
 def parse_with_config(build: Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None,
-                      env: Mapping[str, str]) -> tuple[argparse.ArgumentParser, argparse.Namespace, list[str]]:
+                      env: Mapping[str, str], build_all: Callable[[], argparse.ArgumentParser] | None = None,
+                      ) -> tuple[argparse.ArgumentParser, argparse.Namespace, list[str]]:
     """Parse `argv` as `build()`'s parser does, then fill what it did not give from env and the file.
-    A bad file or variable prints one line on stderr and exits 2 (ADR 0502)."""
+    `build_all`, when `build` makes only the named command's parser: every command's, built when a config
+    file is named, since the file is checked whole. A bad file or variable prints one line on stderr and
+    exits 2 (ADR 0502)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build()
     given = _given(parser, argv)
+    path = getattr(given, "config", None) or env.get(CONFIG_ENV) or None
+    if path and build_all is not None:
+        parser = build_all()
+        given = _given(parser, argv)
     command = given.command
     if command not in command_parsers(parser):  # `config check` reads the file itself
         args, extra = parser.parse_known_args(argv)
         return parser, args, extra
     try:
-        layers = Layers.load(parser, env, getattr(given, "config", None) or env.get(CONFIG_ENV) or None)
+        layers = Layers.load(parser, env, path)
         settled = layers.settle(command, {d: v for d, v in vars(given).items() if d in layers.keys[command]})
     except ConfigError as error:
         fail(command, error)

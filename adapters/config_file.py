@@ -17,7 +17,6 @@ parsers (config_schema.py); this module knows only the layout.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -50,6 +49,8 @@ def read_config_file(path: str | Path, keys: Mapping[str, Mapping[str, ConfigKey
                      upstream_parse: Callable[[str], Any] | None) -> ConfigFile:
     """Read and check the file against `keys` (command -> dest -> key); ConfigError on the first problem.
     `upstream_parse` checks an `[[upstream]]` table's name and target (the --upstream flag's type)."""
+    import tomllib  # only when a file is named: not on the start path of a command without one (ADR 0013)
+
     path = Path(path)
     name = path.name
     try:

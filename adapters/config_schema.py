@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import enum
-import shlex
 from typing import Any
 
 import attrs
@@ -84,6 +83,8 @@ class ConfigKey:
             return int(text)
         if self.kind is Kind.VALUE:
             return self._one(text, where)
+        import shlex  # only for a list given in one variable (ADR 0013)
+
         try:
             words = shlex.split(text)  # a list in one variable: space-separated, quoted as in a shell
         except ValueError as error:

@@ -14,6 +14,10 @@ cannot start without: what is left above the second floor is hexmcp's own start-
 
 Bytecode matters here: with PYTHONDONTWRITEBYTECODE set, an editable install recompiles every hexmcp
 module on every start (a regular install has its bytecode from pip). The header says which applies.
+So does the start-up code cache (attrs' generated methods, compiled once per machine: ADR 0013): one
+untimed start of each hexmcp command before the rounds writes it, so the rounds measure every start but a
+machine's first, and one more row measures `--no-classifier` with the cache off, which is what a first
+start costs (plus writing the file).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pathlib import Path
 import attrs
 
 from bench.stdio import COLD_START_TARGET_S, PY, RawClient
+from hexmcp.adapters.start_code_cache import SWITCH_ENV, cache_file
+from hexmcp.tools.cache_dir import default_cache_dir
 
 FLOORS: dict[str, list[str]] = {
     "floor: python + orjson loop": [PY, "-m", "bench.servers.start_floor"],
@@ -38,6 +44,9 @@ FLOORS: dict[str, list[str]] = {
 VARIANTS: dict[str, list[str]] = {
     "hexmcp stdio --no-classifier": ["-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
     "hexmcp stdio (classifier)": ["-m", "hexmcp.adapters.cli", "stdio"],
+}
+CODE_CACHE_OFF = {
+    "hexmcp stdio --no-classifier, code cache off": ["env", f"{SWITCH_ENV}=0", PY, *VARIANTS["hexmcp stdio --no-classifier"]],
 }
 
 
@@ -84,6 +93,12 @@ def bytecode_note() -> str:
     return f"hexmcp from {Path(origin).parents[1]}; its bytecode is {'cached' if cached else 'NOT cached'}, new bytecode {writes}"
 
 
+def code_cache_note() -> str:
+    path = cache_file(default_cache_dir())
+    state = f"{path.stat().st_size // 1024} KB" if path.exists() else "absent"
+    return f"start-up code cache {path} ({state} after the warm-up starts)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15, help="starts of each command (default 15)")
@@ -93,15 +108,18 @@ def main(argv: list[str] | None = None) -> int:
 
     commands = dict(FLOORS)
     commands.update({name: [PY, *tail] for name, tail in VARIANTS.items()})
+    commands.update(CODE_CACHE_OFF)
     if args.reference:
         commands.update({f"reference: {name}": [args.reference, *tail] for name, tail in VARIANTS.items()})
+    for name in VARIANTS:  # untimed: writes the code cache if this machine has none yet
+        start_once(commands[name])
     starts: dict[str, list[Start]] = {name: [] for name in commands}
     for _ in range(args.rounds):
         for name, command in commands.items():
             starts[name].append(start_once(command))
 
-    print(f"cold start to the initialize answer, {args.rounds} rounds; {bytecode_note()}; load average "
-          f"{os.getloadavg()[0]:.1f}")
+    print(f"cold start to the initialize answer, {args.rounds} rounds; {bytecode_note()}; {code_cache_note()}; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'command':<52} {'wall median':>12} {'fastest':>8} {'cpu median':>11}")
     for name, runs in starts.items():
         wall = statistics.median(run.wall_s for run in runs)
@@ -111,15 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         if name in VARIANTS:
             target = f"  (target < {COLD_START_TARGET_S * 1000:.0f} ms: {'met' if wall < COLD_START_TARGET_S else 'MISSED'})"
         print(f"{name:<52} {wall * 1000:>9.0f} ms {min(r.wall_s for r in runs) * 1000:>5.0f} ms {cpu:>11}{target}")
+    paired("code cache on / off, --no-classifier", starts["hexmcp stdio --no-classifier"],
+           starts["hexmcp stdio --no-classifier, code cache off"])
     if args.reference:
         for name in VARIANTS:
-            pairs = zip(starts[name], starts[f"reference: {name}"])
-            wall_ratio = statistics.median(a.wall_s / b.wall_s for a, b in pairs)
-            cpu_pairs = [(a.cpu_s, b.cpu_s) for a, b in zip(starts[name], starts[f"reference: {name}"])
-                         if a.cpu_s and b.cpu_s]
-            cpu_ratio = f"{statistics.median(a / b for a, b in cpu_pairs):.3f}" if cpu_pairs else "n/a"
-            print(f"{name} / reference, median of paired ratios: wall {wall_ratio:.3f}, cpu {cpu_ratio}")
+            paired(f"{name} / reference", starts[name], starts[f"reference: {name}"])
     return 0
+
+
+def paired(label: str, ours: list[Start], theirs: list[Start]) -> None:
+    """Median of the ratios of starts made in the same round: a busy neighbour slows both alike."""
+    wall_ratio = statistics.median(a.wall_s / b.wall_s for a, b in zip(ours, theirs))
+    cpu_pairs = [(a.cpu_s, b.cpu_s) for a, b in zip(ours, theirs) if a.cpu_s and b.cpu_s]
+    cpu_ratio = f"{statistics.median(a / b for a, b in cpu_pairs):.3f}" if cpu_pairs else "n/a"
+    print(f"{label}, median of paired ratios: wall {wall_ratio:.3f}, cpu {cpu_ratio}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ its environment variable, its flag, and how its text is parsed. A value that can
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
@@ -235,7 +234,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise GatewayConfigError(where, f"cannot be read ({error.strerror or error})") from None
-    import yaml  # only with a config file: `hexmcp stdio` without one does not pay for PyYAML (ADR 0007)
+    import tomllib  # only with a config file, as PyYAML: neither is on `hexmcp stdio`'s start path (ADRs 0007, 0013)
+
+    import yaml
 
     try:
         document = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)

