@@ -173,10 +173,25 @@ def attrs_methods_cached(cache: CodeCache | None) -> Iterator[CodeCache | None]:
     # (start_phase.py), and importing attrs makes thousands of objects.
     import attr._make as attrs_make
 
-    original = attrs_make._compile_and_eval
+    original = getattr(attrs_make, "_compile_and_eval", None)
+    if not _hookable(original):  # an attrs release that moved or reshaped it: compile as attrs does
+        yield None
+        return
     attrs_make._compile_and_eval = cache.compile_and_eval
     try:
         yield cache
     finally:
         attrs_make._compile_and_eval = original
         cache.save()
+
+
+_PARAMETERS = ("script", "globs", "locs", "filename")
+
+
+def _hookable(function: Any) -> bool:
+    """Whether `function` is the `_compile_and_eval(script, globs, locs, filename)` the cache stands in for.
+
+    Checked at every start, not only by the fence test: an installed attrs newer than the one CI saw must
+    never break a start, only lose the cache."""
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_argcount == len(_PARAMETERS) and code.co_varnames[:4] == _PARAMETERS

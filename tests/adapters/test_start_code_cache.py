@@ -169,3 +169,25 @@ def test_the_switch_turns_the_cache_off_and_the_file_is_named_for_the_interprete
     cache = the_cache(tmp_path)
     assert cache is not None and cache.path == cache_file(tmp_path)
     assert cache.path.parent == tmp_path / "start" and cache_file(tmp_path).name.endswith(".marshal")
+
+
+@pytest.mark.parametrize("replacement", ["missing", "reshaped"])
+def test_an_attrs_without_the_hook_point_starts_without_the_cache(tmp_path: Path, monkeypatch, replacement: str) -> None:
+    """A user's attrs may be newer than CI's: a moved or reshaped `_compile_and_eval` loses the cache, never
+    a start."""
+    if replacement == "missing":
+        monkeypatch.delattr(attr._make, "_compile_and_eval")
+    else:
+        original = attr._make._compile_and_eval
+
+        def reshaped(source: str, globs: dict, locs: Any = None, filename: str = "", extra: int = 0) -> None:
+            original(source, globs, locs, filename)
+
+        monkeypatch.setattr(attr._make, "_compile_and_eval", reshaped)
+    cache = CodeCache(tmp_path / "attrs.marshal", {})
+    with attrs_methods_cached(cache) as used:
+        assert used is None
+    assert cache.compiled == 0 and not (tmp_path / "attrs.marshal").exists()
+    if replacement == "reshaped":
+        Made = attrs.make_class(f"Reshaped{next(_names)}", ["x"], frozen=True)  # noqa: N806
+        assert Made(x=1) == Made(x=1)
