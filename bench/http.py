@@ -7,9 +7,9 @@ Each server runs in its own process (hexmcp: `bench/servers/hexmcp_http_echo.py`
 with one echo tool; SDK: `bench/servers/sdk_http_echo.py`, stateful Streamable HTTP, json_response=True,
 uvicorn at WARNING; ceiling: `bench/servers/raw_asgi_echo.py`, a bare ASGI function under the same
 uvicorn, httptools + uvloop, parsing with orjson; floor: `bench/servers/core_asgi_floor.py`, that ceiling
-plus hexmcp's core answering the call, no HTTP adapter: what hexmcp could reach with a free adapter).
-Every server runs under the same uvicorn options (httptools, uvloop, one worker, no access log, no
-server header). One session each is initialized, then `wrk` (a C load
+plus hexmcp's core answering the call, no HTTP adapter: what hexmcp could reach with a free adapter;
+it runs on hexmcp's own uvicorn protocol, ADR 0213). Every server runs under the same uvicorn options
+(httptools, uvloop, one worker, no access log, no server header). One session each is initialized, then `wrk` (a C load
 generator, so the client is never the bottleneck; `apt-get install wrk`) replays the same POST with the
 session header at concurrency 1 and 32. All three stay up and the rounds interleave them, so machine noise
 hits each alike. Reported per server: req/s (median of rounds), p50 (median), p99 (worst round), and the

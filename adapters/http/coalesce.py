@@ -48,6 +48,9 @@ class CoalescingTransport:
             if not self._transport.is_closing():
                 self._transport.write(data)
 
+    def is_closing(self) -> bool:  # uvicorn asks after every response: spared the __getattr__ detour
+        return self._transport.is_closing()
+
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + self._held_bytes
 

@@ -6,7 +6,14 @@ session (`Session.handle_request`: lifecycle, route, params, the tool, the resul
 `rpc_layer.answer` + `jsonrpc.dumps`. No guard, auth, body limit, concurrency cap, deadline, SSE
 switch or error handling: what is left between this and `hexmcp serve` is the HTTP adapter's own
 cost, and hexmcp cannot be faster than this without making the core cheaper.
-`python bench/servers/core_asgi_floor.py --port P`; same uvicorn options as the ceiling.
+
+It runs on the uvicorn protocol hexmcp runs on (`uvicorn_fence.GuardedHttpToolsProtocol`, through the
+runner's `uvicorn_config`: the coalescing transport that sends head and body in one write, the
+per-request hooks) and answers with a content-length as hexmcp does. Until ADR 0213 it ran on uvicorn's
+plain protocol like the ceiling, answering chunked in two writes: at c=32 it then paid a system call a
+request that hexmcp does not, which hid about a fifth of hexmcp's adapter cost behind the kernel's and
+made the floor scale worse from c=1 to c=32 than the servers around it.
+`python bench/servers/core_asgi_floor.py --port P`.
 """
 
 from __future__ import annotations
@@ -14,9 +21,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from raw_asgi_echo import JSON_HEADERS, read_body, serve  # run as a script: this folder heads sys.path
+import uvicorn
+from raw_asgi_echo import JSON_HEADERS, UVICORN_OPTIONS, port_argument, read_body  # run as a script: this folder heads sys.path
 
 from hexmcp.adapters import jsonrpc, rpc_layer
+from hexmcp.adapters.http import HttpConfig
+from hexmcp.adapters.http.runner import uvicorn_config
 from hexmcp.core import McpServer, NullPeer, Session
 
 server = McpServer("bench-echo-floor", "1.0.0")
@@ -53,9 +63,17 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     assert isinstance(request, jsonrpc.Request), request
     outcome = await rpc_layer.serve_request(core, request, trace_ids.next())
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": jsonrpc.dumps(rpc_layer.answer(request.id, outcome))})
+    body = jsonrpc.dumps(rpc_layer.answer(request.id, outcome))
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def floor_config(port: int = 0) -> uvicorn.Config:
+    """hexmcp's uvicorn configuration (its protocol, the fence) serving the floor app, lifespan off."""
+    options = {name: value for name, value in UVICORN_OPTIONS.items() if name != "http"}  # the fence's protocol stays
+    return uvicorn_config(app, HttpConfig(port=port), **options)
 
 
 if __name__ == "__main__":
-    serve(app)
+    uvicorn.Server(floor_config(port_argument())).run()

@@ -47,13 +47,20 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
                 "body": orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result})})
 
 
-def serve(asgi_app: Any) -> None:
-    """Serve `asgi_app` on `--port` with the uvicorn options every server of bench/http.py runs under."""
+UVICORN_OPTIONS = dict(http="httptools", loop="uvloop", lifespan="off", log_level="warning", access_log=False,
+                       server_header=False)
+"""The uvicorn options every server of bench/http.py runs under (hexmcp's runner sets the same)."""
+
+
+def port_argument() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    args = parser.parse_args()
-    uvicorn.run(asgi_app, host="127.0.0.1", port=args.port, http="httptools", loop="uvloop", lifespan="off",
-                log_level="warning", access_log=False, server_header=False)
+    return parser.parse_args().port
+
+
+def serve(asgi_app: Any) -> None:
+    """Serve `asgi_app` on `--port` under uvicorn's own httptools protocol."""
+    uvicorn.run(asgi_app, host="127.0.0.1", port=port_argument(), **UVICORN_OPTIONS)
 
 
 if __name__ == "__main__":

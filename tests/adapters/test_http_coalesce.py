@@ -57,7 +57,9 @@ def test_close_flushes_first_and_abort_drops() -> None:
         for inner in (closed, aborted):
             outer = CoalescingTransport(inner, loop)  # type: ignore[arg-type]
             outer.write(b"last words")
+            assert not outer.is_closing()
             outer.close() if inner is closed else outer.abort()
+            assert outer.is_closing()
         await asyncio.sleep(0)  # the scheduled flush finds nothing left to write
         return closed, aborted
 
