@@ -39,6 +39,9 @@ from hexmcp.tools.cache_dir import default_cache_dir
 ANCHORS: dict[str, list[str]] = {
     "floor: python + orjson loop": [PY, "-m", "bench.servers.start_floor"],
     "floor: + asyncio, uvloop, structlog, attrs, cattrs": [PY, "-m", "bench.servers.start_floor", "--libraries"],
+    # hexmcp's core and stdio adapter serving no tools under the command's start-up block: what `hexmcp stdio`
+    # costs above it is its command line and tools, the most deferring them could save (ADR 0013).
+    "floor: + hexmcp core, stdio adapter, no tools": [PY, "-m", "bench.servers.core_floor"],
     # Not a floor: hexmcp's public API without the command's start-up block, so every attrs method is
     # compiled on every start (no code cache, collector running). It sits above `hexmcp stdio` (ADR 0013).
     "not a floor: bench echo server, no start-up block": [PY, "-m", "bench.servers.hexmcp_echo"],
