@@ -1,26 +1,20 @@
 """What clients see of the concept tools: the five tools' definitions, the `concept://{id}` resource
-template and the `explain-concept` prompt, registered over an implementation that is loaded when first
-needed.
+template and the `explain-concept` prompt, registered over handlers got from a function when used.
 
-`hexmcp stdio` registers these before its `initialize` answer; the handlers (mcp_tools.py, with the
-item builders and the concept layer's value classes under them) load on the first call or read, or
-from the start-up hook once the answer is out, so the handshake does not pay for modules a session may
-never use (issue 14, ADR 0013). A call that comes first loads them itself: it waits, it never errors.
-The definitions are the same objects either way, so tools/list cannot tell the two apart.
+mcp_tools.py registers them over handlers made at once; first_use.py over handlers made on first use,
+which is how `hexmcp stdio` registers them before its `initialize` answer (issue 14, ADR 0013). The
+definitions are the same objects either way, so tools/list cannot tell the two apart.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Awaitable, Callable, Mapping, Protocol
 
 from hexmcp.core import McpServer, ToolContext, models
 
 from .schemas import CONCEPT_SCHEMA, CONCEPT_URI, GRAPH_SCHEMA, PASSAGE_SCHEMA, SCORE_SCHEMA, items_output
 from .service import ConceptService
 from .vocabulary import DERIVED_RELATIONS, Metric
-
-if TYPE_CHECKING:
-    from .mcp_tools import ConceptHandlers
 
 MAX_TEXT_CHARS = 100_000
 RESOLVED_SCORE = 0.3  # resolver.RESOLVED_SCORE, restated for the description (a test holds them equal)
@@ -94,7 +88,17 @@ PROMPT = models.Prompt(
     arguments=[models.PromptArgument(name="conceptId", required=True,
                                      description="A concept id (see resolveConcept; completion offers ids).")])
 
-Implementation = Callable[[], "ConceptHandlers"]
+
+
+class Handlers(Protocol):
+    """What the definitions call into (mcp_tools.ConceptHandlers is one)."""
+
+    tools: Mapping[str, Callable[[dict[str, Any], ToolContext], Awaitable[Any]]]
+    read: Callable[[str], Awaitable[str]]  # the concept://{id} template's reader
+    render: Callable[[str], Awaitable[list[models.PromptMessage]]]  # the explain-concept prompt
+
+
+Implementation = Callable[[], Handlers]
 
 
 def register_definitions(server: McpServer, service: ConceptService, implementation: Implementation) -> None:
@@ -125,27 +129,3 @@ def _tool(implementation: Implementation, name: str) -> Any:
     async def call(arguments: dict[str, Any], ctx: ToolContext) -> Any:
         return await implementation().tools[name](arguments, ctx)
     return call
-
-
-def loaded_on_first_use(service: ConceptService) -> Implementation:
-    """The handlers over `service`, imported and made by the first caller and kept (the import is
-    synchronous, so two first calls cannot both make them)."""
-    made: list[ConceptHandlers] = []
-
-    def implementation() -> ConceptHandlers:
-        if not made:
-            from .mcp_tools import concept_handlers
-
-            made.append(concept_handlers(service))
-        return made[0]
-    return implementation
-
-
-def register_concept_definitions(server: McpServer, knowledge: Any,
-                                 glossary_path: str | None = None) -> ConceptService:
-    """The concept tools on `server` with their handlers loaded on first use; the service (made now: a bad
-    glossary stops start-up, GlossaryError), whose start-up hook loads them once the server is answering."""
-    service = ConceptService(knowledge, glossary_path)
-    service.load_handlers = implementation = loaded_on_first_use(service)
-    register_definitions(server, service, implementation)
-    return service

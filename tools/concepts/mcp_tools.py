@@ -33,8 +33,7 @@ class ConceptHandlers:
 
 
 def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str | None = None) -> ConceptService:
-    """The concept tools on `server` with their handlers made now (definitions.py's
-    register_concept_definitions makes them on first use instead)."""
+    """The concept tools on `server` with their handlers made now (first_use.py makes them on first use)."""
     service = ConceptService(knowledge, glossary_path)
     handlers = concept_handlers(service)
     register_definitions(server, service, lambda: handlers)

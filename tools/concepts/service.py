@@ -36,7 +36,7 @@ class ConceptService:
         self._cache: EvidenceCache | None = None
         self._lock = asyncio.Lock()
         self._rebuild: asyncio.Task[ConceptBase] | None = None
-        # Set when the tools' handlers load on first use (definitions.py): start() loads them first, once
+        # Set when the tools' handlers are made on first use (first_use.py): start() loads them first, once
         # the server is answering, so a first call rarely has to.
         self.load_handlers: Callable[[], Any] | None = None
 

@@ -1,4 +1,4 @@
-"""The concept tools registered with their handlers loaded on first use (definitions.py, ADR 0013): what
+"""The concept tools registered with their handlers made on first use (first_use.py, ADR 0013): what
 clients see is identical to the eager registration, nothing of the implementation is imported to
 register them, and a call, a read or a prompt that comes before the start-up hook loads the handlers
 answers as the eager tools do."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hexmcp.core import McpServer
-from hexmcp.tools.concepts.definitions import loaded_on_first_use, register_concept_definitions
+from hexmcp.tools.concepts.first_use import loaded_on_first_use, register_concept_tools_on_first_use
 from hexmcp.tools.concepts.mcp_tools import register_concept_tools
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
@@ -40,7 +40,7 @@ async def _listed(server: McpServer) -> tuple[list, list, list]:
 async def test_definitions_are_listed_exactly_as_the_eager_registration_lists_them(corpus_dir: Path,
                                                                                      concepts_cache: Path) -> None:
     eager, _ = _served(register_concept_tools, corpus_dir, concepts_cache)
-    deferred, _ = _served(register_concept_definitions, corpus_dir, concepts_cache)
+    deferred, _ = _served(register_concept_tools_on_first_use, corpus_dir, concepts_cache)
     assert [t.name for t in deferred.tools.definitions()] == [t.name for t in eager.tools.definitions()]
     assert await _listed(deferred) == await _listed(eager)  # names, schemas, descriptions, order; prompts; templates
 
@@ -48,8 +48,8 @@ async def test_definitions_are_listed_exactly_as_the_eager_registration_lists_th
 def test_registering_the_definitions_imports_none_of_the_implementation(corpus_dir: Path) -> None:
     code = ("import sys\n"
             "from hexmcp.core import McpServer\n"
-            "from hexmcp.tools.concepts.definitions import register_concept_definitions\n"
-            "register_concept_definitions(McpServer('t', '0'), knowledge=None)\n"
+            "from hexmcp.tools.concepts.first_use import register_concept_tools_on_first_use\n"
+            "register_concept_tools_on_first_use(McpServer('t', '0'), knowledge=None)\n"
             f"print(sorted(m for m in {IMPLEMENTATION!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
@@ -67,7 +67,7 @@ async def test_first_calls_before_the_start_up_hook_answer_like_the_eager_tools(
                                                                                embedder) -> None:
     """No start-up hook has run: the first call loads the handlers (and waits for the concept base)."""
     answers = []
-    for register in (register_concept_definitions, register_concept_tools):
+    for register in (register_concept_tools_on_first_use, register_concept_tools):
         server, _ = _served(register, corpus_dir, concepts_cache)
         client = CoreClient(server, RecordingPeer())
         await client.initialize()
