@@ -155,9 +155,9 @@ def build_concepts(server: McpServer, args: argparse.Namespace, knowledge: Any) 
     GlossaryError (file, line, reason) here, before anything is served."""
     if knowledge is None:
         return None
-    from hexmcp.tools.concepts.mcp_tools import register_concept_tools
+    from hexmcp.tools.concepts.first_use import register_concept_tools_on_first_use
 
-    return register_concept_tools(server, knowledge, args.glossary)
+    return register_concept_tools_on_first_use(server, knowledge, args.glossary)  # handlers made on first use (ADR 0013)
 
 
 def _classification_config(args: argparse.Namespace) -> Any:

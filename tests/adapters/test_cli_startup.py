@@ -51,7 +51,10 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
                          "prometheus_client", "opentelemetry", "aiohttp", "httpx", "redis", "starlette", "uvicorn",
                          "websockets", "hexmcp.client", "hexmcp.adapters.http", "hexmcp.adapters.ws",
                          "hexmcp.adapters.audit.reader", "importlib.metadata",
-                         "tomllib", "shlex")  # read only for a config file, a list in one variable (ADR 0013)
+                         "tomllib", "shlex",  # read only for a config file, a list in one variable (ADR 0013)
+                         # the concept tools' handlers, loaded on first use or by the start-up hook (ADR 0013)
+                         "hexmcp.tools.concepts.mcp_tools", "hexmcp.tools.concepts.items",
+                         "hexmcp.tools.concepts.model")
 # Run as `python -c PROBE stdio ...`: the real `hexmcp stdio` (its module imported first, as the command does),
 # which also writes into $MODULES_AT_ANSWER, at the moment the first answer (to `initialize`) goes to the wire,
 # the names of the modules loaded and what the compiled code cache did (ADR 0013).

@@ -12,6 +12,9 @@ import enum
 
 import attrs
 
+from .vocabulary import (BROADER, CO_OCCURS, DEFINED_IN, DERIVED_RELATIONS, LINKS_TO, NARROWER,  # noqa: F401 - re-exported
+                         SIMILAR, Metric)
+
 
 class EvidenceKind(str, enum.Enum):
     """Where a concept was seen, most trusted first; the prior is what one sighting is worth."""
@@ -32,18 +35,6 @@ _PRIORS = {EvidenceKind.GLOSSARY: 1.0, EvidenceKind.DEFINITION: 0.85, EvidenceKi
            EvidenceKind.HEADING: 0.7, EvidenceKind.LINK: 0.5, EvidenceKind.KEYPHRASE: 0.4}
 
 
-class Metric(str, enum.Enum):
-    """analyzeGraph's metrics (graph.py computes them)."""
-
-    PAGERANK = "pagerank"
-    BETWEENNESS = "betweenness"
-    DEGREE = "degree"
-    COMMUNITIES = "communities"
-
-
-DEFINED_IN, BROADER, NARROWER, LINKS_TO = "defined-in", "broader", "narrower", "links-to"
-CO_OCCURS, SIMILAR = "co-occurs-with", "similar-to"
-DERIVED_RELATIONS = (DEFINED_IN, BROADER, NARROWER, LINKS_TO, CO_OCCURS, SIMILAR)
 
 
 @attrs.frozen(kw_only=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import structlog
 
@@ -36,6 +36,9 @@ class ConceptService:
         self._cache: EvidenceCache | None = None
         self._lock = asyncio.Lock()
         self._rebuild: asyncio.Task[ConceptBase] | None = None
+        # Set when the tools' handlers are made on first use (first_use.py): start() loads them first, once
+        # the server is answering, so a first call rarely has to.
+        self.load_handlers: Callable[[], Any] | None = None
 
     @property
     def ready(self) -> bool:
@@ -48,6 +51,8 @@ class ConceptService:
 
     async def start(self) -> None:
         """Build once the knowledge index is complete (the start-up hook)."""
+        if self.load_handlers is not None:
+            self.load_handlers()
         from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode
 
         await self.knowledge.start()
