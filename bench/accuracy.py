@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from hexmcp.tools.cache_dir import default_cache_dir
 from hexmcp.tools.classification import (
     ClassificationConfig,
     embedding_cache,
@@ -89,7 +90,7 @@ def evaluate(quantization: str, data: Path, max_tokens: int, threads: int) -> li
 
     files = locate_model_files()
     digest = file_sha256(files.weights)
-    cache_dir = model_cache.default_cache_dir()
+    cache_dir = default_cache_dir()
     encoder = SentenceEncoder(
         model_cache.load_or_build(files, cache_dir, quantization, digest), files.tokenizer, max_tokens, threads
     )

@@ -22,6 +22,7 @@ import pytest
 from hexmcp.adapters.cli import diagnose
 from hexmcp.adapters.startup import ExitCode
 from hexmcp.tools.classification import CacheDirError, ClassificationConfig, ModelCacheError, ModelFilesError
+from hexmcp.tools.cache_dir import default_cache_dir
 from hexmcp.tools.classification import model_cache
 from hexmcp.tools.classification.model_files import MODEL_DISTRIBUTION, MODEL_PACKAGE, file_sha256, locate_model_files
 from hexmcp.tools.classification.preflight import prepare_model
@@ -43,7 +44,7 @@ REFUSE_EVERY_MODEL = (
 def warm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache holding the converted model, seeded from the user's cache when it has it (else converted)."""
     cache = tmp_path_factory.mktemp("warm-cache")
-    seed = model_cache.default_cache_dir() / "models"
+    seed = default_cache_dir() / "models"
     if seed.is_dir():
         (cache / "models").mkdir()
         for path in seed.glob("minilm-*"):

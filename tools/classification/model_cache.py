@@ -16,8 +16,6 @@ from pathlib import Path
 
 import structlog
 
-from hexmcp.tools.cache_dir import default_cache_dir  # noqa: F401  (re-exported: callers import it from here)
-
 from .converter_version import CONVERTER_VERSION
 from .errors import ModelCacheError
 from .model_files import ModelFiles, memoised_sha256

@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from hexmcp.tools.cache_dir import default_cache_dir
+
 from . import model_cache
 from .config import ClassificationConfig
 from .errors import CacheDirError
@@ -20,7 +22,7 @@ CACHE_SUBDIRS = ("models", "embeddings")
 
 
 def cache_dir_of(config: ClassificationConfig) -> Path:
-    return Path(config.cache_dir) if config.cache_dir else model_cache.default_cache_dir()
+    return Path(config.cache_dir) if config.cache_dir else default_cache_dir()
 
 
 def check_cache_dir(cache_dir: Path) -> None:

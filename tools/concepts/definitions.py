@@ -14,10 +14,9 @@ from hexmcp.core import McpServer, ToolContext, models
 
 from .schemas import CONCEPT_SCHEMA, CONCEPT_URI, GRAPH_SCHEMA, PASSAGE_SCHEMA, SCORE_SCHEMA, items_output
 from .service import ConceptService
-from .vocabulary import DERIVED_RELATIONS, Metric
+from .vocabulary import DERIVED_RELATIONS, RESOLVED_SCORE, Metric
 
 MAX_TEXT_CHARS = 100_000
-RESOLVED_SCORE = 0.3  # resolver.RESOLVED_SCORE, restated for the description (a test holds them equal)
 MAX_TERM_CHARS = 200
 MAX_DEPTH = 3
 DEFAULT_GRAPH_LIMIT = 50
@@ -87,7 +86,6 @@ PROMPT = models.Prompt(
     description="A grounded explanation request: the concept's summary and its best passages, numbered for citation.",
     arguments=[models.PromptArgument(name="conceptId", required=True,
                                      description="A concept id (see resolveConcept; completion offers ids).")])
-
 
 
 class Handlers(Protocol):

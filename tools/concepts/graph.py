@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 import attrs
 import networkx as nx
 
-from .model import Edge, Metric
+from .model import Edge
+from .vocabulary import Metric
 
 BETWEENNESS_SAMPLES = 256
 SEED = 16

@@ -15,11 +15,10 @@ import attrs
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 
 from . import items
-from .definitions import (DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, NEIGHBOURHOOD_DEPTH, RESOLVED_SCORE,  # noqa: F401
-                          register_definitions)
+from .definitions import DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, NEIGHBOURHOOD_DEPTH, register_definitions
 from .errors import UnknownConceptError
-from .model import Metric
 from .service import ConceptService
+from .vocabulary import Metric
 
 if TYPE_CHECKING:  # the query side imports numpy and networkx: loaded with the first call, not at start-up
     from .base import ConceptBase

@@ -12,9 +12,6 @@ import enum
 
 import attrs
 
-from .vocabulary import (BROADER, CO_OCCURS, DEFINED_IN, DERIVED_RELATIONS, LINKS_TO, NARROWER,  # noqa: F401 - re-exported
-                         SIMILAR, Metric)
-
 
 class EvidenceKind(str, enum.Enum):
     """Where a concept was seen, most trusted first; the prior is what one sighting is worth."""
@@ -33,8 +30,6 @@ class EvidenceKind(str, enum.Enum):
 
 _PRIORS = {EvidenceKind.GLOSSARY: 1.0, EvidenceKind.DEFINITION: 0.85, EvidenceKind.ACRONYM: 0.85,
            EvidenceKind.HEADING: 0.7, EvidenceKind.LINK: 0.5, EvidenceKind.KEYPHRASE: 0.4}
-
-
 
 
 @attrs.frozen(kw_only=True)

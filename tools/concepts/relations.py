@@ -20,9 +20,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from .dedup import Draft
-from .model import (BROADER, CO_OCCURS, DEFINED_IN, LINKS_TO, NARROWER, SIMILAR,
-                    Edge, EvidenceKind)
+from .model import Edge, EvidenceKind
 from .text import key_of
+from .vocabulary import BROADER, CO_OCCURS, DEFINED_IN, LINKS_TO, NARROWER, SIMILAR
 
 DOCUMENT_PREFIX = "doc:"
 MIN_SHARED = 2

@@ -21,8 +21,8 @@ import numpy as np
 from .base import ConceptBase
 from .spelling import spelled_like
 from .text import key_of, tokens
+from .vocabulary import RESOLVED_SCORE
 
-RESOLVED_SCORE = 0.3
 MAX_ALTERNATIVES = 5
 SEMANTIC_CAP = 0.9
 TITLE_SHARE = 0.5  # semantic score = this × title cosine + the rest × the best defining passage's cosine

@@ -1,6 +1,7 @@
-"""The words the concept tools' wire uses: analyzeGraph's metrics and the derived relation kinds.
+"""The words and thresholds the concept tools' wire uses: analyzeGraph's metrics, the derived relation kinds,
+and the score under which resolveConcept says `resolved: false`.
 
-Apart from model.py (which re-exports them) so that the tools' definitions, registered before the
+Apart from model.py and resolver.py so that the tools' definitions, registered before the
 `initialize` answer, name them without defining the concept layer's value classes (ADR 0013).
 """
 
@@ -21,3 +22,5 @@ class Metric(str, enum.Enum):
 DEFINED_IN, BROADER, NARROWER, LINKS_TO = "defined-in", "broader", "narrower", "links-to"
 CO_OCCURS, SIMILAR = "co-occurs-with", "similar-to"
 DERIVED_RELATIONS = (DEFINED_IN, BROADER, NARROWER, LINKS_TO, CO_OCCURS, SIMILAR)
+
+RESOLVED_SCORE = 0.3  # resolver.py's threshold, and the number resolveConcept's description states

@@ -29,14 +29,14 @@ class PassageEmbedder:
 
     @classmethod
     def load(cls, *, quantization: str = "int8", threads: int = 1, cache_dir: Path | None = None) -> PassageEmbedder:
-        from hexmcp.tools.classification import model_cache
+        from hexmcp.tools.cache_dir import default_cache_dir
         from hexmcp.tools.classification.config import ClassificationConfig
         from hexmcp.tools.classification.encoder import features_key
         from hexmcp.tools.classification.engine import open_encoder
         from hexmcp.tools.classification.model_files import MODEL_ID, locate_model_files, memoised_sha256
         from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
 
-        cache = cache_dir or model_cache.default_cache_dir()
+        cache = cache_dir or default_cache_dir()
         files = locate_model_files()
         digest = memoised_sha256(files.weights, cache / "models")
         # The classifier's way in: a cached model onnxruntime refuses is rebuilt once, then an error.

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from hexmcp.core import McpServer, ToolContext, ToolError
+from hexmcp.tools.cache_dir import default_cache_dir
 
 from .errors import IndexingCancelled
 
@@ -53,7 +54,7 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
     embedder = service.embedder
     chunked = {d.document_id: len(chunk_document(d, DEFAULT_MAX_CHARS)) for d in documents}
     total = sum(chunked.values())
-    cache_dir = service.config.cache_dir or _default_cache_dir()
+    cache_dir = service.config.cache_dir or default_cache_dir()
     cached = {d.document_id: cache_dir / "knowledge" / f"{vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, d)}.npy"
               for d in documents}
     if fresh:  # drop these documents' cached vectors: they are embedded again and the new ones cached
@@ -89,9 +90,3 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
         raise
     return {"documents": len(documents), "passages": len(index.passages), "embedded": to_embed,
             "seconds": round(time.perf_counter() - started, 3), "version": index.version}
-
-
-def _default_cache_dir() -> Any:
-    from .service import _default_cache_dir as default
-
-    return default()

@@ -23,6 +23,8 @@ from urllib.parse import quote
 import attrs
 import structlog
 
+from hexmcp.tools.cache_dir import default_cache_dir
+
 from .corpus import CorpusSpec, discover, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
@@ -223,7 +225,7 @@ class KnowledgeService:
             for document_id in (*change.removed, *change.modified):
                 self._store.delete_document(document_id)
             stored = frozenset(self.documents.keys() - {*change.added, *change.modified})
-        cache = self.config.cache_dir or _default_cache_dir()
+        cache = self.config.cache_dir or default_cache_dir()
         self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
         index = build_index(list(self.documents.values()), self._embedder, self._store, cache_dir=cache,
                             publish=publish, cancelled=self._cancel.is_set, stored=stored,
@@ -252,9 +254,3 @@ def _store_unavailable(build: asyncio.Future[Any]) -> str | None:
     if isinstance(error, VectorStoreError) and error.code is VectorStoreErrorCode.UNAVAILABLE:
         return error.message
     return None
-
-
-def _default_cache_dir() -> Path:
-    from hexmcp.tools.classification.model_cache import default_cache_dir
-
-    return default_cache_dir()

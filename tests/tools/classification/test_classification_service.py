@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,6 +12,8 @@ from hypothesis import strategies as st
 
 from hexmcp.tools.classification import ClassificationConfig, ClassificationInputError, ClassificationService
 from hexmcp.tools.classification.head import entropy_nats
+
+from tests.support.fresh_imports import modules_imported_by
 
 pytestmark = pytest.mark.slow
 
@@ -139,10 +139,5 @@ def test_describe_and_categories(service):
 
 
 def test_importing_the_package_stays_light():
-    code = (
-        "import sys; import hexmcp.tools.classification as c; "
-        "c.ClassificationService.from_config(c.ClassificationConfig()); "
-        "print(sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers', 'onnx', 'safetensors') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    code = "import hexmcp.tools.classification as c\nc.ClassificationService.from_config(c.ClassificationConfig())"
+    assert modules_imported_by(code, ("numpy", "onnxruntime", "tokenizers", "onnx", "safetensors")) == []

@@ -5,8 +5,6 @@ answers as the eager tools do."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ from hexmcp.tools.concepts.mcp_tools import register_concept_tools
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
 from hexmcp.tools.knowledge.service import KnowledgeConfig
+
+from tests.support.fresh_imports import modules_imported_by
 from tests.support.peer import CoreClient, RecordingPeer
 
 # What only the handlers need: never imported to register the definitions.
@@ -46,14 +46,10 @@ async def test_definitions_are_listed_exactly_as_the_eager_registration_lists_th
 
 
 def test_registering_the_definitions_imports_none_of_the_implementation(corpus_dir: Path) -> None:
-    code = ("import sys\n"
-            "from hexmcp.core import McpServer\n"
+    code = ("from hexmcp.core import McpServer\n"
             "from hexmcp.tools.concepts.first_use import register_concept_tools_on_first_use\n"
-            "register_concept_tools_on_first_use(McpServer('t', '0'), knowledge=None)\n"
-            f"print(sorted(m for m in {IMPLEMENTATION!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+            "register_concept_tools_on_first_use(McpServer('t', '0'), knowledge=None)")
+    assert modules_imported_by(code, IMPLEMENTATION, timeout_s=60) == []
 
 
 def test_the_handlers_are_made_once() -> None:

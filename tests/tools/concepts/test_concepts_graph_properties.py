@@ -51,7 +51,7 @@ def test_neighbourhoods_respect_depth_and_limit_and_never_dangle(edges, present,
 @settings(max_examples=200, deadline=None)
 @given(edges=edges_strategy)
 def test_metrics_are_unit_scores_over_concepts_only(edges) -> None:
-    from hexmcp.tools.concepts.model import Metric
+    from hexmcp.tools.concepts.vocabulary import Metric
 
     graph = _graph(edges, 12)
     for metric in Metric:

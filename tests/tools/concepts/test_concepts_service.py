@@ -3,8 +3,6 @@ re-reads only the changed document, and the bundled corpus's concept set above i
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,17 +13,16 @@ from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
 from hexmcp.tools.knowledge.service import KnowledgeConfig
 
+from tests.support.fresh_imports import modules_imported_by
+
 DEFERRED = ("numpy", "networkx", "scipy", "rapidfuzz", "yake", "jsonschema", "Stemmer")
 
 
 def test_registering_the_concept_tools_imports_nothing_heavy() -> None:
-    code = ("import sys\nfrom hexmcp.adapters import cli\nargs = cli.parse_args(['stdio', '--no-classifier'])\n"
+    code = ("from hexmcp.adapters import cli\nargs = cli.parse_args(['stdio', '--no-classifier'])\n"
             "server, _ = cli.build_server_and_service(args)\n"
-            "assert cli.build_concepts(server, args, cli.build_knowledge(server, args)) is not None\n"
-            f"print(sorted(m for m in {DEFERRED!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+            "assert cli.build_concepts(server, args, cli.build_knowledge(server, args)) is not None")
+    assert modules_imported_by(code, DEFERRED) == []
 
 
 @pytest.mark.anyio

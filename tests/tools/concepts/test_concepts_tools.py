@@ -9,7 +9,8 @@ import pytest
 
 from hexmcp.core import McpServer
 from hexmcp.tools.concepts import resolver
-from hexmcp.tools.concepts.mcp_tools import RESOLVED_SCORE, register_concept_tools
+from hexmcp.tools.concepts.vocabulary import RESOLVED_SCORE
+from hexmcp.tools.concepts.mcp_tools import register_concept_tools
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
 from hexmcp.tools.knowledge.service import KnowledgeConfig

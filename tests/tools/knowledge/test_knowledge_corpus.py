@@ -14,6 +14,8 @@ from hexmcp.tools.knowledge.corpus import CorpusSpec, discover, load_documents
 from hexmcp.tools.knowledge.errors import CorpusError
 from hexmcp.tools.knowledge.readers import parse_markdown, parse_rst, read_document
 
+from tests.support.fresh_imports import modules_imported_by
+
 MARKDOWN = """---
 title: The Guide
 tags: [a, b]
@@ -170,17 +172,11 @@ def test_passages_are_exact_bounded_slices_with_unique_ids(text: str, max_chars:
 
 def test_registering_the_tools_leaves_numpy_unloaded() -> None:
     """The stdio cold start pays for numpy only when the index builds, in the background."""
-    import subprocess
-    import sys
-
-    code = ("import sys\nfrom hexmcp.core import McpServer\n"
+    code = ("from hexmcp.core import McpServer\n"
             "from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools\n"
             "from hexmcp.tools.knowledge.service import KnowledgeConfig\n"
-            "register_knowledge_tools(McpServer('t', '0'), KnowledgeConfig())\n"
-            "print(sorted(m for m in ('numpy', 'onnxruntime', 'bm25s') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+            "register_knowledge_tools(McpServer('t', '0'), KnowledgeConfig())")
+    assert modules_imported_by(code, ("numpy", "onnxruntime", "bm25s"), timeout_s=60) == []
 
 
 @given(query=st.text(max_size=1200))
