@@ -7,7 +7,7 @@ discovered here so that adding one never needs an edit to pyproject.toml.
 
 from setuptools import find_packages, setup
 
-TOP_LEVEL = ("core", "adapters", "tools", "client")
+TOP_LEVEL = ("core", "adapters", "tools", "client", "app")
 # The knowledge base's default corpus: the ADRs ship from where they live as package data of
 # `hexmcp.docs` (pyproject's package-data table lists them; it overrides any package_data given
 # here), so there is no copy to drift; the README ships anyway as the distribution's description.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import orjson
 import redis.asyncio as redis
 
-from hexmcp.core.tasks import TaskRecord, TaskSignal
+from hexmcp.core.tasks.model import TaskRecord, TaskSignal
 
 # KEYS: active set, record key. ARGV: bound, task id, record JSON. 1 if stored, 0 if at the bound.
 _CREATE = """

@@ -112,7 +112,7 @@ def per_request(pid: int, before: dict[int, tuple[float, float]], requests: int)
 
 def over_the_wire(duration: float, rounds: int) -> dict[str, dict[str, float]]:
     port = free_port()
-    process = start([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port)], port,
+    process = start([sys.executable, "-m", "hexmcp.app.cli", "serve", "--port", str(port)], port,
                     ready_path="/health", timeout_s=180)
     try:
         print(f"hexmcp serve warm {wait_warm(process.pid, f'http://127.0.0.1:{port}'):.1f} s after /health said ok")

@@ -125,7 +125,7 @@ def http_server() -> Any:
 def gateway(upstream: Target) -> Any:
     """`hexmcp serve --upstream echo=<upstream>`: the echo tool mounted as `echo__echo`."""
     port = free_port()
-    process = start([PY, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port), "--no-classifier", "--no-knowledge",
+    process = start([PY, "-m", "hexmcp.app.cli", "serve", "--port", str(port), "--no-classifier", "--no-knowledge",
                      "--log-level", "warning", "--upstream", f"echo={upstream}"], port)
     try:
         yield Target.parse(f"http://127.0.0.1:{port}/mcp")

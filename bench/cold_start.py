@@ -33,7 +33,7 @@ from pathlib import Path
 import attrs
 
 from bench.stdio import COLD_START_TARGET_S, PY, RawClient
-from hexmcp.adapters.start_code_cache import SWITCH_ENV, cache_file
+from hexmcp.app.start.code_cache import SWITCH_ENV, cache_file
 from hexmcp.tools.cache_dir import default_cache_dir
 
 ANCHORS: dict[str, list[str]] = {
@@ -47,8 +47,8 @@ ANCHORS: dict[str, list[str]] = {
     "not a floor: bench echo server, no start-up block": [PY, "-m", "bench.servers.hexmcp_echo"],
 }
 VARIANTS: dict[str, list[str]] = {
-    "hexmcp stdio --no-classifier": ["-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
-    "hexmcp stdio (classifier)": ["-m", "hexmcp.adapters.cli", "stdio"],
+    "hexmcp stdio --no-classifier": ["-m", "hexmcp.app.cli", "stdio", "--no-classifier"],
+    "hexmcp stdio (classifier)": ["-m", "hexmcp.app.cli", "stdio"],
 }
 CODE_CACHE_OFF = {
     "hexmcp stdio --no-classifier, code cache off": ["env", f"{SWITCH_ENV}=0", PY, *VARIANTS["hexmcp stdio --no-classifier"]],
@@ -91,7 +91,7 @@ def start_once(command: list[str]) -> Start:
 
 
 def bytecode_note() -> str:
-    cli = importlib.util.find_spec("hexmcp.adapters.cli")
+    cli = importlib.util.find_spec("hexmcp.app.cli")
     origin = cli.origin if cli is not None and cli.origin else "?"
     cached = cli is not None and cli.cached is not None and Path(cli.cached).exists()
     writes = "not written (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "written"

@@ -17,8 +17,8 @@ from typing import Callable
 
 import tomli_w
 
-from hexmcp.adapters import cli
-from hexmcp.adapters.cli_config import parse_with_config
+from hexmcp.app import cli
+from hexmcp.app.config.layers import parse_with_config
 
 ARGV = ["serve", "--port", "8091", "--no-classifier"]
 DOCUMENT = {"log_level": "warning", "serve": {"docs": ["README.md"], "max_sessions": 100, "stateless": True},

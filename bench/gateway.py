@@ -38,7 +38,7 @@ def measure(duration: float, rounds: int) -> dict[str, dict[str, dict[str, float
     try:
         processes.append(start([sys.executable, "-m", "bench.servers.fake_openai", "--port", str(upstream_port)],
                                upstream_port))
-        processes.append(start([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(hexmcp_port),
+        processes.append(start([sys.executable, "-m", "hexmcp.app.cli", "serve", "--port", str(hexmcp_port),
                                 "--no-knowledge", "--max-connections-per-address", "1024"], hexmcp_port,
                                ready_path="/health", timeout_s=180))
         print(f"hexmcp warm {wait_warm(processes[-1].pid, f'http://127.0.0.1:{hexmcp_port}'):.1f} s after /health said ok")

@@ -233,7 +233,7 @@ def start_classifier(python: str) -> tuple[subprocess.Popen, str] | None:
     """`hexmcp serve` under `python` (this checkout's, or another's for a before/after run): process, URL."""
     port = free_port()
     try:
-        process = start([python, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port)], port,
+        process = start([python, "-m", "hexmcp.app.cli", "serve", "--port", str(port)], port,
                         ready_path="/health", timeout_s=180)
     except RuntimeError as error:
         print(f"classify_text benchmark skipped: {str(error).splitlines()[-1] if str(error) else error}")

@@ -85,7 +85,7 @@ def main() -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this process holds every slow socket
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port", str(port),
+        [sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--port", str(port),
          "--head-timeout", str(args.head_timeout), "--log-level", "warning"],
         stdout=subprocess.DEVNULL,
         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (min(SERVER_SOFT_LIMIT, hard), hard)))

@@ -133,7 +133,7 @@ class Recorder:
 
 def target_for(transport: str, base: str, serve_argv: list[str]) -> tuple[Target, dict[str, Any]]:
     if transport == "stdio":
-        return Target.stdio(" ".join([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", *serve_argv])), {}
+        return Target.stdio(" ".join([sys.executable, "-m", "hexmcp.app.cli", "stdio", *serve_argv])), {}
     if transport == "rest":
         return Target.rest(f"{base}/mcp"), {}
     if transport == "ws":
@@ -173,7 +173,7 @@ def process_figures(pid: int) -> tuple[int, int] | None:
 
 
 def server_pids(serve_pid: int) -> dict[str, int]:
-    """The serve process and the stdio server (a child of this process running `hexmcp.adapters.cli stdio`)."""
+    """The serve process and the stdio server (a child of this process running `hexmcp.app.cli stdio`)."""
     pids = {"serve": serve_pid}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -238,7 +238,7 @@ def summarise(recorder: Recorder, series: dict[str, list[tuple[float, int, int]]
 
 def start_server(argv: list[str], port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as sink:  # a file, never a pipe: an unread pipe would stall a long run
-        process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", *argv, "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", *argv, "--port", str(port)],
                                    cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
                                    env={**os.environ, "HEXMCP_LOG_LEVEL": "warning"})
     deadline = time.monotonic() + 300

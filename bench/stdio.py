@@ -39,7 +39,7 @@ from bench.stats import percentile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-HEXMCP_STDIO = [PY, "-m", "hexmcp.adapters.cli", "stdio"]
+HEXMCP_STDIO = [PY, "-m", "hexmcp.app.cli", "stdio"]
 
 
 @attrs.frozen(kw_only=True)

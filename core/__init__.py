@@ -13,7 +13,7 @@ from .ports import NullPeer, Peer, PeerRequestFailed, RequestKey
 from .routing import Call, Ok, Outcome
 from .server import McpServer
 from .session import Session
-from .tasks import TASKS_EXTENSION, LongRunning, TaskLimits, TaskStatus, TaskStore
+from .tasks.model import TASKS_EXTENSION, LongRunning, TaskLimits, TaskStatus, TaskStore
 
 __all__ = [
     "Call", "ErrorCode", "LongRunning", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",

@@ -12,7 +12,8 @@ from typing import Any
 
 import structlog
 
-from . import models, task_calls, task_methods, versions
+from . import models, versions
+from .tasks import calls as task_calls, methods as task_methods
 from .context import InputNeeded, ToolContext
 from .errors import ErrorCode, ProtocolError, ToolError
 from .ids import new_event_id

@@ -23,8 +23,8 @@ from .resources import ResourceRegistry
 from .routing import MethodTable
 from .session import Session
 from .subscriptions import SubscriptionHub
-from .task_runner import TaskRunner
-from .tasks import TASKS_EXTENSION, TaskLimits, TaskStore
+from .tasks.runner import TaskRunner
+from .tasks.model import TASKS_EXTENSION, TaskLimits, TaskStore
 from .tools import ToolRegistry
 
 __all__ = ["McpServer", "ServerOptions"]

@@ -17,7 +17,7 @@ from .prompts import PromptRegistry
 from .request_state import RequestStateSealer
 from .resources import ResourceRegistry
 from .subscriptions import SubscriptionHub
-from .task_runner import TaskRunner
+from .tasks.runner import TaskRunner
 from .tools import ToolRegistry
 
 

@@ -27,7 +27,7 @@ from .params import CancelledParams, parse_params
 from .ports import Peer, RequestKey
 from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
-from .task_calls import CreatedTask
+from .tasks.calls import CreatedTask
 
 log = structlog.get_logger("hexmcp.core")
 

@@ -19,10 +19,10 @@ import orjson
 from . import models
 from .context import ToolContext
 from .errors import ErrorCode, ProtocolError
-from .quick_check import Check, compile_quick_check
-from .schema import input_schema_for, schema_for
-from .tasks import LongRunning
-from .schema_validation import LazyValidator, best_error, compile_validator, json_path
+from .schemas.quick_check import Check, compile_quick_check
+from .schemas.from_types import input_schema_for, schema_for
+from .tasks.model import LongRunning
+from .schemas.validation import LazyValidator, best_error, compile_validator, json_path
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 _CONTENT_TYPES = (models.TextContent, models.ImageContent, models.AudioContent, models.ResourceLink,

@@ -3,7 +3,7 @@
     python bench/servers/classify_tail_probe.py OUT.json serve --port N [serve's other flags]
 
 Used by `bench/classify_tail.py` to find where the slowest requests at 16 callers lose their time. It
-runs the real command (`hexmcp.adapters.cli.main`) of whichever checkout the interpreter imports
+runs the real command (`hexmcp.app.cli.main`) of whichever checkout the interpreter imports
 `hexmcp` from (this one, or main's for a before/after), after wrapping, for this process only:
 - uvicorn's parser callback that begins a request (`arrived`: the event loop has read its first bytes);
 - `InferencePool.submit` (`enqueued`, and `resumed`: the caller's coroutine runs again with the answer)
@@ -130,7 +130,7 @@ def _write(path: Path) -> None:
 
 def main() -> int:
     out = Path(sys.argv[1])
-    from hexmcp.adapters.cli import main as hexmcp_main  # first: it imports its modules with collection paused
+    from hexmcp.app.cli import main as hexmcp_main  # first: it imports its modules with collection paused
 
     _watch_collections()
     _wrap_http()

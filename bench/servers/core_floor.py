@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
-from hexmcp.adapters.start_phase import starting
+from hexmcp.app.start.phase import starting
 from hexmcp.tools.cache_dir import default_cache_dir
 
 with starting(default_cache_dir()):
-    from hexmcp.adapters.stdio import claim_stdout, run_stdio
+    from hexmcp.adapters.stdio.transport import claim_stdout, run_stdio
     from hexmcp.core import McpServer
     from hexmcp.core.log import configure_logging
 

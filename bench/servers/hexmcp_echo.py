@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from hexmcp.adapters.stdio import claim_stdout, run_stdio
+from hexmcp.adapters.stdio.transport import claim_stdout, run_stdio
 from hexmcp.core import McpServer
 from hexmcp.core.log import configure_logging
 

@@ -15,7 +15,7 @@ from typing import Iterator
 from ..support.net import free_port, wait_healthy
 from ..support.wire import REPO_ROOT
 
-HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
+HEXMCP = [sys.executable, "-m", "hexmcp.app.cli"]
 BARE = ["--no-classifier", "--no-knowledge"]
 CHEAP_TOOL = "listModels"
 OTHER_TOOL = "routeCompletion"

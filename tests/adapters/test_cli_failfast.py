@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hexmcp.adapters.cli import diagnose
+from hexmcp.app.cli import diagnose
 from hexmcp.adapters.startup import ExitCode
 from hexmcp.tools.classification import CacheDirError, ClassificationConfig, ModelCacheError, ModelFilesError
 from hexmcp.tools.cache_dir import default_cache_dir
@@ -69,7 +69,7 @@ def environment(tmp_path: Path, cache: Path, sitecustomize: str | None = None) -
 
 def command_line(command: str, port: int) -> list[str]:
     extra = ["--port", str(port)] if command == "serve" else []
-    return [sys.executable, "-m", "hexmcp.adapters.cli", command, *extra]
+    return [sys.executable, "-m", "hexmcp.app.cli", command, *extra]
 
 
 def run_to_exit(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:

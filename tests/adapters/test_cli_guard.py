@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.adapters import cli
-from hexmcp.adapters.cli_guard import parse_rate, parse_tool_rate, rate_limits
+from hexmcp.app import cli
+from hexmcp.app.guard import parse_rate, parse_tool_rate, rate_limits
 from hexmcp.adapters.limits import BucketRate
 from hexmcp.adapters.startup import ExitCode
 

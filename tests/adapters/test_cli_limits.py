@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hexmcp.adapters import cli
-from hexmcp.adapters.stdio import DEFAULT_MAX_MESSAGE_BYTES, LineSplitter
+from hexmcp.app import cli
+from hexmcp.adapters.stdio.transport import DEFAULT_MAX_MESSAGE_BYTES, LineSplitter
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "lots", "1.5"])

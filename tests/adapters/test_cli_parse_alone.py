@@ -1,4 +1,4 @@
-"""`hexmcp stdio|serve|index` build only their own command's parser (adapters/cli.py BUILT_ALONE, ADR 0013):
+"""`hexmcp stdio|serve|index` build only their own command's parser (app/cli.py BUILT_ALONE, ADR 0013):
 what they parse, what a config file and the environment give them, and how a usage error reads are exactly
 what the whole `hexmcp` parser gives."""
 
@@ -10,10 +10,10 @@ import os
 import pytest
 import tomli_w
 
-from hexmcp.adapters import cli
-from hexmcp.adapters.cli_client_args import take_trailing_words
-from hexmcp.adapters.cli_config import CONFIG_ENV, parse_with_config
-from hexmcp.adapters.config_schema import command_parsers
+from hexmcp.app import cli
+from hexmcp.app.commands.client_args import take_trailing_words
+from hexmcp.app.config.layers import CONFIG_ENV, parse_with_config
+from hexmcp.app.config.schema import command_parsers
 
 
 def whole_parser_answer(argv: list[str]) -> argparse.Namespace:

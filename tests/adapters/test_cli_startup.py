@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from hexmcp.adapters import cli
+from hexmcp.app import cli
 from tests.support.fresh_imports import modules_imported_by
 from tests.support.net import free_port
 
@@ -35,7 +35,7 @@ def test_bad_taxonomy_fails_start_up_with_file_line_and_reason(tmp_path, command
         path.write_text(content, encoding="utf-8")
     extra = ["--port", str(free_port())] if command == "serve" else []
     out = subprocess.run(
-        [sys.executable, "-m", "hexmcp.adapters.cli", command, "--taxonomy", str(path), *extra],
+        [sys.executable, "-m", "hexmcp.app.cli", command, "--taxonomy", str(path), *extra],
         input=b"", capture_output=True, timeout=60, check=False,
     )
     assert out.returncode == 2
@@ -61,7 +61,7 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
 # the names of the modules loaded and what the compiled code cache did (ADR 0013).
 PROBE = """
 import json, os, sys
-from hexmcp.adapters.cli import main
+from hexmcp.app.cli import main
 from hexmcp.adapters import start_code_cache, stdio
 send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
 async def recording_send(self, message):

@@ -24,7 +24,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from hexmcp.adapters.config_check import MASK
+from hexmcp.app.commands.config_check import MASK
 from hexmcp.adapters.startup import ExitCode
 from tests.client.servers import DEMO_STDIO
 from tests.support.net import free_port
@@ -34,7 +34,7 @@ SECRETS = {"auth": "auth-Secret-1", "api": "api-Secret-2", "upstream": "upstream
 
 
 def hexmcp(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "hexmcp.app.cli", *argv], capture_output=True, text=True,
                           env={**clean_env(), **(env or {})}, timeout=60, check=False)
 
 
@@ -126,7 +126,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     config = write(tmp_path, {"serve": {"port": port, "auth_token": token, "no_classifier": True,
                                         "no_knowledge": True, "log_level": "warning"},
                               "upstream": [{"name": "demo", "target": f"stdio:{DEMO_STDIO}", "retry_initial": 0.05}]})
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--config", str(config)],
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", "--config", str(config)],
                                env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -172,7 +172,7 @@ def test_serve_takes_its_port_token_and_upstreams_from_the_file(served: tuple[st
 def test_stdio_takes_its_upstreams_from_the_file_and_keeps_stdout_for_the_protocol(tmp_path: Path) -> None:
     config = write(tmp_path, {"no_classifier": True, "no_knowledge": True, "log_level": "debug",
                               "upstream": [{"name": "demo", "target": f"stdio:{DEMO_STDIO}", "retry_initial": 0.05}]})
-    server = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.adapters.cli", "stdio"],
+    server = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.app.cli", "stdio"],
                                    env={**clean_env(), "HEXMCP_CONFIG": str(config)})
 
     async def scenario() -> None:  # the SDK client fails on any stdout line that is not a protocol message

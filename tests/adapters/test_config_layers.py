@@ -17,11 +17,11 @@ import pytest
 import tomli_w
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hexmcp.adapters import cli
-from hexmcp.adapters.cli_config import CONFIG_ENV, parse_with_config
-from hexmcp.adapters.cli_gateway import gateway_config
-from hexmcp.adapters.config_schema import ENV_PREFIX, NOT_SETTINGS, command_parsers, keys_of
-from hexmcp.adapters.flag_types import positive_int
+from hexmcp.app import cli
+from hexmcp.app.config.layers import CONFIG_ENV, parse_with_config
+from hexmcp.app.gateway import gateway_config
+from hexmcp.app.config.schema import ENV_PREFIX, NOT_SETTINGS, command_parsers, keys_of
+from hexmcp.app.config.flag_types import positive_int
 from hexmcp.adapters.gateway import GatewayConfigError
 from hexmcp.adapters.startup import ExitCode
 
@@ -213,7 +213,7 @@ def test_a_variable_of_another_command_is_not_read(capsys: pytest.CaptureFixture
 # --- upstreams and the gateway from the file ---------------------------------------------------------
 
 def test_upstream_tables_and_flags_by_name(tmp_path: Path) -> None:
-    from hexmcp.adapters.config_upstreams import upstream_specs
+    from hexmcp.app.config.upstreams import upstream_specs
 
     config = write(tmp_path, {"upstream": [
         {"name": "kb", "target": "http://127.0.0.1:9/mcp", "auth_token": "table-token", "wait": 2},

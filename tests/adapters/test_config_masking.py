@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from hexmcp.adapters.config_check import MASK, masked, masked_tree
+from hexmcp.app.commands.config_check import MASK, masked, masked_tree
 
 SECRET_WORDS = ("token", "key", "secret", "password")
 NAME_PART = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", max_size=8)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from hexmcp.adapters.health_report import health_report
+from hexmcp.app.health_report import health_report
 
 # None: the server runs without that component; otherwise whether its start-up work is done.
 component = st.none() | st.booleans()

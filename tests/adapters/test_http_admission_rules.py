@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexmcp.adapters import cli
+from hexmcp.app import cli
 from hexmcp.adapters.http import HttpConfig
 from hexmcp.adapters.http.admission import (REFUSAL_STATUS, RETRY_AFTER_S, Admitted, ConnectionLedger, Refusal,
                                             RefusalReason, refusal_bytes)

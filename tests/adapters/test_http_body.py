@@ -101,7 +101,7 @@ def test_uploads_still_arriving_at_shutdown_end_at_once(stalls) -> None:
 def test_refusals_are_logged_and_sigterm_with_a_stalled_upload_is_clean() -> None:
     port = free_port()
     env = {**os.environ, "HEXMCP_LOG_LEVEL": "info"}
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier",
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier",
                                 "--port", str(port), "--max-body-bytes", "4096", "--body-timeout", "60"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stalled = None

@@ -242,7 +242,7 @@ def _loop_of(live) -> asyncio.AbstractEventLoop:
 def test_sigterm_shuts_down_cleanly_with_streams_open() -> None:
     port = free_port()
     env = {**os.environ, "HEXMCP_LOG_LEVEL": "warning"}
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier",
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier",
                                 "--port", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -73,7 +73,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     log = tmp_path_factory.mktemp("slowloris") / "server.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port", str(port),
+            [sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--port", str(port),
              "--head-timeout", str(HEAD_TIMEOUT_S), "--log-level", "info"],
             stdout=subprocess.DEVNULL, stderr=stderr,
             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (plan.server_soft, hard)))

@@ -25,7 +25,7 @@ from ..support.peer import stateless_meta
 
 pytestmark = pytest.mark.slow
 
-HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
+HEXMCP = [sys.executable, "-m", "hexmcp.app.cli"]
 UNKNOWN_TOOL = "no_such_tool"
 CALL = {"name": UNKNOWN_TOOL, "arguments": {}}
 INITIALIZE = {"protocolVersion": versions.LATEST_HANDSHAKE_VERSION, "capabilities": {},

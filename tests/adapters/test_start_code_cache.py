@@ -1,4 +1,4 @@
-"""attrs' generated methods from the compiled code cache (adapters/start_code_cache.py, ADR 0013): the fence
+"""attrs' generated methods from the compiled code cache (app/start/code_cache.py, ADR 0013): the fence
 on attrs' internals, classes identical to the ones attrs compiles itself (also when the cache was written
 by a process with another hash seed), and every kind of bad cache file ignored."""
 
@@ -18,10 +18,8 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hexmcp.adapters import start_code_cache
-from hexmcp.adapters.start_code_cache import (
-    MAGIC, SWITCH_ENV, CodeCache, attrs_methods_cached, cache_file, read_entries, salted_key, the_cache,
-)
+from hexmcp.app.start import code_cache as start_code_cache
+from hexmcp.app.start.code_cache import (MAGIC, SWITCH_ENV, CodeCache, attrs_methods_cached, cache_file, read_entries, salted_key, the_cache)
 
 _names = itertools.count()
 

@@ -1,4 +1,4 @@
-"""The collector around the command's start (adapters/start_gc.py, ADR 0011): paused inside the block,
+"""The collector around the command's start (app/start/collector.py, ADR 0011): paused inside the block,
 back as it was after it (also when the block raises), and what the block made frozen."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from hexmcp.adapters.start_gc import collection_paused
+from hexmcp.app.start.collector import collection_paused
 
 
 @pytest.mark.parametrize("enabled_before", [True, False])

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hexmcp.adapters import jsonrpc
 from hexmcp.adapters.lines import LineSplitter
 from hexmcp.adapters.rpc_connection import RpcConnection
-from hexmcp.adapters.stdio import _LineReader
+from hexmcp.adapters.stdio.transport import _LineReader
 from hexmcp.core import ErrorCode, versions
 
 from ..fixtures.demo_server import build_demo_server

@@ -233,7 +233,7 @@ def test_a_client_that_reads_late_still_gets_every_answer() -> None:
               "params": initialize_params(versions.LATEST_HANDSHAKE_VERSION)},
              {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     lines += [{"jsonrpc": "2.0", "id": request_id, "method": "ping"} for request_id in ids]
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier"],
                                cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def write_all_then_eof() -> None:
@@ -335,7 +335,7 @@ def test_dev_null_on_either_end_is_served_not_a_crash(tmp_path, null_end: str) -
     answers = tmp_path / "answers.jsonl"
     with open(os.devnull, "rb") as null_in, open(os.devnull, "wb") as null_out, \
             open(requests, "rb") as file_in, open(answers, "wb") as file_out:
-        completed = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--no-classifier"],
+        completed = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier"],
                                    cwd=REPO_ROOT, stdin=null_in if null_end == "stdin" else file_in,
                                    stdout=null_out if null_end == "stdout" else file_out,
                                    stderr=subprocess.DEVNULL, timeout=20)

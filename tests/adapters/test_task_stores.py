@@ -12,8 +12,8 @@ import pytest
 
 from hexmcp.adapters.task_store_redis import RedisTaskStore
 from hexmcp.core import TASKS_EXTENSION, McpServer, TaskLimits, ToolContext
-from hexmcp.core.task_store_memory import MemoryTaskStore
-from hexmcp.core.tasks import SignalKind, TaskRecord, TaskSignal, TaskStatus
+from hexmcp.core.tasks.memory_store import MemoryTaskStore
+from hexmcp.core.tasks.model import SignalKind, TaskRecord, TaskSignal, TaskStatus
 from tests.support.peer import CoreClient, stateless_meta
 from tests.support.redis_server import running_redis
 

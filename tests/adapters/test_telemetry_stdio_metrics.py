@@ -32,7 +32,7 @@ def test_stdio_metrics_count_classifications_inference_and_searches(tmp_path: Pa
     (docs / "backup.md").write_text("# Backups\n\nCopy the database file while the server is stopped.\n")
     port = free_port()
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "hexmcp.adapters.cli", "stdio", "--docs", str(docs), "--log-level", "warning",
+        "-m", "hexmcp.app.cli", "stdio", "--docs", str(docs), "--log-level", "warning",
         "--metrics-port", str(port)])
     url = f"http://127.0.0.1:{port}/metrics"
 

@@ -159,7 +159,7 @@ def test_a_stdio_request_is_a_span_over_a_pipe() -> None:
 # Runs the stdio server in-process, then reports which telemetry modules got imported.
 _MODULES_SCRIPT = """
 import json, sys
-from hexmcp.adapters.cli import main
+from hexmcp.app.cli import main
 code = main(["stdio", "--no-classifier", "--no-knowledge"])
 print("MODULES " + json.dumps({name: name in sys.modules for name in ("opentelemetry.sdk.trace", "prometheus_client")}),
       file=sys.stderr)

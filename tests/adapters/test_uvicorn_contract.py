@@ -1,4 +1,4 @@
-"""What `adapters/http/uvicorn_fence.py` relies on in uvicorn's internals (and `adapters/stdio.py` in asyncio's):
+"""What `adapters/http/uvicorn_fence.py` relies on in uvicorn's internals (and `adapters/stdio/transport.py` in asyncio's):
 fails loudly when a release moves it. The live tests (test_http_admission.py, test_http_slowloris.py,
 test_ws_limits.py, the SIGTERM tests) check the behaviour; this names the exact piece that went missing,
 so an upgrade's failure says what to re-read."""
@@ -155,7 +155,7 @@ def test_uvicorn_still_logs_the_invalid_utf8_message_we_rewrite() -> None:
 # --- asyncio's FlowControlMixin (stdio's wire writer) -------------------------------------------------
 
 def test_the_stdio_writer_can_build_a_stream_writer_on_flow_control_mixin() -> None:
-    """`adapters/stdio.py` opens its write pipe with `asyncio.streams.FlowControlMixin` as the protocol:
+    """`adapters/stdio/transport.py` opens its write pipe with `asyncio.streams.FlowControlMixin` as the protocol:
     not exported, but what `StreamWriter.drain()` needs (it awaits the protocol's `_drain_helper`)."""
     mixin = asyncio.streams.FlowControlMixin
     assert issubclass(mixin, asyncio.Protocol)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.adapters.cli_client import ClientExit
+from hexmcp.app.commands.client import ClientExit
 
 from ..fixtures.demo_server import GREETING, SECRET
 from .servers import DEMO_STDIO, REPO_ROOT, SDK_SERVER, Cancellations, live_targets
 
 pytestmark = pytest.mark.timeout(120)
-HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
+HEXMCP = [sys.executable, "-m", "hexmcp.app.cli"]
 TOKEN = "cli-token"
 
 
@@ -124,7 +124,7 @@ def test_classification_replays_identically(tmp_path: Path) -> None:
              "How do transistors work?"]
     calls = "\n".join(json.dumps({"tool": "classify_text", "arguments": {"text": t, "with_probabilities": True}})
                       for t in texts) + "\n" + json.dumps({"tool": "list_categories"})
-    server = f"{sys.executable} -m hexmcp.adapters.cli stdio --no-knowledge"
+    server = f"{sys.executable} -m hexmcp.app.cli stdio --no-knowledge"
     made = hexmcp("record", "--stdio", server, "--out", str(record), stdin=calls)
     assert made.returncode == ClientExit.OK, made.stderr
     recorded = [json.loads(line) for line in record.read_text().splitlines()][1:]

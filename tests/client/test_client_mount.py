@@ -188,7 +188,7 @@ def test_upstream_names_use_the_separator() -> None:
 
 async def test_hexmcp_stdio_with_upstream_flags() -> None:
     """The composition root: `hexmcp stdio --upstream NAME=TARGET` (repeatable) serves the upstreams' tools."""
-    gateway = Target.stdio(f"{sys.executable} -m hexmcp.adapters.cli stdio --no-classifier --no-knowledge "
+    gateway = Target.stdio(f"{sys.executable} -m hexmcp.app.cli stdio --no-classifier --no-knowledge "
                            f"--upstream 'demo=stdio:{DEMO_STDIO}' --upstream 'sdk=stdio:{sys.executable} {SDK_SERVER}'")
     async with McpClient(gateway) as client:
         for _ in range(200):
@@ -202,7 +202,7 @@ async def test_hexmcp_stdio_with_upstream_flags() -> None:
 def test_a_bad_upstream_flag_is_exit_2() -> None:
     import subprocess
 
-    ran = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--upstream", "a__b=http://x/mcp"],
+    ran = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "stdio", "--upstream", "a__b=http://x/mcp"],
                          capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
     assert ran.returncode == 2 and "--upstream" in ran.stderr
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexmcp.core.quick_check import compile_quick_check
-from hexmcp.core.schema import input_schema_for
+from hexmcp.core.schemas.quick_check import compile_quick_check
+from hexmcp.core.schemas.from_types import input_schema_for
 from hexmcp.core.tools import compile_validator
 
 from ..support.strategies import JSON_VALUES

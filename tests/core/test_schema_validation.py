@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hexmcp.core import ProtocolError, ToolContext
-from hexmcp.core.schema_validation import LazyValidator
+from hexmcp.core.schemas.validation import LazyValidator
 from hexmcp.core.tools import OutputSchemaViolation, ToolRegistry, to_call_result
 
 # `pattern` and `format` are outside the quick check's subset, so jsonschema decides every call.

@@ -7,8 +7,8 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.core.task_store_memory import MemoryTaskStore
-from hexmcp.core.tasks import TERMINAL, TRANSITIONS, IllegalTransition, TaskLimits, TaskRecord, TaskStatus
+from hexmcp.core.tasks.memory_store import MemoryTaskStore
+from hexmcp.core.tasks.model import TERMINAL, TRANSITIONS, IllegalTransition, TaskLimits, TaskRecord, TaskStatus
 
 LIMITS = TaskLimits(ttl_ms=10_000, poll_interval_ms=100, max_active_per_client=3)
 statuses = st.sampled_from(list(TaskStatus))

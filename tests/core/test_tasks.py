@@ -10,8 +10,8 @@ import pytest
 
 from hexmcp.core import (TASKS_EXTENSION, ErrorCode, LongRunning, McpServer, ProtocolError, Rejection, TaskLimits,
                          ToolContext)
-from hexmcp.core.task_runner import internal_error_wire
-from hexmcp.core.tasks import REQUIRED_CAPABILITY, TaskStatus
+from hexmcp.core.tasks.runner import internal_error_wire
+from hexmcp.core.tasks.model import REQUIRED_CAPABILITY, TaskStatus
 
 from ..support.peer import CoreClient, stateless_meta
 
@@ -33,7 +33,7 @@ class Counter:
 def build_server(counter: Counter, limits: TaskLimits | None = None, clock: Any = None) -> McpServer:
     server = McpServer("tasks-test", "0")
     if limits is not None or clock is not None:
-        from hexmcp.core.task_runner import TaskRunner
+        from hexmcp.core.tasks.runner import TaskRunner
 
         server.tasks = TaskRunner(limits=limits, **({"clock": clock} if clock else {}))
     tools = server.tools

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.adapters.cli import parse_args
+from hexmcp.app.cli import parse_args
 
 DOCKERFILE = Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile"
 

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from hexmcp.adapters.cli import parse_args
+from hexmcp.app.cli import parse_args
 from hexmcp.adapters.http.app import HEALTH_PATH
 from hexmcp.adapters.http.guard import LOOPBACK_HOSTS
 

@@ -23,7 +23,7 @@ def docs_env(cache: Path) -> dict[str, str]:
 def serve_docs(corpus: Path, cache: Path, *extra: str, timeout: float = 90) -> Iterator[str]:
     """Yields the server's base URL (http://127.0.0.1:PORT); stops it afterwards."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--no-classifier", "--port",
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--port",
                                 str(port), "--docs", str(corpus), "--log-level", "warning", *extra],
                                env=docs_env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"

@@ -25,7 +25,7 @@ from typing import Iterator
 import attrs
 
 PACKAGE = "hexmcp"
-TOP_LEVEL = ("core", "adapters", "tools", "client")  # setup.py maps each folder onto hexmcp.<folder>
+TOP_LEVEL = ("core", "adapters", "tools", "client", "app")  # setup.py maps each folder onto hexmcp.<folder>
 
 
 @attrs.frozen(kw_only=True)

@@ -60,7 +60,7 @@ def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | No
     """`hexmcp serve FLAGS --port P`, healthy when the block starts (unless `healthy=False`), killed if still
     running when it ends. stderr goes to the test's own (pytest shows it when the test fails)."""
     port = port or free_port()
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", *flags, "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", *flags, "--port", str(port)],
                                env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
                                stdout=subprocess.DEVNULL)
     served = ServeProcess(process, port)

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from .net import free_port, wait_healthy
 
-HEXMCP = [sys.executable, "-m", "hexmcp.adapters.cli"]
+HEXMCP = [sys.executable, "-m", "hexmcp.app.cli"]
 
 
 class Scrape:

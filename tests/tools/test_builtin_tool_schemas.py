@@ -3,8 +3,8 @@ tool the composition root registers has input and output schemas that are valid 
 
 from __future__ import annotations
 
-from hexmcp.adapters import cli
-from hexmcp.core.schema_validation import LazyValidator, compile_validator
+from hexmcp.app import cli
+from hexmcp.core.schemas.validation import LazyValidator, compile_validator
 
 
 def test_every_built_in_tool_schema_is_valid_json_schema() -> None:

@@ -111,7 +111,7 @@ def test_any_timeout_text_is_a_value_or_a_named_refusal(text):
 def test_invalid_configuration_stops_start_up_with_one_line_and_exit_2(tmp_path, command):
     env = {"PATH": "", "GATEWAY_URL": "http://127.0.0.1:1/v1", "MAX_RETRIES": "many",
            "GATEWAY_API_KEY": "sk-never-printed", "HEXMCP_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", command, "--no-classifier", "--no-knowledge"],
+    out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", command, "--no-classifier", "--no-knowledge"],
                          input=b"", capture_output=True, timeout=60, env=env, check=False)
     assert out.returncode == ExitCode.USAGE
     assert out.stdout == b""

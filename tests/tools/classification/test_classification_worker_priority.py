@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.adapters.cli import _classification_config, parse_args
+from hexmcp.app.cli import _classification_config, parse_args
 from hexmcp.tools.classification import ClassificationConfig
 from hexmcp.tools.classification.inference_pool import InferencePool
 from hexmcp.tools.classification.thread_priority import MAX_NICENESS, lower_current_thread

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hexmcp.core import McpServer
-from hexmcp.core.schema_validation import compile_validator
+from hexmcp.core.schemas.validation import compile_validator
 from hexmcp.tools.classification import ClassificationConfig, TaxonomyError
 from hexmcp.tools.classification.mcp_tools import register_classification_tools
 from hexmcp.tools.classification.taxonomy import load_taxonomy

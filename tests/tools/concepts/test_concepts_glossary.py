@@ -76,7 +76,7 @@ def test_unreadable_and_wrongly_named_files(tmp_path: Path) -> None:
 def test_the_command_exits_2_before_serving(tmp_path: Path, command: str) -> None:
     bad = tmp_path / "glossary.yaml"
     bad.write_text(BAD[1][0])
-    out = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", command, "--no-classifier", "--glossary",
+    out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", command, "--no-classifier", "--glossary",
                           str(bad), *(["--port", "0"] if command == "serve" else [])],
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert out.returncode == ExitCode.USAGE

@@ -73,7 +73,7 @@ async def test_streamable_http_with_the_sdk_client(server: str) -> None:
 
 
 async def test_stdio_with_the_sdk_client(corpus: Path, concepts_cache: Path, embedder) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.adapters.cli", "stdio", "--no-classifier",
+    params = StdioServerParameters(command=sys.executable, args=["-m", "hexmcp.app.cli", "stdio", "--no-classifier",
                                                                  "--docs", str(corpus), "--log-level", "warning"],
                                    env=docs_env(concepts_cache))
     async with stdio_client(params) as streams:

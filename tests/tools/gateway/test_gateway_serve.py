@@ -63,7 +63,7 @@ def served(tmp_path_factory):
         env.pop("HEXMCP_LOG_LEVEL", None)
         log_path = tmp / "stderr.log"
         with log_path.open("wb") as stderr:
-            process = subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", "serve", "--port", str(port),
+            process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", "--port", str(port),
                                         "--docs", str(docs), "--gateway-config", str(tmp / "gateway.yaml"),
                                         "--log-level", "debug"], stdout=subprocess.DEVNULL, stderr=stderr, env=env)
             try:

@@ -33,7 +33,7 @@ def _stdio_session(env_extra: dict[str, str], *messages: dict) -> tuple[list[dic
         if name not in env_extra:
             env.pop(name, None)
     lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *messages]
-    out = subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "stdio", "--no-classifier", "--no-knowledge"],
+    out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--no-knowledge"],
                          input="".join(json.dumps(m) + "\n" for m in lines).encode(), capture_output=True,
                          timeout=60, env=env, check=False)
     assert out.returncode == 0, out.stderr.decode()

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 
 def _index(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hexmcp.adapters.cli", "index", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "index", *args], capture_output=True,
                           text=True, env={**os.environ, "HEXMCP_CACHE_DIR": str(cache)}, timeout=170)
 
 

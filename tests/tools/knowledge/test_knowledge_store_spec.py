@@ -28,7 +28,7 @@ KNOWN_PREFIXES = ("memory", "qdrant+path:", "qdrant+http://", "qdrant+https://")
 
 
 def _hexmcp(command: str, *args: str, cache: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", command, "--no-classifier", *args],
+    return subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", command, "--no-classifier", *args],
                             env={**os.environ, "HEXMCP_CACHE_DIR": str(cache)}, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

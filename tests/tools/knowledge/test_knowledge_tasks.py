@@ -55,7 +55,7 @@ def cached_vectors(cache: Path) -> int:
 def target(request: pytest.FixtureRequest, big_corpus: Path, knowledge_cache: Path) -> str:
     if request.param == "stdio":
         env = docs_env(knowledge_cache)
-        command = ["env", f"HEXMCP_CACHE_DIR={env['HEXMCP_CACHE_DIR']}", sys.executable, "-m", "hexmcp.adapters.cli",
+        command = ["env", f"HEXMCP_CACHE_DIR={env['HEXMCP_CACHE_DIR']}", sys.executable, "-m", "hexmcp.app.cli",
                    "stdio", "--no-classifier", "--docs", str(big_corpus), "--log-level", "warning"]
         return "stdio:" + shlex.join(command)
     base = request.getfixturevalue("http_base")

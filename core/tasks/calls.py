@@ -14,12 +14,12 @@ from typing import Any, Awaitable, Callable
 
 import attrs
 
-from . import models, versions
-from .context import ToolContext
-from .convert import to_wire
-from .errors import ErrorCode, ProtocolError
-from .routing import Call
-from .tasks import REQUIRED_CAPABILITY, TASKS_EXTENSION, LongRunning, TaskRecord
+from .. import models, versions
+from ..context import ToolContext
+from ..convert import to_wire
+from ..errors import ErrorCode, ProtocolError
+from ..routing import Call
+from .model import REQUIRED_CAPABILITY, TASKS_EXTENSION, LongRunning, TaskRecord
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ import attrs
 
 from hexmcp.core import McpServer
 
-from .startup import ExitCode
+from hexmcp.adapters.startup import ExitCode
 
 
 def add_telemetry_arguments(parser: argparse.ArgumentParser, *, stdio: bool = False) -> None:
@@ -53,7 +53,7 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
                       knowledge: Any = None, gateway_tools: Any = None) -> Telemetry:
     """Register the observers the flags and the environment ask for. A bad OTEL_* value or a metrics port
     that cannot be bound stops start-up (exit 2) with the one line saying why."""
-    from .telemetry.tracing_env import TracingConfigError, tracing_settings
+    from hexmcp.adapters.telemetry.tracing_env import TracingConfigError, tracing_settings
 
     telemetry = Telemetry()
     try:
@@ -61,7 +61,7 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
     except TracingConfigError as error:
         _stop_start_up(args.command, str(error))
     if settings is not None:
-        from .telemetry.tracing import start_tracing
+        from hexmcp.adapters.telemetry.tracing import start_tracing
 
         observer, shutdown = start_tracing(settings, service_version=version)
         server.add_observer(observer)
@@ -81,7 +81,7 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
                                          f"{args.metrics_host}:{metrics_port} ({error.strerror or error})")
         telemetry.stops.append(http_server.shutdown)
     else:
-        from .telemetry.endpoint import METRICS_PATH, MetricsEndpoint
+        from hexmcp.adapters.telemetry.endpoint import METRICS_PATH, MetricsEndpoint
 
         telemetry.routes[METRICS_PATH] = MetricsEndpoint(registry)
     return telemetry
@@ -90,8 +90,8 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
 def _metrics_registry(server: McpServer, classifier: Any, knowledge: Any, gateway_tools: Any) -> Any:
     from prometheus_client import CollectorRegistry, ProcessCollector
 
-    from .telemetry.metrics import MetricsObserver, OpenSessions
-    from .telemetry.tool_metrics import ClassifierMetrics, GatewayMetrics, KnowledgeMetrics
+    from hexmcp.adapters.telemetry.metrics import MetricsObserver, OpenSessions
+    from hexmcp.adapters.telemetry.tool_metrics import ClassifierMetrics, GatewayMetrics, KnowledgeMetrics
 
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # RSS, open descriptors, CPU: what a soak watches

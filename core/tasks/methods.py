@@ -12,12 +12,12 @@ from typing import Any
 
 import attrs
 
-from .errors import ErrorCode, ProtocolError
-from .params import SubscriptionFilter
-from .routing import Call, Route
-from .task_calls import client_declares_tasks
-from .task_runner import cancel_signal
-from .tasks import REQUIRED_CAPABILITY, TASKS_EXTENSION, SignalKind, TaskRecord, TaskSignal
+from ..errors import ErrorCode, ProtocolError
+from ..params import SubscriptionFilter
+from ..routing import Call, Route
+from .calls import client_declares_tasks
+from .runner import cancel_signal
+from .model import REQUIRED_CAPABILITY, TASKS_EXTENSION, SignalKind, TaskRecord, TaskSignal
 
 
 @attrs.frozen(kw_only=True)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping
 
 from hexmcp.core import McpServer
 
-from .limits import BucketRate, RateLimiter, RateLimits
+from hexmcp.adapters.limits import BucketRate, RateLimiter, RateLimits
 
 _RATE = re.compile(r"^\s*(?P<rate>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(?:/\s*(?P<unit>s|sec|second|m|min|minute|h|hour))?\s*$")
 _UNIT_SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0,
@@ -103,7 +103,7 @@ def install_guards(server: McpServer, args: argparse.Namespace,
     """Register the audit log and the rate limiter `args` ask for; returns what closes them at exit."""
     closers: list[Callable[[], None]] = []
     if args.audit_log:
-        from .audit import AuditFile, AuditLog, Redaction  # only with --audit-log (ADR 0011)
+        from hexmcp.adapters.audit import AuditFile, AuditLog, Redaction  # only with --audit-log (ADR 0011)
 
         try:
             file = AuditFile(args.audit_log, max_bytes=args.audit_max_bytes, backups=args.audit_backups)

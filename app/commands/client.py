@@ -17,7 +17,7 @@ import sys
 from typing import Any, Awaitable, Callable
 
 from hexmcp.client import ClientError, ClientErrorCode, McpClient, Target
-from . import cli_client_output as output
+from . import client_output as output
 
 
 class ClientExit(enum.IntEnum):

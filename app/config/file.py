@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from .config_schema import ConfigError, ConfigKey
-from .config_upstreams import UpstreamSpec
+from .schema import ConfigError, ConfigKey
+from .upstreams import UpstreamSpec
 
 GATEWAY_TABLE = "gateway"
 UPSTREAM_TABLES = "upstream"

@@ -8,7 +8,7 @@ that free next to nothing. Merely paused, they are replaced by one pass that wal
 collector's permanent generation (gc.freeze), which later passes never walk (ADR 0011).
 
 The price: the few thousand objects of cyclic garbage start-up leaves (a few hundred KB) are never
-reclaimed. Only the command (adapters/cli.py) pauses, and only while it imports and composes.
+reclaimed. Only the command (app/cli.py) pauses, and only while it imports and composes.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
-from .start_code_cache import attrs_methods_cached, the_cache
-from .start_gc import collection_paused
+from .code_cache import attrs_methods_cached, the_cache
+from .collector import collection_paused
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from .config_schema import ConfigError
+from .schema import ConfigError
 
 TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the bearer token of every upstream that names none of its own
 TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "wait", "retry_initial", "retry_max")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from hexmcp.core import McpServer, TaskLimits
-from hexmcp.core.task_store_memory import MemoryTaskStore
+from hexmcp.core.tasks.memory_store import MemoryTaskStore
 
-from .flag_types import positive_int
+from .config.flag_types import positive_int
 
 DEFAULTS = TaskLimits()
 
@@ -32,7 +32,7 @@ def configure_tasks(server: McpServer, args: argparse.Namespace) -> None:
     if args.task_store == "memory":
         server.use_task_store(MemoryTaskStore(), limits)
         return
-    from .task_store_redis import RedisTaskStore
+    from hexmcp.adapters.task_store_redis import RedisTaskStore
 
     server.use_task_store(RedisTaskStore(args.task_store), limits)
 

@@ -15,9 +15,9 @@ from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 import attrs
 
-from .config_file import ConfigFile, read_config_file
-from .config_schema import ConfigError, ConfigKey, command_parsers, keys_of
-from .startup import ExitCode
+from .file import ConfigFile, read_config_file
+from .schema import ConfigError, ConfigKey, command_parsers, keys_of
+from hexmcp.adapters.startup import ExitCode
 
 CONFIG_ENV = "HEXMCP_CONFIG"
 UPSTREAM_DEST = "upstream"  # the flag whose type also checks the file's [[upstream]] tables

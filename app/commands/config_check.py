@@ -14,11 +14,11 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from .cli_config import Layers, Settled, config_path
-from .cli_gateway import gateway_config
-from .config_schema import ConfigError
-from .gateway import GatewayConfigError
-from .startup import ExitCode
+from ..config.layers import Layers, Settled, config_path
+from ..gateway import gateway_config
+from ..config.schema import ConfigError
+from hexmcp.adapters.gateway import GatewayConfigError
+from hexmcp.adapters.startup import ExitCode
 
 MASK = "***"
 SECRET_NAME = re.compile(r"token|key|secret|password", re.IGNORECASE)

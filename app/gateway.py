@@ -7,8 +7,8 @@ import argparse
 import os
 from typing import Any
 
-from .gateway import GatewayConfig, load_gateway_config
-from .gateway.config import PROVIDER_TYPES
+from hexmcp.adapters.gateway import GatewayConfig, load_gateway_config
+from hexmcp.adapters.gateway.config import PROVIDER_TYPES
 
 
 def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def build_gateway(config: GatewayConfig) -> Any:
     """The OpenAI-compatible client for a configured gateway, else None (the tools then answer -32005)."""
     if not config.configured:
         return None
-    from .gateway.openai_compatible import OpenAICompatibleGateway
+    from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
 
     return OpenAICompatibleGateway(config)
 

@@ -22,9 +22,9 @@ from typing import Sequence
 
 import structlog
 
-from .startup import ExitCode
+from hexmcp.adapters.startup import ExitCode
 
-log = structlog.get_logger("hexmcp.adapters.workers")
+log = structlog.get_logger("hexmcp.app.start.workers")
 
 LISTEN_FD_ENV = "HEXMCP_LISTEN_FD"
 """Set by the parent for its workers: the listening socket's descriptor, inherited."""
@@ -53,7 +53,7 @@ def supervise(host: str, port: int, workers: int, argv: Sequence[str]) -> int:
         return ExitCode.USAGE
     listener.set_inheritable(True)
     env = {**os.environ, LISTEN_FD_ENV: str(listener.fileno())}
-    children = [subprocess.Popen([sys.executable, "-m", "hexmcp.adapters.cli", *argv],
+    children = [subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", *argv],
                                  env={**env, WORKER_INDEX_ENV: str(index)}, pass_fds=(listener.fileno(),))
                 for index in range(workers)]
     listener.close()  # only the workers hold it now: once they all close it, new connections are refused

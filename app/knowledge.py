@@ -38,7 +38,7 @@ def docs_route(knowledge: Any) -> dict[str, Any]:
     """The read-only /docs/ route over the knowledge service's documents (none without it)."""
     if knowledge is None:
         return {}
-    from .http.docs import DocsRoute
+    from hexmcp.adapters.http.docs import DocsRoute
 
     async def lookup(document_id: str) -> tuple[str, str] | None:
         await knowledge.ensure_documents()

@@ -16,10 +16,10 @@ from typing import Any, Awaitable, Callable
 
 import structlog
 
-from .errors import ErrorCode, ProtocolError, Rejection
-from .ids import new_event_id
-from .tasks import SignalKind, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TaskStore
-from .task_store_memory import MemoryTaskStore
+from ..errors import ErrorCode, ProtocolError, Rejection
+from ..ids import new_event_id
+from .model import SignalKind, TaskLimits, TaskRecord, TaskSignal, TaskStatus, TaskStore
+from .memory_store import MemoryTaskStore
 
 log = structlog.get_logger("hexmcp.core")
 

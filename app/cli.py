@@ -15,24 +15,24 @@ from typing import Any
 
 from hexmcp.tools.cache_dir import default_cache_dir
 
-from .start_phase import starting
+from .start.phase import starting
 
 with starting(default_cache_dir()):  # importing the core and every flag's module: ADRs 0011 and 0013
     from hexmcp.core import McpServer, ServerOptions
 
-    from .startup import ExitCode, StartupFailure
-    from .cli_client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
-    from .cli_knowledge import add_index_flags, add_knowledge_flags, docs_route
-    from .cli_scale import add_scale_arguments, listening_sockets, run_workers_if_asked
-    from .cli_audit import add_audit_command, run_audit
-    from .cli_guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
-    from .cli_tasks import add_task_flags, configure_tasks
+    from hexmcp.adapters.startup import ExitCode, StartupFailure
+    from .commands.client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
+    from .knowledge import add_index_flags, add_knowledge_flags, docs_route
+    from .scale import add_scale_arguments, listening_sockets, run_workers_if_asked
+    from .commands.audit import add_audit_command, run_audit
+    from .guard import GuardSetupError, add_guard_arguments, install_guards, versions_provider
+    from .tasks import add_task_flags, configure_tasks
     from .health_report import health_report
-    from .cli_gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
-    from .cli_config import add_config_support, parse_with_config
-    from .flag_types import nice_increment, positive_int as _positive_int, positive_seconds as _positive_seconds
-    from .config_upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
-    from .cli_telemetry import add_telemetry_arguments, install_telemetry
+    from .gateway import add_gateway_flags, apply_gateway_log_level, build_gateway, gateway_config, gateway_health
+    from .config.layers import add_config_support, parse_with_config
+    from .config.flag_types import nice_increment, positive_int as _positive_int, positive_seconds as _positive_seconds
+    from .config.upstreams import TOKEN_ENV as UPSTREAM_TOKEN_ENV, upstream_specs
+    from .telemetry import add_telemetry_arguments, install_telemetry
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -295,8 +295,8 @@ def _is_ready(service: Any) -> bool:
 
 
 def _serve_http(args: argparse.Namespace) -> int:
-    from .http import HttpConfig, run_http
-    from .ws import WsConfig, WsEndpoint
+    from hexmcp.adapters.http import HttpConfig, run_http
+    from hexmcp.adapters.ws import WsConfig, WsEndpoint
 
     secret = os.environ.get("HEXMCP_STATE_SECRET")
     options = ServerOptions(request_state_secret=secret.encode() if secret else None)
@@ -361,11 +361,11 @@ def main(argv: list[str] | None = None) -> int:
     with starting(default_cache_dir()):
         args = parse_args(argv)
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
-        from .cli_client import run_client_command
+        from .commands.client import run_client_command
 
         return run_client_command(args)
     if args.command == "config":
-        from .config_check import run_config_check
+        from .commands.config_check import run_config_check
 
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.tools.knowledge.errors import CorpusError
         from hexmcp.tools.knowledge.vectors import VectorStoreError
 
-        from .gateway import GatewayConfigError
+        from hexmcp.adapters.gateway import GatewayConfigError
 
     try:
         if args.command == "stdio":
@@ -421,7 +421,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     with starting(default_cache_dir()):  # composing: imports and registrations, no garbage to speak of (ADRs 0011, 0013)
         from hexmcp.core.log import configure_logging
 
-        from .stdio import claim_stdout, run_stdio
+        from hexmcp.adapters.stdio.transport import claim_stdout, run_stdio
 
         wire_fd = claim_stdout()  # before anything else can print
         configure_logging(args.log_level)

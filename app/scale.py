@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .flag_types import positive_int, positive_seconds
+from .config.flag_types import positive_int, positive_seconds
 
 DEFAULT_DRAIN_TIMEOUT_S = 10.0
 
@@ -21,7 +21,7 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_workers_if_asked(args: argparse.Namespace, argv: list[str] | None) -> int | None:
     """The supervisor's exit status when `serve --workers N` (N > 1) asks for one, else None."""
-    from .workers import is_worker, supervise
+    from .start.workers import is_worker, supervise
 
     if args.command != "serve" or args.workers <= 1 or is_worker():
         return None
@@ -30,7 +30,7 @@ def run_workers_if_asked(args: argparse.Namespace, argv: list[str] | None) -> in
 
 def listening_sockets() -> dict[str, Any]:
     """`run_http` keywords for a worker: serve on the socket its parent bound."""
-    from .workers import inherited_listener
+    from .start.workers import inherited_listener
 
     listener = inherited_listener()
     return {"sockets": [listener]} if listener is not None else {}

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from .startup import ExitCode
+from hexmcp.adapters.startup import ExitCode
 
 OUTCOMES = ("ok", "tool_error", "error", "cancelled")
 
@@ -32,7 +32,7 @@ def add_audit_command(commands: Any) -> None:
 
 
 def _time(text: str) -> Any:
-    from .audit.reader import parse_time  # the reader is `hexmcp audit`'s alone, off the servers' start (ADR 0011)
+    from hexmcp.adapters.audit.reader import parse_time  # the reader is `hexmcp audit`'s alone, off the servers' start (ADR 0011)
 
     try:
         return parse_time(text)
@@ -41,7 +41,7 @@ def _time(text: str) -> Any:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from .audit.reader import AuditFilter, BadLine, read_trail, trail_files
+    from hexmcp.adapters.audit.reader import AuditFilter, BadLine, read_trail, trail_files
 
     if not trail_files(args.file):
         print(f"hexmcp audit: no audit log at {args.file}", file=sys.stderr)

@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Callable
 
-from .tasks import TaskRecord, TaskSignal
+from .model import TaskRecord, TaskSignal
 
 
 class MemoryTaskStore:

@@ -1,0 +1,1 @@
+"""The commands other than serving: hexmcp audit, config check and the client commands (call, list, load, record, replay)."""

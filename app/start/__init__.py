@@ -1,0 +1,1 @@
+"""What runs before serving: the start-up block (collector paused, attrs code cache) and --workers supervision."""
