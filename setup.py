@@ -1,7 +1,8 @@
-"""Maps the top-level folders onto the `hexmcp` namespace package.
+"""Maps the top-level folders onto the `hexmcp` package.
 
 The repository keeps `core/`, `adapters/`, `tools/` and `client/` at the top level (the product's layout), while
-installed code imports them as `hexmcp.core`, `hexmcp.adapters` and `hexmcp.tools`. Subpackages are
+installed code imports them as `hexmcp.core`, `hexmcp.adapters`, `hexmcp.tools`, `hexmcp.client` and `hexmcp.app`;
+`hexmcp/__init__.py` is the public API (`from hexmcp import Server`). Subpackages are
 discovered here so that adding one never needs an edit to pyproject.toml.
 """
 
@@ -14,6 +15,7 @@ TOP_LEVEL = ("core", "adapters", "tools", "client", "app")
 DOCS = "docs"
 
 setup(
-    packages=[f"hexmcp.{name}" for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL])] + [f"hexmcp.{DOCS}"],
-    package_dir={f"hexmcp.{top}": top for top in (*TOP_LEVEL, DOCS)},
+    packages=["hexmcp", *(f"hexmcp.{name}" for name in find_packages(include=[f"{top}*" for top in TOP_LEVEL])),
+              f"hexmcp.{DOCS}"],
+    package_dir={"hexmcp": "hexmcp", **{f"hexmcp.{top}": top for top in (*TOP_LEVEL, DOCS)}},
 )

@@ -121,16 +121,3 @@ def install_guards(server: McpServer, args: argparse.Namespace,
             closer()
 
     return close
-
-
-def versions_provider(classifier: Any, knowledge: Any) -> Callable[[], dict[str, Any]]:
-    """What the audit records of the model and index behind each answer, asked of the tools themselves."""
-    def versions() -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        if classifier is not None:
-            found["model"] = classifier.model_version()
-        if knowledge is not None:
-            found["index"] = knowledge.describe().get("index_version")
-        return found
-
-    return versions

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .config.flag_types import positive_int, positive_seconds
+from hexmcp.tools.flag_types import positive_int, positive_seconds
 
 DEFAULT_DRAIN_TIMEOUT_S = 10.0
 

@@ -8,7 +8,7 @@ import argparse
 from hexmcp.core import McpServer, TaskLimits
 from hexmcp.core.tasks.memory_store import MemoryTaskStore
 
-from .config.flag_types import positive_int
+from hexmcp.tools.flag_types import positive_int
 
 DEFAULTS = TaskLimits()
 

@@ -1,4 +1,4 @@
-"""Metrics and tracing flags, and their wiring, for the composition root (cli.py).
+"""Metrics and tracing flags, and their wiring.
 
 `hexmcp serve` measures by default and serves `/metrics` on its own port (`--no-metrics`: neither);
 `hexmcp stdio` has no HTTP, so it measures only when `--metrics-port` asks for prometheus-client's own
@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence
 
 import attrs
 
 from hexmcp.core import McpServer
+from hexmcp.core.pack import Pack
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 
 def add_telemetry_arguments(parser: argparse.ArgumentParser, *, stdio: bool = False) -> None:
@@ -49,8 +50,8 @@ class Telemetry:
                 print(f"hexmcp: telemetry did not stop cleanly: {error}", file=sys.stderr)
 
 
-def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: str, classifier: Any = None,
-                      knowledge: Any = None, gateway_tools: Any = None) -> Telemetry:
+def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: str,
+                      packs: Sequence[Pack] = ()) -> Telemetry:
     """Register the observers the flags and the environment ask for. A bad OTEL_* value or a metrics port
     that cannot be bound stops start-up (exit 2) with the one line saying why."""
     from hexmcp.adapters.telemetry.tracing_env import TracingConfigError, tracing_settings
@@ -70,7 +71,7 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
     metrics_port = getattr(args, "metrics_port", None)
     if getattr(args, "no_metrics", False) or (args.command == "stdio" and metrics_port is None):
         return telemetry
-    registry = _metrics_registry(server, classifier, knowledge, gateway_tools)
+    registry = _metrics_registry(server, packs)
     if args.command == "stdio":
         from prometheus_client import start_http_server
 
@@ -87,23 +88,18 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
     return telemetry
 
 
-def _metrics_registry(server: McpServer, classifier: Any, knowledge: Any, gateway_tools: Any) -> Any:
+def _metrics_registry(server: McpServer, packs: Sequence[Pack]) -> Any:
     from prometheus_client import CollectorRegistry, ProcessCollector
 
     from hexmcp.adapters.telemetry.metrics import MetricsObserver, OpenSessions
-    from hexmcp.adapters.telemetry.tool_metrics import ClassifierMetrics, GatewayMetrics, KnowledgeMetrics
+    from hexmcp.adapters.telemetry.tool_metrics import PackMetrics
 
     registry = CollectorRegistry()
     ProcessCollector(registry=registry)  # RSS, open descriptors, CPU: what a soak watches
     server.add_observer(MetricsObserver(server, registry))
     registry.register(OpenSessions(server))
-    if classifier is not None:
-        registry.register(ClassifierMetrics(classifier))
-    if knowledge is not None:
-        registry.register(KnowledgeMetrics(knowledge))
-    gateway = getattr(getattr(gateway_tools, "service", None), "gateway", None)
-    if getattr(gateway, "calls", None) is not None:
-        registry.register(GatewayMetrics(gateway))
+    for pack in packs:
+        registry.register(PackMetrics(pack))
     return registry
 
 

@@ -39,9 +39,13 @@ def load_set(path: Path = DEFAULT_SET) -> tuple[list[dict[str, Any]], list[str]]
     return data["questions"], data["judged_documents"]
 
 
+JUDGED_DOCUMENTS = Path(__file__).resolve().parent / "data" / "bundled-docs"
+"""The judged documents as they were read when the sets were written (bench/data/bundled-docs/SOURCE.md)."""
+
+
 def judged_corpus(judged: list[str]) -> list[Any]:
-    """The bundled corpus restricted to the judged documents (every one of them must still exist)."""
-    documents = {d.document_id: d for d in load_documents(CorpusSpec())}
+    """The judged documents, frozen as they were read (every one of them must be there)."""
+    documents = {d.document_id: d for d in load_documents(CorpusSpec(roots=[str(JUDGED_DOCUMENTS)]))}
     missing = [d for d in judged if d not in documents]
     if missing:
         raise SystemExit(f"judged documents no longer in the bundled corpus: {missing}")

@@ -27,7 +27,7 @@ import structlog
 from hexmcp.core import ErrorCode, McpServer, new_event_id
 
 from .. import jsonrpc
-from ..startup import failure_reason
+from hexmcp.core.startup import failure_reason
 from . import trace_headers
 from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer

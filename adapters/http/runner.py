@@ -21,7 +21,7 @@ import uvicorn
 
 from hexmcp.core import McpServer
 
-from ..startup import ExitCode
+from hexmcp.core.startup import ExitCode
 from .admission import ConnectionLedger
 from .app import HttpApp, create_app
 from .config import HttpConfig

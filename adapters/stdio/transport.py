@@ -28,7 +28,7 @@ from hexmcp.core import ErrorCode, McpServer, new_event_id
 from .. import jsonrpc
 from ..lines import LineSplitter
 from ..rpc_connection import RpcConnection
-from ..startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 log = structlog.get_logger("hexmcp.adapters.stdio")
 

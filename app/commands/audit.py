@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 OUTCOMES = ("ok", "tool_error", "error", "cancelled")
 

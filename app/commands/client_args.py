@@ -12,7 +12,7 @@ from typing import Any
 
 from hexmcp.core import versions
 
-from ..config.flag_types import positive_int, positive_seconds
+from hexmcp.tools.flag_types import positive_int, positive_seconds
 
 COMMANDS = ("call", "tools", "resources", "prompts", "read", "bench", "record", "replay")
 

@@ -15,10 +15,10 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from ..config.layers import Layers, Settled, config_path
-from ..gateway import gateway_config
+from hexmcp.tools.gateway.settings import gateway_config
 from ..config.schema import ConfigError
 from hexmcp.adapters.gateway import GatewayConfigError
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 MASK = "***"
 SECRET_NAME = re.compile(r"token|key|secret|password", re.IGNORECASE)

@@ -17,7 +17,7 @@ import attrs
 
 from .file import ConfigFile, read_config_file
 from .schema import ConfigError, ConfigKey, command_parsers, keys_of
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 CONFIG_ENV = "HEXMCP_CONFIG"
 UPSTREAM_DEST = "upstream"  # the flag whose type also checks the file's [[upstream]] tables

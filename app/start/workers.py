@@ -22,7 +22,7 @@ from typing import Sequence
 
 import structlog
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 log = structlog.get_logger("hexmcp.app.start.workers")
 

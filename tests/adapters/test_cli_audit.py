@@ -10,7 +10,7 @@ import pytest
 
 from hexmcp.adapters.audit import AuditFile
 from hexmcp.adapters.audit.record import encode_line
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 from ..support.wire import REPO_ROOT
 from .guard_servers import HEXMCP

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hexmcp.app.cli import diagnose
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.tools.classification.flags import explain
+from hexmcp.core.startup import ExitCode
 from hexmcp.tools.classification import CacheDirError, ClassificationConfig, ModelCacheError, ModelFilesError
 from hexmcp.tools.cache_dir import default_cache_dir
 from hexmcp.tools.classification import model_cache
@@ -106,15 +106,15 @@ def test_an_unusable_cache_directory_names_the_variable_to_set(tmp_path, command
 
 
 def test_each_classifier_error_maps_to_its_exit_code_and_fix() -> None:
-    incomplete = diagnose(ModelFilesError("the embedding model package is incomplete"))
-    assert incomplete is not None and incomplete[0] == ExitCode.MODEL_PACKAGE_MISSING
-    assert incomplete[1].endswith(f"install --no-deps --force-reinstall {MODEL_DISTRIBUTION}")
-    assert diagnose(CacheDirError("somewhere", "Read-only file system"))[0] == ExitCode.CACHE_DIR_UNUSABLE
+    incomplete = explain(ModelFilesError("the embedding model package is incomplete"))
+    assert incomplete is not None and incomplete.exit_code == ExitCode.MODEL_PACKAGE_MISSING
+    assert incomplete.line.endswith(f"install --no-deps --force-reinstall {MODEL_DISTRIBUTION}")
+    assert explain(CacheDirError("somewhere", "Read-only file system")).exit_code == ExitCode.CACHE_DIR_UNUSABLE
     full_disk = ModelCacheError("cannot build or write the model cache")
     full_disk.__cause__ = OSError(28, "No space left on device")
-    assert diagnose(full_disk)[0] == ExitCode.CACHE_DIR_UNUSABLE
-    assert diagnose(ModelCacheError("converted graph disagrees"))[0] == ExitCode.MODEL_BUILD_FAILED
-    assert diagnose(RuntimeError("a bug")) is None  # not explained away: its traceback goes to the log
+    assert explain(full_disk).exit_code == ExitCode.CACHE_DIR_UNUSABLE
+    assert explain(ModelCacheError("converted graph disagrees")).exit_code == ExitCode.MODEL_BUILD_FAILED
+    assert explain(RuntimeError("a bug")) is None  # not explained away: its traceback goes to the log
 
 
 class Served:

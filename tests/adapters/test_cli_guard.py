@@ -11,7 +11,7 @@ import pytest
 from hexmcp.app import cli
 from hexmcp.app.guard import parse_rate, parse_tool_rate, rate_limits
 from hexmcp.adapters.limits import BucketRate
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 from ..support.wire import REPO_ROOT
 from .guard_servers import stdio_command

@@ -15,6 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from hexmcp.app import cli
+from hexmcp.app.serving import composed
 from tests.support.fresh_imports import modules_imported_by
 from tests.support.net import free_port
 
@@ -62,7 +63,8 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
 PROBE = """
 import json, os, sys
 from hexmcp.app.cli import main
-from hexmcp.adapters import start_code_cache, stdio
+from hexmcp.app.start import code_cache as start_code_cache
+from hexmcp.adapters.stdio import transport as stdio
 send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
 async def recording_send(self, message):
     if not os.path.exists(record):
@@ -79,10 +81,7 @@ sys.exit(main(sys.argv[1:]))
 def registered_tools(flags: list[str]) -> set[str]:
     """What the composition root registers for `hexmcp stdio FLAGS`, composed here in process."""
     args = cli.parse_args(["stdio", *flags])
-    server, service = cli.build_server_and_service(args)
-    knowledge = cli.build_knowledge(server, args)
-    cli.build_gateway_tools(server, cli.gateway_config(args), service, knowledge)
-    cli.build_concepts(server, args, knowledge)
+    server = composed(args).server
     return {tool.name for tool in server.tools.definitions()}
 
 
@@ -115,14 +114,12 @@ def test_the_stdio_start_path_imports_no_deferred_module():
     """Everything `hexmcp stdio` runs before it serves: flags, logging, both tool sets with the model
     prepared (the cached model named and verified) and the corpus read."""
     code = (
-        "from hexmcp.adapters import cli\n"
+        "from hexmcp.app import cli, serving\n"
         "from hexmcp.core.log import configure_logging\n"
         "args = cli.parse_args(['stdio'])\n"
         "configure_logging('warning')\n"
-        "server, service = cli.build_server_and_service(args)\n"
-        "knowledge = cli.build_knowledge(server, args)\n"
-        "assert service is not None and knowledge is not None\n"
-        "cli.build_gateway_tools(server, cli.gateway_config(args), service, knowledge)"
+        "names = [pack.name for pack in serving.composed(args).packs]\n"
+        "assert {'classification', 'knowledge', 'gateway'} <= set(names)"
     )
     assert modules_imported_by(code, DEFERRED_MODULES) == []
 

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 from ..support.serve_process import LIGHT, serve_process
 

@@ -25,7 +25,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from hexmcp.app.commands.config_check import MASK
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 from tests.client.servers import DEMO_STDIO
 from tests.support.net import free_port
 

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hexmcp.app import cli
 from hexmcp.app.config.layers import CONFIG_ENV, parse_with_config
-from hexmcp.app.gateway import gateway_config
+from hexmcp.tools.gateway.settings import gateway_config
 from hexmcp.app.config.schema import ENV_PREFIX, NOT_SETTINGS, command_parsers, keys_of
-from hexmcp.app.config.flag_types import positive_int
+from hexmcp.tools.flag_types import positive_int
 from hexmcp.adapters.gateway import GatewayConfigError
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 
 def write(directory: Path, document: dict[str, Any], name: str = "hexmcp.toml") -> Path:

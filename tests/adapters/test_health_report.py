@@ -1,26 +1,43 @@
-"""/health's `warm`: true exactly when every component the server has has finished its start-up work."""
+"""/health from the composed packs: a pack that asks keeps its fields at the top level (the classifier's,
+read by routers), every other pack has a block under its name, and `warm` is true exactly when every
+composed pack has finished its start-up work."""
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from hypothesis import given, strategies as st
 
-from hexmcp.app.health_report import health_report
+from hexmcp.app.compose import Composition
+from hexmcp.core import McpServer
+from hexmcp.core.pack import Pack
 
-# None: the server runs without that component; otherwise whether its start-up work is done.
+
+class Component(Pack):
+    def __init__(self, name: str, settled: bool, top_level: bool = False) -> None:
+        self.name, self.settled, self.health_top_level = name, settled, top_level
+
+    def warm(self) -> bool:
+        return self.settled
+
+    def health(self) -> Mapping[str, Any]:
+        return {"ready": self.settled, "name": self.name}
+
+
+# None: the server runs without that pack; otherwise whether its start-up work is done.
 component = st.none() | st.booleans()
 
 
 @given(classifier=component, knowledge=component, concepts=component)
-def test_warm_is_every_present_component_settled(classifier, knowledge, concepts) -> None:
-    report = health_report(
-        classifier=None if classifier is None else (lambda: {"ready": classifier, "model": "m"}),
-        knowledge=None if knowledge is None else (lambda: {"ready": True, "complete": knowledge}),
-        concepts=None if concepts is None else (lambda: {"ready": concepts}),
-        gateway=lambda: {"configured": False},
-    )()
+def test_warm_is_every_composed_pack_settled(classifier, knowledge, concepts) -> None:
+    packs = [Component(name, state, top_level=name == "classification")
+             for name, state in (("classification", classifier), ("knowledge", knowledge), ("concepts", concepts))
+             if state is not None]
+    report = Composition(server=McpServer("t", "1"), packs=packs, command="serve").health()
     present = [state for state in (classifier, knowledge, concepts) if state is not None]
     assert report["warm"] is all(present)
     assert ("knowledge" in report) is (knowledge is not None) and ("concepts" in report) is (concepts is not None)
-    assert report["gateway"] == {"configured": False}
     if classifier is not None:
-        assert report["ready"] is classifier and report["model"] == "m"  # the classifier's fields stay top-level
+        assert report["ready"] is classifier and report["name"] == "classification"  # top-level fields
+    if knowledge is not None:
+        assert report["knowledge"] == {"ready": knowledge, "name": "knowledge"}

@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 from ..support.net import free_port
 from ..support.telemetry import HEXMCP, Scrape, scrape

@@ -33,11 +33,11 @@ class ServeProcess:
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
-            assert self.process.poll() is None, f"hexmcp serve exited with {self.process.returncode}"
+            assert self.process.poll() is None, f"the server exited with {self.process.returncode}"
             with contextlib.suppress(httpx.TransportError):
                 if self.health().status_code == 200:
                     return
-            assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
+            assert time.monotonic() < deadline, "the server did not become healthy"
             time.sleep(0.1)
 
     def wait_for_tool(self, name: str, timeout_s: float = 30.0) -> None:
@@ -60,8 +60,16 @@ def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | No
     """`hexmcp serve FLAGS --port P`, healthy when the block starts (unless `healthy=False`), killed if still
     running when it ends. stderr goes to the test's own (pytest shows it when the test fails)."""
     port = port or free_port()
-    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", *flags, "--port", str(port)],
-                               env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
+    with http_process([sys.executable, "-m", "hexmcp.app.cli", "serve", *flags, "--port", str(port)], port,
+                      env=env, healthy=healthy) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def http_process(argv: list[str], port: int, *, env: dict[str, str] | None = None,
+                 healthy: bool = True) -> Iterator[ServeProcess]:
+    """Any command serving hexmcp's HTTP app on `port` (a user's own server file, say), as `serve_process`."""
+    process = subprocess.Popen(argv, env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
                                stdout=subprocess.DEVNULL)
     served = ServeProcess(process, port)
     try:

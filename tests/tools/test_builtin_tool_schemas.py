@@ -4,15 +4,13 @@ tool the composition root registers has input and output schemas that are valid 
 from __future__ import annotations
 
 from hexmcp.app import cli
+from hexmcp.app.serving import composed
 from hexmcp.core.schemas.validation import LazyValidator, compile_validator
 
 
 def test_every_built_in_tool_schema_is_valid_json_schema() -> None:
     args = cli.parse_args(["stdio"])
-    server, _ = cli.build_server_and_service(args)
-    knowledge = cli.build_knowledge(server, args)
-    cli.build_gateway_tools(server, cli.gateway_config(args), _, knowledge)
-    cli.build_concepts(server, args, knowledge)
+    server = composed(args).server
     names = [tool.name for tool in server.tools.definitions()]
     assert {"list_categories", "classify_text", "search", "fetch", "listDocuments", "searchPassages", "listModels",
             "routeCompletion", "resolveConcept", "explainConcept", "queryGraph", "analyzeGraph",

@@ -99,6 +99,10 @@ class KnowledgeService:
         self.searches[tool] += 1
         self.search_seconds[tool] += seconds
 
+    @staticmethod
+    def resource_uri(document_id: str) -> str:
+        return resource_uri(document_id)
+
     def url(self, document_id: str) -> str:
         path = quote(document_id, safe="/")
         if self.config.url_base:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hexmcp.adapters.gateway import GatewayConfigError, load_gateway_config
 from hexmcp.adapters.gateway.config import SETTINGS
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 
 YAML = """
 gateway:

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.app.cli import _classification_config, parse_args
+from hexmcp.app.cli import parse_args
+from hexmcp.tools.classification.flags import classification_config as _classification_config
 from hexmcp.tools.classification import ClassificationConfig
 from hexmcp.tools.classification.inference_pool import InferencePool
 from hexmcp.tools.classification.thread_priority import MAX_NICENESS, lower_current_thread

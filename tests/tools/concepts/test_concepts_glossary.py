@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 from hexmcp.tools.concepts.errors import GlossaryError
 from hexmcp.tools.concepts.glossary import load_glossary, parse_glossary
 from tests.tools.concepts.support import base_of

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from hexmcp.adapters.startup import ExitCode
+from hexmcp.core.startup import ExitCode
 from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode, check_vector_store_spec
 from hexmcp.tools.knowledge.vectors.collection import DEFAULT_COLLECTION
 from hexmcp.tools.knowledge.vectors.factory import StoreKind, parse_vector_store_spec

@@ -1,5 +1,5 @@
-"""The LLM gateway's flags, configuration and client, for the composition root (cli.py), which alone
-imports the gateway tools: this module builds the adapter side (config, OpenAICompatibleGateway)."""
+"""The gateway pack's flags, its configuration (flag > environment > --gateway-config file > default)
+and its client."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from hexmcp.adapters.gateway import GatewayConfig, load_gateway_config
 from hexmcp.adapters.gateway.config import PROVIDER_TYPES
 
 
-def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("LLM gateway (flag > environment > --gateway-config file > default)")
+def add_gateway_flags(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--gateway-config", metavar="PATH",
                        help="YAML or TOML file (gateway.*, providers.*, log_level); default: $GATEWAY_CONFIG. Kept for "
                             "compatibility: the [gateway] table of --config holds the same settings")
@@ -51,14 +50,6 @@ def build_gateway(config: GatewayConfig) -> Any:
     from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
 
     return OpenAICompatibleGateway(config)
-
-
-def gateway_health(config: GatewayConfig, describe: Any) -> dict[str, Any]:
-    """/health's `gateway` member: the tools' view plus where the gateway is (never the key)."""
-    report = dict(describe())
-    if config.configured:
-        report["url"] = config.public_url()
-    return report
 
 
 def apply_gateway_log_level(config: GatewayConfig, log_level: str) -> GatewayConfig:

@@ -1,0 +1,140 @@
+"""Serving a composition: over HTTP (Streamable HTTP, the REST dialect, WebSocket, /health, /metrics, the
+packs' document routes) or over stdio. What both share — the tasks store, the packs, telemetry, the
+guards, mounted upstreams — is put together once, in `Serving.build`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, Callable
+
+import attrs
+
+from hexmcp.core import McpServer, ServerOptions
+from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
+
+from .compose import Composition, compose
+from .guard import install_guards
+from .tasks import configure_tasks
+from .telemetry import Telemetry, install_telemetry
+from .upstreams import mount_upstreams
+
+VERSION = "0.1.0"
+INSTRUCTIONS = (
+    "hexmcp serves semantic classification for LLM routers. Call list_categories to learn the taxonomy, "
+    "then classify_text to get the category, a confidence, a recommended model and whether to use reasoning."
+)
+
+
+@attrs.define
+class Serving:
+    composition: Composition
+    telemetry: Telemetry
+    close_guards: Callable[[], None]
+    background: list[BackgroundTask]
+
+    @classmethod
+    def build(cls, settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None,
+              http_base: str | None = None) -> Serving:
+        """Compose `packs` on `server` (default: hexmcp's own), then what observes and guards it."""
+        server = server or new_server(settings)
+        if hasattr(settings, "task_store"):
+            configure_tasks(server, settings)
+        composition = compose(server, settings, packs, command=settings.command, http_base=http_base)
+        # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
+        telemetry = install_telemetry(server, settings, version=server.info.version, packs=composition.packs)
+        close_guards = install_guards(server, settings, composition.versions)
+        background = [*mount_upstreams(server, settings), *composition.start_up_hooks()]
+        return cls(composition, telemetry, close_guards, background)
+
+    @property
+    def server(self) -> McpServer:
+        return self.composition.server
+
+    def close(self) -> None:
+        self.close_guards()
+        self.composition.close()
+        self.telemetry.close()
+
+
+def composed(settings: argparse.Namespace) -> Composition:
+    """hexmcp's server with every installed pack the settings enable, as `serve` and `stdio` compose it
+    (without telemetry, guards or upstreams): what tests and tools inspect."""
+    from .packs import installed_packs
+
+    return compose(new_server(settings), settings, installed_packs(), command=settings.command)
+
+
+def new_server(settings: argparse.Namespace) -> McpServer:
+    """hexmcp's own server (`serve` shares its multi round-trip state key through $HEXMCP_STATE_SECRET)."""
+    secret = os.environ.get("HEXMCP_STATE_SECRET") if settings.command == "serve" else None
+    return McpServer("hexmcp", VERSION, title="hexmcp", instructions=INSTRUCTIONS,
+                     options=ServerOptions(request_state_secret=secret.encode() if secret else None))
+
+
+def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None) -> int:
+    from hexmcp.adapters.http import run_http
+
+    from .scale import listening_sockets
+
+    config = http_config(settings)
+    serving = Serving.build(settings, packs, server=server, http_base=f"http://{settings.host}:{settings.port}")
+    options = _http_app_options(serving, config)
+    try:
+        return run_http(serving.server, config, log_level="warning",
+                        uvicorn_options=options.pop("websocket").config.uvicorn_options(), **listening_sockets(),
+                        **options)
+    finally:
+        serving.close()
+
+
+def http_app(settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None) -> Any:
+    """The HTTP app `serve_http` runs, for a host application's own server (`hexmcp.Server.http_app`)."""
+    from hexmcp.adapters.http import create_app
+
+    config = http_config(settings)
+    serving = Serving.build(settings, packs, server=server, http_base=None)
+    options = _http_app_options(serving, config)
+    del options["websocket"]
+    return create_app(serving.server, config, **options)
+
+
+def _http_app_options(serving: Serving, config: Any) -> dict[str, Any]:
+    from hexmcp.adapters.http.docs import DocsRoute
+    from hexmcp.adapters.ws import WsConfig, WsEndpoint
+
+    composition = serving.composition
+    websocket = WsEndpoint(serving.server, WsConfig.from_http(config))
+    documents = {prefix: DocsRoute(prefix, lookup) for prefix, lookup in composition.documents().items()}
+    return {"websocket": websocket, "extra_routes": {"/ws": websocket, **documents, **serving.telemetry.routes},
+            "capture_trace_headers": serving.telemetry.capture_trace_headers, "ready": composition.ready,
+            "health": composition.health, "on_startup": serving.background}
+
+
+def http_config(settings: argparse.Namespace) -> Any:
+    """The HTTP adapter's settings; PackProblem (a usage error) for a combination it refuses."""
+    from hexmcp.adapters.http import HttpConfig
+
+    try:
+        return HttpConfig(host=settings.host, port=settings.port, stateless=settings.stateless,
+                          auth_token=settings.auth_token or None, allowed_origins=settings.allowed_origins,
+                          allowed_hosts=settings.allowed_hosts, cors_origins=settings.cors_origins,
+                          max_body_bytes=settings.max_body_bytes, request_timeout_s=settings.request_timeout,
+                          body_timeout_s=settings.body_timeout, max_concurrent_requests=settings.max_concurrent_requests,
+                          max_sessions=settings.max_sessions, session_idle_timeout_s=settings.session_idle_timeout,
+                          head_timeout_s=settings.head_timeout,
+                          max_connections_per_address=settings.max_connections_per_address,
+                          max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout)
+    except ValueError as error:
+        raise PackProblem(str(error)) from None
+
+
+def run_stdio_serving(serving: Serving, settings: argparse.Namespace, *, wire_fd: int) -> int:
+    """Serve stdio; the start-up work begins once the input already waiting (the host's initialize) is answered."""
+    from hexmcp.adapters.stdio import run_stdio
+
+    try:
+        return run_stdio(serving.server, max_message_bytes=settings.max_message_bytes, wire_fd=wire_fd,
+                         on_startup=serving.background)
+    finally:
+        serving.close()
