@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterator
+from typing import IO, Iterator
 
 import httpx
 
@@ -56,13 +56,13 @@ class ServeProcess:
 
 @contextlib.contextmanager
 def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | None = None,
-                  healthy: bool = True) -> Iterator[ServeProcess]:
+                  healthy: bool = True, stderr: IO[bytes] | None = None) -> Iterator[ServeProcess]:
     """`hexmcp serve FLAGS --port P`, healthy when the block starts (unless `healthy=False`), killed if still
-    running when it ends. stderr goes to the test's own (pytest shows it when the test fails)."""
+    running when it ends. stderr goes to the test's own (pytest shows it when the test fails), or to `stderr`."""
     port = port or free_port()
     process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "serve", *flags, "--port", str(port)],
                                env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
-                               stdout=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=stderr)
     served = ServeProcess(process, port)
     try:
         if healthy:
