@@ -29,8 +29,9 @@ def run_workers_if_asked(args: argparse.Namespace, argv: list[str] | None) -> in
 
 
 def listening_sockets() -> dict[str, Any]:
-    """`run_http` keywords for a worker: serve on the socket its parent bound."""
-    from .start.workers import inherited_listener
+    """`run_http` keywords for a worker: serve on the socket its parent bound; the first worker alone says
+    where it listens (the one line a single server logs), when it accepts, naming the routes it serves."""
+    from .start.workers import inherited_listener, is_first_worker
 
     listener = inherited_listener()
-    return {"sockets": [listener]} if listener is not None else {}
+    return {"sockets": [listener], "announce": is_first_worker()} if listener is not None else {}

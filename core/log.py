@@ -4,14 +4,20 @@ stdout belongs to the protocol in stdio mode, so no log line may ever go there. 
 are bound per request by the adapters (`bind_request_ids`), eventId by whoever mints it. Records from
 the standard `logging` module (uvicorn, onnxruntime's quantiser) go through the same renderer, so an
 operator's log parser sees one format.
+
+Libraries log their internals at info (onnxruntime's quantiser writes ~40 lines per model conversion,
+through the root logger): below warning, a library's records are shown only with `--log-level debug`.
+hexmcp's own lines are structlog's, so they are not affected.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
+import threading
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Iterator
 
 import structlog
 
@@ -36,12 +42,44 @@ def add_request_ids(_logger: Any, _method: str, event_dict: dict[str, Any]) -> d
     return event_dict
 
 
+OWN_LOGGERS = "hexmcp"
+"""The prefix of the standard-library loggers whose records are hexmcp's, not a library's."""
+_quieted = threading.local()  # `below`: the level under which this thread's library records are dropped
+
+
+class LibraryRecords(logging.Filter):
+    """Lets a library's record through at `threshold` and above (DEBUG: every record), and above what
+    `quiet_libraries` asks for in the thread that logs it; hexmcp's own records always pass."""
+
+    def __init__(self, threshold: int) -> None:
+        super().__init__()
+        self.threshold = threshold
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.threshold <= logging.DEBUG or record.name.startswith(OWN_LOGGERS):
+            return True
+        return record.levelno >= max(self.threshold, getattr(_quieted, "below", 0))
+
+
+@contextlib.contextmanager
+def quiet_libraries(below: int = logging.ERROR) -> Iterator[None]:
+    """While the block runs, drop this thread's library records below `below` (but with --log-level
+    debug): for a library call whose warnings hexmcp has weighed and answered already."""
+    previous = getattr(_quieted, "below", 0)
+    _quieted.below = max(previous, below)
+    try:
+        yield
+    finally:
+        _quieted.below = previous
+
+
 def configure_logging(level: str = "info", json_output: bool | None = None) -> None:
     if json_output is None:
         json_output = not sys.stderr.isatty()
     numeric = logging.getLevelName(level.upper())
     renderer = structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer(colors=False)
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(LibraryRecords(numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING)))
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ..settings import did_you_mean
 from .retry import BACKOFFS, RetryPolicy
 
 PROVIDER_TYPES = ("openai", "anthropic", "local")
@@ -261,4 +262,6 @@ def _refuse_unknown(node: dict[str, Any], prefix: tuple[str, ...], label: Callab
                 raise GatewayConfigError(label(here), "must be a mapping")
             _refuse_unknown(value, here, label)
             continue
-        raise GatewayConfigError(label(here), "unknown key")
+        siblings = [known[len(prefix)] for known in _KNOWN_PATHS
+                    if len(known) > len(prefix) and known[:len(prefix)] == prefix]
+        raise GatewayConfigError(label(here), "unknown key" + did_you_mean(str(key), siblings))

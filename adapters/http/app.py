@@ -152,6 +152,11 @@ class HttpApp:
                           request_id=readable_id(scope))
         return app(scope, receive, send)
 
+    def endpoints(self) -> list[str]:
+        """The paths served, as the start-up line names them: MCP, its REST dialect, the extra routes, /health."""
+        extra = [path for path in self.routes if path not in (self.config.path, HEALTH_PATH)]
+        return [self.config.path, f"{self._rest_prefix}{{method}}", *extra, HEALTH_PATH]
+
     # --- lifecycle -------------------------------------------------------------------------------
 
     async def startup(self) -> None:

@@ -38,10 +38,16 @@ computed in time can still be written."""
 class _Server(HookedServer):
     keep_exit_status = True
 
-    def __init__(self, config: uvicorn.Config, app: HttpApp) -> None:
+    def __init__(self, config: uvicorn.Config, app: HttpApp, *, announce: bool = True) -> None:
         super().__init__(config)
         self.http_app = app
+        self.announce = announce
         app.on_failure = self.request_exit
+
+    def listening(self) -> None:
+        if self.announce:
+            port = self.servers[0].sockets[0].getsockname()[1]  # the bound one, whatever --port said
+            log.info("listening", url=_http_url(self.http_app.config.host, port), endpoints=self.http_app.endpoints())
 
     async def before_shutdown(self) -> None:
         started = asyncio.get_running_loop().time()
@@ -78,9 +84,13 @@ async def serve_http(server: McpServer, config: HttpConfig, *, log_level: str = 
     await _Server(uvicorn_config(http_app, config, log_level=log_level), http_app).serve()
 
 
+def _http_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning",
              uvicorn_options: dict[str, Any] | None = None, sockets: list[socket.socket] | None = None,
-             **app_options: Any) -> int:
+             announce: bool = True, **app_options: Any) -> int:
     """Blocking entry point for the CLI and the conformance fixture server; returns the exit status
     (ExitCode.FAILED_AFTER_START when a start-up hook failed and stopped the server).
 
@@ -88,11 +98,13 @@ def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning
     would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
     The soft open-files limit is raised to the hard one first, so the connection cap can use it.
     `sockets`: listening sockets to serve on instead of binding `config.host:port` (a worker of
-    `serve --workers N` gets its parent's).
+    `serve --workers N` gets its parent's). `announce`: log where it listens once it accepts (one line,
+    "listening", with the URL and the endpoints); the workers of one port leave it to one of them.
     """
     _raise_open_files_limit()
     http_app = create_app(server, config, **app_options)
-    uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app)
+    uvicorn_server = _Server(uvicorn_config(http_app, config, log_level=log_level, **(uvicorn_options or {})), http_app,
+                             announce=announce)
     with asyncio.Runner(loop_factory=uvicorn_server.config.get_loop_factory()) as runner:
         runner.run(uvicorn_server.serve(sockets=sockets))
     return ExitCode.FAILED_AFTER_START if http_app.failure is not None else ExitCode.OK

@@ -17,7 +17,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
    connection's protocol is `config.http_protocol_class(config=, server_state=, app_state=lifespan.state,
    _loop=)` (what `startup` builds; the drain builds one for each connection it takes from the queue), `capture_signals()` installs the signal handlers
    around `serve()` and re-raises the caught signal afterwards, `handle_exit(sig, frame)` is what a
-   signal calls, and setting `should_exit` stops the main loop.
+   signal calls, and setting `should_exit` stops the main loop. `startup(sockets)` returns with `started`
+   set once the listeners are bound (or adopted) and accepting, which is when `listening` is called.
 3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
    `ws/server_log.py` rewrites.
 
@@ -206,6 +207,14 @@ class HookedServer(uvicorn.Server):
 
     async def before_shutdown(self) -> None:
         """Override: end what would otherwise keep uvicorn waiting."""
+
+    def listening(self) -> None:
+        """Override: the listeners (in `servers`) are bound and accepting."""
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started:  # not when the app's lifespan startup failed (uvicorn then stops)
+            self.listening()
 
     def request_exit(self) -> None:
         """Stop serving (graceful shutdown follows), as uvicorn's own signal handler does."""

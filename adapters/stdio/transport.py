@@ -302,7 +302,7 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     connection = RpcConnection(server, writer.send, transport="stdio")
     stop = asyncio.Event()
     _on_sigterm(stop)
-    log.info("stdio session started", sessionId=connection.session_id, pid=os.getpid())
+    log.info("serving stdio", sessionId=connection.session_id, pid=os.getpid())
     failed: list[BaseException] = []
     background: list[asyncio.Future[None]] = []
 

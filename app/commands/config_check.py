@@ -18,6 +18,7 @@ from ..config.layers import Layers, Settled, config_path
 from hexmcp.tools.gateway.settings import gateway_config
 from ..config.schema import ConfigError
 from hexmcp.adapters.gateway import GatewayConfigError
+from hexmcp.adapters.settings import did_you_mean
 from hexmcp.core.startup import ExitCode
 
 MASK = "***"
@@ -32,7 +33,8 @@ def run_config_check(args: argparse.Namespace, build: Callable[[], argparse.Argu
         layers = Layers.load(build(), env, config_path(args, env))
         unknown = [command for command in commands if command not in layers.keys]
         if unknown:
-            raise ConfigError(f"--command {unknown[0]}", f"not a command (known: {', '.join(layers.keys)})")
+            known = did_you_mean(unknown[0], layers.keys) or f" (known: {', '.join(layers.keys)})"
+            raise ConfigError(f"--command {unknown[0]}", f"not a command{known}")
         settled = {command: layers.settle(command, {}) for command in commands}
         gateway = _gateway(layers, settled)
     except (ConfigError, GatewayConfigError) as error:

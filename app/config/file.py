@@ -22,6 +22,8 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
+from hexmcp.adapters.settings import did_you_mean
+
 from .schema import ConfigError, ConfigKey
 from .upstreams import UpstreamSpec
 
@@ -75,14 +77,35 @@ def read_config_file(path: str | Path, keys: Mapping[str, Mapping[str, ConfigKey
             tables[key] = _table(value, f"{key} in {name}")
             for dest in tables[key]:
                 if dest not in keys[key]:
-                    raise ConfigError(f"{key}.{dest} in {name}", f"unknown key for hexmcp {key}")
+                    raise _unknown_in_table(key, dest, name, keys)
         elif key in everywhere:
             shared[key] = value
-        else:
-            raise ConfigError(f"{key} in {name}", "unknown key")
+        else:  # in a table no command has, its first key is the one named (`server.port`: serve.port?)
+            inner = next(iter(value), None) if isinstance(value, dict) else None
+            raise _unknown_key(key if inner is None else f"{key}.{inner}", name, keys)
     settings = {command: _checked(command_keys, shared, tables.get(command, {}), command, name)
                 for command, command_keys in keys.items()}
     return ConfigFile(name=name, settings=settings, gateway=gateway, upstreams=upstreams)
+
+
+def _unknown_key(dotted: str, name: str, keys: Mapping[str, Mapping[str, ConfigKey]]) -> ConfigError:
+    """A top-level key (or a table) no command has, with the closest key a file may hold."""
+    valid = {GATEWAY_TABLE, UPSTREAM_TABLES, *keys}
+    for command, command_keys in keys.items():
+        valid.update(command_keys)
+        valid.update(f"{command}.{dest}" for dest in command_keys)
+    return ConfigError(f"{dotted} in {name}", "unknown key" + did_you_mean(dotted, valid))
+
+
+def _unknown_in_table(command: str, dest: str, name: str,
+                      keys: Mapping[str, Mapping[str, ConfigKey]]) -> ConfigError:
+    """A key of `[command]` that command does not have: the commands that do, else its closest key."""
+    owners = [other for other, other_keys in keys.items() if dest in other_keys]
+    if owners:
+        hint = f" (a setting of hexmcp {', '.join(owners)})"
+    else:
+        hint = did_you_mean(dest, keys[command], prefix=f"{command}.")
+    return ConfigError(f"{command}.{dest} in {name}", f"unknown key for hexmcp {command}{hint}")
 
 
 def _checked(keys: Mapping[str, ConfigKey], shared: Mapping[str, Any], table: Mapping[str, Any], command: str,
@@ -119,6 +142,6 @@ def _upstreams(tables: list[dict[str, Any]], name: str, env: Mapping[str, str],
         except ConfigError as error:
             raise ConfigError(f"{error.key} in {name}", error.reason) from None
         if spec.name in {seen.name for seen in specs}:
-            raise ConfigError(f"upstream[{index}] in {name}", f"a second upstream named {spec.name!r}")
+            raise ConfigError(f"upstream[{index}].name in {name}", f"a second upstream named {spec.name!r}")
         specs.append(spec)
     return tuple(specs)

@@ -14,6 +14,8 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
+from hexmcp.adapters.settings import did_you_mean
+
 from .schema import ConfigError
 
 TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the bearer token of every upstream that names none of its own
@@ -40,7 +42,8 @@ class UpstreamSpec:
             raise ConfigError(where, "must be a table (name, target, ...)")
         for key in table:
             if key not in TABLE_KEYS:
-                raise ConfigError(f"{where}.{key}", f"unknown key (known: {', '.join(TABLE_KEYS)})")
+                hint = did_you_mean(key, TABLE_KEYS, prefix=f"{where}.")
+                raise ConfigError(f"{where}.{key}", "unknown key" + (hint or f" (known: {', '.join(TABLE_KEYS)})"))
         for required in ("name", "target"):
             if not isinstance(table.get(required), str):
                 raise ConfigError(f"{where}.{required}", "is required, as a string")

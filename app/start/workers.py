@@ -44,6 +44,10 @@ def is_worker() -> bool:
     return LISTEN_FD_ENV in os.environ
 
 
+def is_first_worker() -> bool:
+    return os.environ.get(WORKER_INDEX_ENV) == "0"
+
+
 def supervise(host: str, port: int, workers: int, argv: Sequence[str]) -> int:
     """Bind `host:port`, run `workers` copies of `hexmcp <argv>` on it, return the exit status."""
     try:

@@ -1,10 +1,11 @@
-"""Fixtures shared by the HTTP adapter tests."""
+"""Fixtures shared by the adapter tests: a raw HTTP client, and a cache warmed by a real first start."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.adapters.http_wire import Wire
+from tests.support.first_start import WarmCache, first_start
 
 
 @pytest.fixture
@@ -13,3 +14,9 @@ def wire(live):
     client = Wire(live.base)
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def warm_cache(tmp_path_factory: pytest.TempPathFactory) -> WarmCache:
+    """Point HEXMCP_CACHE_DIR at its `path` for a test about a start after the first."""
+    return first_start(tmp_path_factory.mktemp("warm-cache"))

@@ -16,6 +16,7 @@ from mcp.client.stdio import stdio_client
 
 from hexmcp.app import cli
 from hexmcp.app.serving import composed
+from tests.support.first_start import WarmCache
 from tests.support.fresh_imports import modules_imported_by
 from tests.support.net import free_port
 
@@ -63,17 +64,17 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
 PROBE = """
 import json, os, sys
 from hexmcp.app.cli import main
-from hexmcp.app.start import code_cache as start_code_cache
-from hexmcp.adapters.stdio import transport as stdio
-send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
+from hexmcp.adapters.stdio import transport
+from hexmcp.app.start import code_cache
+send, record = transport._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
 async def recording_send(self, message):
     if not os.path.exists(record):
-        cache = start_code_cache._cache
+        cache = code_cache._cache
         with open(record, "w") as out:
             json.dump({"answer": message, "modules": sorted(sys.modules),
                        "code_cache": cache and {"compiled": cache.compiled, "used": len(cache.used)}}, out)
     return await send(self, message)
-stdio._WireWriter.send = recording_send
+transport._WireWriter.send = recording_send
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -89,10 +90,15 @@ def registered_tools(flags: list[str]) -> set[str]:
 @pytest.mark.anyio
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("flags", [["--no-classifier"], []], ids=["no-classifier", "classifier"])
-async def test_the_initialize_answer_is_written_before_any_heavy_import(tmp_path: Path, flags: list[str]) -> None:
+async def test_the_initialize_answer_is_written_before_any_heavy_import(tmp_path: Path, flags: list[str],
+                                                                        warm_cache: WarmCache,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The official SDK client starts `hexmcp stdio`; when the server writes its initialize answer none of
     NOT_BEFORE_THE_ANSWER is loaded, the background start-up hooks included (they start once the input
-    waiting at start is answered). Then every tool is listed and, with the classifier, the model loads."""
+    waiting at start is answered). Then every tool is listed and, with the classifier, the model loads.
+    A start after the first: a first start converts the model before it serves (by design, so a model
+    that cannot be built stops it), which imports the libraries this test keeps off the path."""
+    monkeypatch.setenv("HEXMCP_CACHE_DIR", str(warm_cache.path))
     record = tmp_path / "modules.json"
     params = StdioServerParameters(command=sys.executable, args=["-c", PROBE, "stdio", *flags, "--log-level", "warning"],
                                    env={**os.environ, "MODULES_AT_ANSWER": str(record)})
@@ -110,9 +116,10 @@ async def test_the_initialize_answer_is_written_before_any_heavy_import(tmp_path
                 assert not result.is_error and 0 < result.structured_content["confidence"] <= 1
 
 
-def test_the_stdio_start_path_imports_no_deferred_module():
-    """Everything `hexmcp stdio` runs before it serves: flags, logging, both tool sets with the model
-    prepared (the cached model named and verified) and the corpus read."""
+def test_the_stdio_start_path_imports_no_deferred_module(warm_cache: WarmCache, monkeypatch: pytest.MonkeyPatch):
+    """Everything `hexmcp stdio` runs before it serves, after a first start: flags, logging, both tool
+    sets with the model prepared (the cached model named and verified) and the corpus read."""
+    monkeypatch.setenv("HEXMCP_CACHE_DIR", str(warm_cache.path))
     code = (
         "from hexmcp.app import cli, serving\n"
         "from hexmcp.core.log import configure_logging\n"

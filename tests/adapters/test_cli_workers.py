@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import os
 import signal
 import time
@@ -44,6 +45,16 @@ def test_two_workers_both_answer_and_one_sigterm_stops_them_all_with_status_0() 
         for pid in seen:  # no worker outlives its supervisor
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+
+
+@pytest.mark.timeout(120)
+def test_one_line_says_where_the_workers_listen(tmp_path) -> None:
+    with open(tmp_path / "stderr", "wb") as stderr, \
+            serve_process(*LIGHT, "--workers", "2", env={"HEXMCP_LOG_LEVEL": "info"}, stderr=stderr) as served:
+        assert len(_pids_answering(served.base, at_least=2)) == 2  # both are serving: both could have said it
+        assert served.terminate() == ExitCode.OK
+    events = [json.loads(line) for line in (tmp_path / "stderr").read_text().splitlines()]
+    assert [event["url"] for event in events if event["event"] == "listening"] == [served.base]
 
 
 @pytest.mark.timeout(120)

@@ -89,7 +89,9 @@ def test_config_check_masks_every_secret(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("document", "env", "line"), [
-    ({"serve": {"prot": 1}}, {}, "serve.prot in hexmcp.toml: unknown key for hexmcp serve"),
+    ({"serve": {"prot": 1}}, {}, "serve.prot in hexmcp.toml: unknown key for hexmcp serve (did you mean serve.port?)"),
+    ({"server": {"port": 8091}}, {}, "server.port in hexmcp.toml: unknown key (did you mean serve.port?)"),
+    ({"gateway": {"urll": "http://127.0.0.1:1/v1"}}, {}, "gateway.urll in hexmcp.toml: unknown key (did you mean url?)"),
     ({"serve": {"port": "eighty"}}, {}, "serve.port in hexmcp.toml: invalid int value: 'eighty'"),
     ({"gateway": {"retries": {"max": "many"}}}, {}, "gateway.retries.max in hexmcp.toml: must be a whole number"),
     ({}, {"HEXMCP_MAX_SESSIONS": "lots"}, "HEXMCP_MAX_SESSIONS: invalid int value: 'lots'"),
@@ -100,6 +102,16 @@ def test_config_check_refuses_with_one_line_and_exit_2(tmp_path: Path, document:
     assert out.returncode == ExitCode.USAGE
     assert out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith(f"hexmcp config check: invalid configuration: {line}")
+
+
+@pytest.mark.parametrize(("command", "reason"), [
+    ("srve", "not a command (did you mean serve?)"),
+    ("zzz", "not a command (known: stdio, serve, "),
+])
+def test_config_check_names_a_command_it_does_not_know(command: str, reason: str) -> None:
+    out = hexmcp("config", "check", "--command", command)
+    assert out.returncode == ExitCode.USAGE
+    assert out.stderr.startswith(f"hexmcp config check: invalid configuration: --command {command}: {reason}")
 
 
 @pytest.mark.parametrize(("document", "line"), [

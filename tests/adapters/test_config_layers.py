@@ -177,7 +177,7 @@ def test_an_empty_variable_is_unset_and_existing_variables_keep_working(tmp_path
     ({"upstream": [{"name": "kb", "target": "http://h/mcp", "wait": 0}]},
      "upstream[1].wait in hexmcp.toml: must be a positive number of seconds, got 0"),
     ({"upstream": [{"name": "kb", "target": "http://h/mcp"}, {"name": "kb", "target": "http://g/mcp"}]},
-     "upstream[2] in hexmcp.toml: a second upstream named 'kb'"),
+     "upstream[2].name in hexmcp.toml: a second upstream named 'kb'"),
     ({"upstream": [{"name": "kb", "target": "http://h/mcp", "auth_token_env": "HEXMCP_TEST_UNSET_TOKEN"}]},
      "upstream[1].auth_token_env in hexmcp.toml: names 'HEXMCP_TEST_UNSET_TOKEN', which is not set"),
 ])
@@ -185,6 +185,23 @@ def test_a_bad_file_stops_the_command_with_the_key_and_the_reason(tmp_path: Path
                                                                    document: dict[str, Any], line: str) -> None:
     config = write(tmp_path, document)
     assert refusal(capsys, ["stdio", "--config", str(config)]).startswith(f"hexmcp stdio: invalid configuration: {line}")
+
+
+@pytest.mark.parametrize(("document", "line"), [
+    ({"server": {"port": 8091}}, "server.port in hexmcp.toml: unknown key (did you mean serve.port?)"),
+    ({"server": {}}, "server in hexmcp.toml: unknown key (did you mean serve?)"),
+    ({"prot": 1}, "prot in hexmcp.toml: unknown key (did you mean port?)"),
+    ({"serve": {"prot": 1}}, "serve.prot in hexmcp.toml: unknown key for hexmcp serve (did you mean serve.port?)"),
+    ({"serve": {"max_message_bytes": 9}},
+     "serve.max_message_bytes in hexmcp.toml: unknown key for hexmcp serve (a setting of hexmcp stdio)"),
+    ({"serve": {"zzz": 1}}, "serve.zzz in hexmcp.toml: unknown key for hexmcp serve"),
+    ({"upstream": [{"name": "kb", "target": "http://h/mcp", "wiat": 1}]},
+     "upstream[1].wiat in hexmcp.toml: unknown key (did you mean upstream[1].wait?)"),
+])
+def test_an_unknown_key_is_named_in_full_with_the_closest_valid_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                    document: dict[str, Any], line: str) -> None:
+    config = write(tmp_path, document)
+    assert refusal(capsys, ["serve", "--config", str(config)]) == f"hexmcp serve: invalid configuration: {line}"
 
 
 @pytest.mark.parametrize(("env", "line"), [
@@ -251,7 +268,8 @@ def test_an_unknown_gateway_key_is_named_where_it_is_written(tmp_path: Path) -> 
     config = write(tmp_path, {"gateway": {"retries": {"maximum": 2}}})
     with pytest.raises(GatewayConfigError) as refused:
         gateway_config(parse(["serve", "--config", str(config)]))
-    assert (refused.value.key, refused.value.reason) == ("gateway.retries.maximum in hexmcp.toml", "unknown key")
+    assert (refused.value.key, refused.value.reason) == ("gateway.retries.maximum in hexmcp.toml",
+                                                         "unknown key (did you mean max?)")
     config = write(tmp_path, {"gateway": {"providers": {"kind": "local"}}})
     with pytest.raises(GatewayConfigError) as refused:
         gateway_config(parse(["serve", "--config", str(config)]))

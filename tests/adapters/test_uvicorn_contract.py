@@ -131,9 +131,20 @@ def test_should_exit_is_the_flag_uvicorns_main_loop_stops_on() -> None:
     assert "self.should_exit" in inspect.getsource(uvicorn.Server.on_tick)
 
 
+def test_startup_sets_started_once_its_listeners_accept() -> None:
+    """`HookedServer.listening` runs when `startup` returns with `started` set: after the listening
+    servers are created (asyncio's create_server starts serving at once), as the last thing it does."""
+    assert list(inspect.signature(uvicorn.Server.startup).parameters) == ["self", "sockets"]
+    assert "await self.startup(sockets=sockets)" in inspect.getsource(uvicorn.Server._serve)
+    startup = inspect.getsource(uvicorn.Server.startup)
+    assert "start_serving" not in startup, "uvicorn now creates its listeners without serving on them"
+    assert startup.rstrip().endswith("self.started = True")
+    assert startup.index("self.servers = [server]") < startup.rindex("self.started = True")
+
+
 def test_the_fence_server_overrides_only_the_pieces_it_names() -> None:
     ours = {name for name in vars(HookedServer) if not name.startswith("_")}
-    assert ours & set(dir(uvicorn.Server)) == {"shutdown", "capture_signals"}
+    assert ours & set(dir(uvicorn.Server)) == {"shutdown", "capture_signals", "startup"}
 
 
 def test_without_keep_exit_status_uvicorns_own_signal_handling_is_kept() -> None:

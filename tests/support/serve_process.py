@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterator
+from typing import IO, Iterator
 
 import httpx
 
@@ -56,21 +56,21 @@ class ServeProcess:
 
 @contextlib.contextmanager
 def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | None = None,
-                  healthy: bool = True) -> Iterator[ServeProcess]:
+                  healthy: bool = True, stderr: IO[bytes] | None = None) -> Iterator[ServeProcess]:
     """`hexmcp serve FLAGS --port P`, healthy when the block starts (unless `healthy=False`), killed if still
-    running when it ends. stderr goes to the test's own (pytest shows it when the test fails)."""
+    running when it ends. stderr goes to the test's own (pytest shows it when the test fails), or to `stderr`."""
     port = port or free_port()
     with http_process([sys.executable, "-m", "hexmcp.app.cli", "serve", *flags, "--port", str(port)], port,
-                      env=env, healthy=healthy) as served:
+                      env=env, healthy=healthy, stderr=stderr) as served:
         yield served
 
 
 @contextlib.contextmanager
-def http_process(argv: list[str], port: int, *, env: dict[str, str] | None = None,
-                 healthy: bool = True) -> Iterator[ServeProcess]:
+def http_process(argv: list[str], port: int, *, env: dict[str, str] | None = None, healthy: bool = True,
+                 stderr: IO[bytes] | None = None) -> Iterator[ServeProcess]:
     """Any command serving hexmcp's HTTP app on `port` (a user's own server file, say), as `serve_process`."""
     process = subprocess.Popen(argv, env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
-                               stdout=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=stderr)
     served = ServeProcess(process, port)
     try:
         if healthy:

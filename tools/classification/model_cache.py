@@ -16,6 +16,8 @@ from pathlib import Path
 
 import structlog
 
+from hexmcp.core.log import quiet_libraries
+
 from .converter_version import CONVERTER_VERSION
 from .errors import ModelCacheError
 from .model_files import ModelFiles, memoised_sha256
@@ -135,11 +137,13 @@ def quantize_int8(fp32_path: Path) -> bytes:
     with tempfile.TemporaryDirectory(dir=fp32_path.parent) as tmp:
         out = Path(tmp) / "int8.onnx"
         # onnx's shape inference cannot type the outputs of onnxruntime's own Attention operator; every
-        # tensor the quantiser asks about is float32.
-        quantize_dynamic(
-            fp32_path, out, per_channel=True, weight_type=QuantType.QInt8,
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
+        # tensor the quantiser asks about is float32. Its advice to pre-process the graph first and its
+        # note on every node (~40 lines) say nothing an operator could act on.
+        with quiet_libraries():
+            quantize_dynamic(
+                fp32_path, out, per_channel=True, weight_type=QuantType.QInt8,
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
         return out.read_bytes()
 
 
