@@ -86,11 +86,12 @@ def _scan() -> list[Entry]:
 
 
 def _environment_key() -> list[Any]:
-    """Each sys.path folder's modification time; not the working directory's (`-c`, `-m`: ""), which
-    changes with every file written there and holds no distributions."""
+    """Each sys.path folder's modification time; not the working directory's (first on sys.path for
+    `python -c` and `-m`), which changes with every file written there and holds no installed packs."""
     key: list[Any] = []
+    here = os.getcwd()
     for folder in sys.path:
-        if not folder:
+        if not folder or folder == here:
             continue
         try:
             key.append([folder, os.stat(folder).st_mtime_ns])
