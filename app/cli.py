@@ -64,9 +64,11 @@ def build_server_and_service(args: argparse.Namespace, options: ServerOptions | 
 
 def diagnose(error: Exception) -> tuple[ExitCode, str] | None:
     """The exit code and the one line (what is wrong; the command that fixes it) for an error the
-    classifier raises on purpose, or None for anything else (a bug: its traceback goes to the log)."""
-    from hexmcp.tools.classification import CacheDirError, ModelCacheError, ModelFilesError, TaxonomyError
-    from hexmcp.tools.classification.model_files import MODEL_DISTRIBUTION
+    classifier or the shared encoder raises on purpose, or None for anything else (a bug: its traceback
+    goes to the log)."""
+    from hexmcp.tools.classification import CacheDirError, TaxonomyError
+    from hexmcp.tools.embedding.errors import ModelCacheError, ModelFilesError
+    from hexmcp.tools.embedding.model_files import MODEL_DISTRIBUTION
 
     if isinstance(error, TaxonomyError):
         return ExitCode.USAGE, str(error)
@@ -374,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.core.log import configure_logging
         from hexmcp.tools.classification import ClassificationError
         from hexmcp.tools.concepts.errors import GlossaryError
+        from hexmcp.tools.embedding.errors import EmbeddingError
         from hexmcp.tools.knowledge.errors import CorpusError
         from hexmcp.tools.knowledge.vectors import VectorStoreError
 
@@ -388,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "index":
             return _index(args)
         return _serve_http(args)
-    except ClassificationError as error:  # found before anything is served: a bad --taxonomy, no model, ...
+    except (ClassificationError, EmbeddingError) as error:  # found before anything is served: a bad --taxonomy, no model, ...
         diagnosis = diagnose(error)
         if diagnosis is None:
             raise

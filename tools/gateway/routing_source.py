@@ -65,7 +65,7 @@ class ClassifierRouting:
     async def route(self, prompt: str, client: str | None) -> RouteChoice:
         """Raises ProtocolError SERVER_BUSY or REQUEST_TIMEOUT when the classifier is saturated, as
         classify_text answers them."""
-        from hexmcp.tools.classification.inference_pool import RequestTimeoutError, ServiceOverloadedError
+        from hexmcp.tools.embedding.inference_pool import RequestTimeoutError, ServiceOverloadedError
 
         try:
             decision = await self._service.classify(prompt, client=client)
