@@ -115,7 +115,7 @@ def test_the_stdio_start_path_imports_no_deferred_module():
     """Everything `hexmcp stdio` runs before it serves: flags, logging, both tool sets with the model
     prepared (the cached model named and verified) and the corpus read."""
     code = (
-        "from hexmcp.adapters import cli\n"
+        "from hexmcp.app import cli\n"
         "from hexmcp.core.log import configure_logging\n"
         "args = cli.parse_args(['stdio'])\n"
         "configure_logging('warning')\n"

@@ -19,7 +19,7 @@ DEFERRED = ("numpy", "networkx", "scipy", "rapidfuzz", "yake", "jsonschema", "St
 
 
 def test_registering_the_concept_tools_imports_nothing_heavy() -> None:
-    code = ("from hexmcp.adapters import cli\nargs = cli.parse_args(['stdio', '--no-classifier'])\n"
+    code = ("from hexmcp.app import cli\nargs = cli.parse_args(['stdio', '--no-classifier'])\n"
             "server, _ = cli.build_server_and_service(args)\n"
             "assert cli.build_concepts(server, args, cli.build_knowledge(server, args)) is not None")
     assert modules_imported_by(code, DEFERRED) == []
