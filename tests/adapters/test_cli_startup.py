@@ -62,16 +62,17 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
 PROBE = """
 import json, os, sys
 from hexmcp.app.cli import main
-from hexmcp.adapters import start_code_cache, stdio
-send, record = stdio._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
+from hexmcp.app.start import code_cache
+from hexmcp.adapters.stdio import transport
+send, record = transport._WireWriter.send, os.environ["MODULES_AT_ANSWER"]
 async def recording_send(self, message):
     if not os.path.exists(record):
-        cache = start_code_cache._cache
+        cache = code_cache._cache
         with open(record, "w") as out:
             json.dump({"answer": message, "modules": sorted(sys.modules),
                        "code_cache": cache and {"compiled": cache.compiled, "used": len(cache.used)}}, out)
     return await send(self, message)
-stdio._WireWriter.send = recording_send
+transport._WireWriter.send = recording_send
 sys.exit(main(sys.argv[1:]))
 """
 
