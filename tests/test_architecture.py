@@ -96,12 +96,17 @@ BAD_PACKAGE = {
 }
 
 
+def _graph_of(root: Path, files: dict[str, str]) -> list[import_graph.Import]:
+    """The import graph of a synthetic package, its files written under `root` first."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return import_graph.graph(root)
+
+
 @pytest.fixture
 def bad_package(tmp_path: Path) -> list[import_graph.Import]:
-    for name, text in BAD_PACKAGE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return import_graph.graph(tmp_path)
+    return _graph_of(tmp_path, BAD_PACKAGE)
 
 
 def test_the_checker_catches_relative_imports_across_layers(bad_package) -> None:
@@ -141,10 +146,7 @@ def test_the_checker_catches_one_tool_pack_importing_another(tmp_path: Path) -> 
         "tools/beta/errors.py": ("from typing import TYPE_CHECKING\nfrom hexmcp.tools.cache_dir import default\n"
                                  "if TYPE_CHECKING:\n    from hexmcp.tools.alpha.service import Service\n"),
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    found = {(imp.source, imp.target) for imp in import_graph.across_packs(import_graph.graph(tmp_path), SHARED_TOOLS)}
+    found = {(imp.source, imp.target) for imp in import_graph.across_packs(_graph_of(tmp_path, files), SHARED_TOOLS)}
     assert found == {
         ("hexmcp.tools.ports", "hexmcp.tools.alpha.service"),
         ("hexmcp.tools.embedding.pool", "hexmcp.tools.beta.errors"),
@@ -162,10 +164,7 @@ def test_the_checker_sees_a_circle_through_a_packages_init(tmp_path: Path) -> No
         "adapters/http/admission.py": "",
         "adapters/http/runner.py": "from ..fence import Guard\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    assert import_graph.cycles(import_graph.graph(tmp_path)) == [
+    assert import_graph.cycles(_graph_of(tmp_path, files)) == [
         ["hexmcp.adapters.fence", "hexmcp.adapters.http", "hexmcp.adapters.http.runner"]]
 
 
