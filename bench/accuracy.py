@@ -17,22 +17,15 @@ from pathlib import Path
 
 import numpy as np
 from hexmcp.tools.cache_dir import default_cache_dir
-from hexmcp.tools.classification import (
-    ClassificationConfig,
-    embedding_cache,
-    model_cache,
-)
-from hexmcp.tools.classification.encoder import SentenceEncoder, features_key
+from hexmcp.tools.classification import ClassificationConfig, embedding_cache
 from hexmcp.tools.classification.engine import train_classifier
 from hexmcp.tools.classification.head import HeadSettings, train_head
-from hexmcp.tools.classification.model_files import (
-    MODEL_ID,
-    file_sha256,
-    locate_model_files,
-)
-from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
 from hexmcp.tools.classification.softmax_regression import fit, logits
 from hexmcp.tools.classification.taxonomy import Category, RoutingPolicy, Taxonomy
+from hexmcp.tools.embedding import model_cache
+from hexmcp.tools.embedding.converter_version import CONVERTER_VERSION
+from hexmcp.tools.embedding.encoder import SentenceEncoder, features_key
+from hexmcp.tools.embedding.model_files import MODEL_ID, file_sha256, locate_model_files
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "mmlu-pro" / "questions.csv"
 

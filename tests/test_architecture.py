@@ -16,7 +16,9 @@ from .support import import_graph
 ROOT = Path(__file__).resolve().parents[1]
 RULES = {"core": {"adapters", "tools", "client"}, "tools": {"adapters", "client"}, "adapters": {"tools", "client"},
          "client": {"tools"}}
-"""Layer -> layers it must not import. Only the composition root (adapters/cli.py) imports tools."""
+"""Layer -> layers it must not import. Only the composition root (app/cli.py) imports tools."""
+SHARED_TOOLS = {"embedding", "ports", "cache_dir", "user_files"}
+"""What several tool packs share under tools/; every other name there is a pack, which imports no other pack."""
 # What the client may take from the server side: sans-IO codecs only.
 SANS_IO_ADAPTERS = ("hexmcp.adapters.jsonrpc", "hexmcp.adapters.lines", "hexmcp.adapters.sse_events")
 
@@ -41,6 +43,13 @@ def test_the_graph_sees_every_layer_and_relative_imports(imports) -> None:
 def test_no_layer_imports_what_it_must_not(imports) -> None:
     found = import_graph.forbidden(imports, RULES)
     assert _described(found) == []
+
+
+def test_no_tool_pack_imports_another_and_shared_modules_import_no_pack(imports) -> None:
+    # One pack reaches another only through what the composition root hands it, seen through
+    # hexmcp.tools.ports; what several packs run (the encoder, its model cache, the inference pool) is shared.
+    assert SHARED_TOOLS <= {import_graph.tools_unit(imp.source) for imp in imports}
+    assert _described(import_graph.across_packs(imports, SHARED_TOOLS)) == []
 
 
 def test_the_client_uses_only_the_sans_io_framing_of_the_adapters(imports) -> None:
@@ -87,12 +96,17 @@ BAD_PACKAGE = {
 }
 
 
+def _graph_of(root: Path, files: dict[str, str]) -> list[import_graph.Import]:
+    """The import graph of a synthetic package, its files written under `root` first."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return import_graph.graph(root)
+
+
 @pytest.fixture
 def bad_package(tmp_path: Path) -> list[import_graph.Import]:
-    for name, text in BAD_PACKAGE.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    return import_graph.graph(tmp_path)
+    return _graph_of(tmp_path, BAD_PACKAGE)
 
 
 def test_the_checker_catches_relative_imports_across_layers(bad_package) -> None:
@@ -113,6 +127,34 @@ def test_the_checker_catches_cycles_closed_by_deferred_or_typing_only_imports(ba
         ("hexmcp.core.circle_b", True, False), ("hexmcp.core.typed_a", False, True)}
 
 
+def test_the_checker_catches_one_tool_pack_importing_another(tmp_path: Path) -> None:
+    files = {
+        "tools/__init__.py": "",
+        "tools/cache_dir.py": "",
+        # A shared module importing a pack, relatively; and one doing it late, absolutely.
+        "tools/ports.py": "from .alpha import service\n",
+        "tools/embedding/__init__.py": "",
+        "tools/embedding/pool.py": "def later():\n    import hexmcp.tools.beta.errors\n",
+        "tools/alpha/__init__.py": "",
+        "tools/alpha/own.py": "",
+        # A pack importing another pack's module by `from package import module`; its own module and the
+        # shared ones are allowed.
+        "tools/alpha/service.py": ("from ..beta import errors\nfrom ..embedding import pool\n"
+                                   "from hexmcp.tools.ports import Protocol\nfrom . import own\n"),
+        "tools/beta/__init__.py": "",
+        # Back, for annotations only: still an import of the other pack.
+        "tools/beta/errors.py": ("from typing import TYPE_CHECKING\nfrom hexmcp.tools.cache_dir import default\n"
+                                 "if TYPE_CHECKING:\n    from hexmcp.tools.alpha.service import Service\n"),
+    }
+    found = {(imp.source, imp.target) for imp in import_graph.across_packs(_graph_of(tmp_path, files), SHARED_TOOLS)}
+    assert found == {
+        ("hexmcp.tools.ports", "hexmcp.tools.alpha.service"),
+        ("hexmcp.tools.embedding.pool", "hexmcp.tools.beta.errors"),
+        ("hexmcp.tools.alpha.service", "hexmcp.tools.beta.errors"),
+        ("hexmcp.tools.beta.errors", "hexmcp.tools.alpha.service"),
+    }
+
+
 def test_the_checker_sees_a_circle_through_a_packages_init(tmp_path: Path) -> None:
     """Importing a submodule of a sibling package runs that package's `__init__.py` first."""
     files = {
@@ -122,10 +164,7 @@ def test_the_checker_sees_a_circle_through_a_packages_init(tmp_path: Path) -> No
         "adapters/http/admission.py": "",
         "adapters/http/runner.py": "from ..fence import Guard\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    assert import_graph.cycles(import_graph.graph(tmp_path)) == [
+    assert import_graph.cycles(_graph_of(tmp_path, files)) == [
         ["hexmcp.adapters.fence", "hexmcp.adapters.http", "hexmcp.adapters.http.runner"]]
 
 

@@ -87,7 +87,7 @@ def _wrap_http() -> None:
 
 
 def _wrap_pool() -> None:
-    from hexmcp.tools.classification import inference_pool
+    from hexmcp.tools.embedding import inference_pool
 
     pool_class = inference_pool.InferencePool
     init, submit = pool_class.__init__, pool_class.submit

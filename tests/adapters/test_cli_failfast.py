@@ -21,10 +21,11 @@ import pytest
 
 from hexmcp.tools.classification.flags import explain
 from hexmcp.core.startup import ExitCode
-from hexmcp.tools.classification import CacheDirError, ClassificationConfig, ModelCacheError, ModelFilesError
+from hexmcp.tools.classification import CacheDirError, ClassificationConfig
 from hexmcp.tools.cache_dir import default_cache_dir
-from hexmcp.tools.classification import model_cache
-from hexmcp.tools.classification.model_files import MODEL_DISTRIBUTION, MODEL_PACKAGE, file_sha256, locate_model_files
+from hexmcp.tools.embedding import model_cache
+from hexmcp.tools.embedding.errors import ModelCacheError, ModelFilesError
+from hexmcp.tools.embedding.model_files import MODEL_DISTRIBUTION, MODEL_PACKAGE, file_sha256, locate_model_files
 from hexmcp.tools.classification.preflight import prepare_model
 from tests.support.net import free_port
 

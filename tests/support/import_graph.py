@@ -106,6 +106,25 @@ def layer_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == PACKAGE else None
 
 
+def tools_unit(module: str) -> str | None:
+    """The name directly under `hexmcp.tools` a module belongs to (`knowledge` for
+    `hexmcp.tools.knowledge.vectors.port`, `ports` for `hexmcp.tools.ports`), else None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == [PACKAGE, "tools"] else None
+
+
+def across_packs(imports: list[Import], shared: set[str]) -> list[Import]:
+    """Imports from one tool pack into another, and from a shared tools module into any pack. Every name
+    directly under `hexmcp.tools` is a pack unless `shared` lists it; a pack may import itself and the
+    shared modules, a shared module only the shared modules."""
+    found = []
+    for imp in imports:
+        source, target = tools_unit(imp.source), tools_unit(imp.target)
+        if source is not None and target is not None and target not in shared and target != source:
+            found.append(imp)
+    return found
+
+
 def cycles(imports: list[Import]) -> list[list[str]]:
     """Each strongly connected group of hexmcp modules that import one another, however (Tarjan)."""
     edges: dict[str, set[str]] = {}

@@ -1,19 +1,12 @@
 """Offline text classification and routing (MiniLM embeddings + calibrated softmax head).
 
 The public surface is re-exported here. Importing this package stays cheap: numpy, onnxruntime,
-tokenizers and onnx are only imported once ClassificationService.start() runs.
+tokenizers and onnx are only imported once ClassificationService.start() runs. The errors of the
+shared encoder it runs on (model files, model cache, a service not ready) are hexmcp.tools.embedding.errors.
 """
 
 from .config import ClassificationConfig
-from .errors import (
-    CacheDirError,
-    ClassificationError,
-    ClassificationInputError,
-    ModelCacheError,
-    ModelFilesError,
-    ServiceNotReadyError,
-    TaxonomyError,
-)
+from .errors import CacheDirError, ClassificationError, ClassificationInputError, TaxonomyError
 from .service import ClassificationService
 
 __all__ = [
@@ -22,8 +15,5 @@ __all__ = [
     "ClassificationError",
     "ClassificationInputError",
     "ClassificationService",
-    "ModelCacheError",
-    "ModelFilesError",
-    "ServiceNotReadyError",
     "TaxonomyError",
 ]

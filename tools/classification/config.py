@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 from attrs import validators as v
 
-QUANTIZATIONS = ("int8", "fp32")
+from hexmcp.tools.embedding import QUANTIZATIONS
+
+if TYPE_CHECKING:
+    from hexmcp.tools.embedding.config import EncoderConfig
 
 
 def _optional_path(value: object) -> Path | None:
@@ -50,6 +54,11 @@ class ClassificationConfig:
     # the loop then gets a core at once to read requests and write answers, but on a machine shared with
     # other busy processes the workers also yield to those: off by default (docs/adr/0112).
     worker_nice_increment: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0), v.le(19)])
+
+    def encoder_config(self) -> EncoderConfig:
+        from hexmcp.tools.embedding.config import EncoderConfig  # the encoder's settings load with the encoder
+
+        return EncoderConfig(quantization=self.quantization, max_tokens=self.max_tokens, threads=self.threads)
 
     def pool_workers(self) -> int:
         if self.workers is not None:

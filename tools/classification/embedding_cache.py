@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import structlog
 
-from .model_cache import atomic_write_bytes
-from .segments import EncodedTexts
+from hexmcp.tools.embedding.model_cache import atomic_write_bytes
+from hexmcp.tools.embedding.segments import EncodedTexts
 
 log = structlog.get_logger(__name__)
 

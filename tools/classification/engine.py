@@ -8,22 +8,22 @@ Heavy imports live here, never in modules the server imports at start-up.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import attrs
 import numpy as np
 import structlog
 
-from . import embedding_cache, model_cache
+from hexmcp.tools.embedding.converter_version import CONVERTER_VERSION
+from hexmcp.tools.embedding.encoder import SentenceEncoder, features_key, open_encoder
+from hexmcp.tools.embedding.model_files import MODEL_ID, locate_model_files, memoised_sha256
+from hexmcp.tools.embedding.segments import EncodedTexts
+
+from . import embedding_cache
 from .config import ClassificationConfig
-from .converter_version import CONVERTER_VERSION
-from .encoder import SentenceEncoder, features_key
 from .general_gate import GeneralGate, build_gate
 from .head import HeadSettings, SoftmaxHead, entropy_of, train_head
-from .model_files import MODEL_ID, ModelFiles, locate_model_files, memoised_sha256
 from .preflight import cache_dir_of
 from .routing import Router, RoutingSettings, load_exemplars
-from .segments import EncodedTexts
 from .taxonomy import Taxonomy
 
 log = structlog.get_logger(__name__)
@@ -95,7 +95,7 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     started = time.perf_counter()
     files = locate_model_files()
     digest = memoised_sha256(files.weights, cache_dir / "models")
-    encoder = open_encoder(files, cache_dir, digest, config)
+    encoder = open_encoder(files, cache_dir, digest, config.encoder_config())
     model_key = features_key(MODEL_ID, digest, CONVERTER_VERSION, config.quantization, config.max_tokens)
     loaded = time.perf_counter()
     workers = config.pool_workers()
@@ -135,22 +135,6 @@ def build_engine(config: ClassificationConfig, taxonomy: Taxonomy) -> Classifier
     )
     log.info("classifier ready", **attrs.asdict(stats))
     return ClassifierEngine(taxonomy=taxonomy, encoder=encoder, head=head, gate=gate, router=router, stats=stats)
-
-
-def open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: ClassificationConfig) -> SentenceEncoder:
-    """The encoder over the cached model. Cached bytes that match their checksum but that onnxruntime
-    rejects (a sidecar rewritten over a damaged file, a file from an incompatible build) are discarded
-    and rebuilt once; a second refusal is an error worth stopping for."""
-    for attempt in (1, 2):
-        model_path = model_cache.load_or_build(files, cache_dir, config.quantization, digest)
-        try:
-            return SentenceEncoder(model_path, files.tokenizer, config.max_tokens, config.threads)
-        except Exception as exc:
-            if attempt == 2:
-                raise model_cache.ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
-            log.warning("cached model does not load; rebuilding it", path=str(model_path), error=str(exc))
-            model_cache.discard(cache_dir, digest, config.quantization)
-    raise AssertionError("unreachable")
 
 
 def train_classifier(

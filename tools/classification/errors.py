@@ -6,16 +6,8 @@ from hexmcp.tools.user_files import UserFileError
 
 
 class ClassificationError(Exception):
-    """Base class: anything the classification tool raises on purpose."""
-
-
-class ModelFilesError(ClassificationError):
-    """The bundled embedding model cannot be found or read. `package_missing` tells a package that is not
-    installed at all from one installed without some of its files (the fix differs)."""
-
-    def __init__(self, message: str, *, package_missing: bool = False) -> None:
-        self.package_missing = package_missing
-        super().__init__(message)
+    """Base class: anything the classification tool raises on purpose (besides the shared encoder's
+    errors, hexmcp.tools.embedding.errors, which it passes on)."""
 
 
 class CacheDirError(ClassificationError):
@@ -25,10 +17,6 @@ class CacheDirError(ClassificationError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"the cache directory {self.path} is unusable: {reason}")
-
-
-class ModelCacheError(ClassificationError):
-    """The converted ONNX model could not be built, written or loaded."""
 
 
 class TaxonomyError(ClassificationError, UserFileError):
@@ -44,7 +32,3 @@ class ClassificationInputError(ClassificationError):
         self.message = message
         self.details = details or {}
         super().__init__(f"{field}: {message}")
-
-
-class ServiceNotReadyError(ClassificationError):
-    """classify() was called before start() finished."""

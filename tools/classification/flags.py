@@ -38,8 +38,10 @@ def classification_config(settings: argparse.Namespace) -> Any:
 def explain(error: Exception) -> PackProblem | None:
     """The exit code and the one line for an error the classifier raises on purpose, or None for anything
     else (a bug: its traceback goes to the log)."""
-    from . import CacheDirError, ModelCacheError, ModelFilesError, TaxonomyError
-    from .model_files import MODEL_DISTRIBUTION
+    from hexmcp.tools.embedding.errors import ModelCacheError, ModelFilesError
+    from hexmcp.tools.embedding.model_files import MODEL_DISTRIBUTION
+
+    from . import CacheDirError, TaxonomyError
 
     if isinstance(error, TaxonomyError):
         return PackProblem(str(error), ExitCode.USAGE)

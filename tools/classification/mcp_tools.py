@@ -55,8 +55,9 @@ def _classify_input_schema(max_chars: int, max_tokens: int) -> dict[str, Any]:
 
 def register_classification_tools(server: McpServer, config: Any) -> Any:
     """Register both tools on `server`; returns the service (for health checks and background loading)."""
+    from hexmcp.tools.embedding.inference_pool import RequestTimeoutError, ServiceOverloadedError
+
     from . import ClassificationInputError, ClassificationService
-    from .inference_pool import RequestTimeoutError, ServiceOverloadedError
 
     service = ClassificationService.from_config(config)
     max_chars = config.max_text_chars

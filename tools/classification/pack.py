@@ -1,5 +1,5 @@
 """The classification pack: `list_categories` and `classify_text` for LLM routers, from a sentence-embedding
-model run offline. It offers the routing decision to other packs (`Routing`: the gateway's routeCompletion)."""
+model run offline. It offers the classifier to other packs (`Classifier`: the gateway routes by it)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import argparse
 from typing import Any, Iterable, Mapping
 
 from hexmcp.core.pack import MetricFamily, Pack, PackProblem, Sample, Setup
-from hexmcp.tools.ports import Routing
+from hexmcp.tools.ports import Classifier
 
 
 class ClassificationPack(Pack):
     name = "classification"
-    offers = (Routing,)
+    offers = (Classifier,)
     order = 10
     health_top_level = True
 
@@ -39,9 +39,7 @@ class ClassificationPack(Pack):
         self.service.prepare_model()
 
     def ports(self) -> Mapping[type, Any]:
-        from hexmcp.tools.gateway.routing_source import ClassifierRouting
-
-        return {Routing: ClassifierRouting(self.service)}
+        return {Classifier: self.service}
 
     async def start(self) -> None:
         await self.service.start()

@@ -12,11 +12,11 @@ import tempfile
 from pathlib import Path
 
 from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.embedding import model_cache
+from hexmcp.tools.embedding.model_files import locate_model_files, memoised_sha256
 
-from . import model_cache
 from .config import ClassificationConfig
 from .errors import CacheDirError
-from .model_files import locate_model_files, memoised_sha256
 
 CACHE_SUBDIRS = ("models", "embeddings")
 

@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hexmcp.tools.embedding.errors import ServiceNotReadyError
+
 from .config import ClassificationConfig
-from .errors import ServiceNotReadyError
 from .validation import validate_flag, validate_text
 
 if TYPE_CHECKING:
+    from hexmcp.tools.embedding.inference_pool import InferencePool
+
     from .engine import ClassifierEngine
-    from .inference_pool import InferencePool
     from .taxonomy import Taxonomy
 
 
@@ -69,7 +71,7 @@ class ClassificationService:
             if self.ready:
                 return
             engine = await asyncio.to_thread(self._build)
-            from .inference_pool import InferencePool
+            from hexmcp.tools.embedding.inference_pool import InferencePool
 
             self._engine = engine
             self._pool = InferencePool(

@@ -15,6 +15,7 @@ import sys
 import time
 
 from hexmcp.core.log import configure_logging
+from hexmcp.tools.embedding.errors import EmbeddingError
 
 from .config import ClassificationConfig
 from .errors import ClassificationError
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for quantization in ("int8", "fp32") if args.fp32 else ("int8",):
             print(f"warm-up: {quantization} model ready in {warm(quantization):.1f} s", file=sys.stderr)
-    except ClassificationError as error:
+    except (ClassificationError, EmbeddingError) as error:
         print(f"warm-up: {error}", file=sys.stderr)
         return 1
     return 0

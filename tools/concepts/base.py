@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 import attrs
 import numpy as np
 
-from hexmcp.tools.knowledge.passages import Passage
+from hexmcp.tools.ports import KnowledgePassage
 
 from .errors import UnknownConceptError
 from .graph import ConceptGraph
@@ -16,14 +16,14 @@ from .mentions import AliasIndex
 from .model import Concept
 
 EmbedQuery = Callable[[str], np.ndarray]
-NearestPassages = Callable[[np.ndarray, int], list[tuple[Passage, float]]]
+NearestPassages = Callable[[np.ndarray, int], list[tuple[KnowledgePassage, float]]]
 
 
 @attrs.frozen(kw_only=True)
 class Support:
     """A passage that supports a concept: how often it names it, and whether it defines it there."""
 
-    passage: Passage
+    passage: KnowledgePassage
     mentions: int
     defines: bool
 

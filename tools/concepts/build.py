@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from hexmcp.tools.knowledge.passages import Passage, SourceDocument
+from hexmcp.tools.ports import KnowledgeDocument, KnowledgePassage
 
 from .base import BuildStats, ConceptBase, EmbedQuery, NearestPassages, Support
 from .dedup import Draft, draft_concepts
@@ -39,8 +39,8 @@ class EvidenceCache:
         self.evidence: dict[tuple[str, str], tuple[Evidence, ...]] = {}
         self.vectors: dict[str, np.ndarray] = {}
 
-    def evidence_of(self, document: SourceDocument, passages: Sequence[Passage], corpus_ids: frozenset[str]
-                    ) -> tuple[tuple[Evidence, ...], bool]:
+    def evidence_of(self, document: KnowledgeDocument, passages: Sequence[KnowledgePassage],
+                    corpus_ids: frozenset[str]) -> tuple[tuple[Evidence, ...], bool]:
         key = (document.document_id, hashlib.sha256(document.text.encode()).hexdigest() + str(len(passages)))
         if key in self.evidence:
             return self.evidence[key], False
@@ -57,20 +57,20 @@ class EvidenceCache:
             return np.zeros((0, dimension), dtype=np.float32)
         return np.stack([self.vectors[t] for t in titles])
 
-    def forget_except(self, documents: Mapping[str, SourceDocument]) -> None:
+    def forget_except(self, documents: Mapping[str, KnowledgeDocument]) -> None:
         """Drop evidence of documents that are gone or changed, so the cache never outgrows the corpus."""
         live = {(d.document_id, hashlib.sha256(d.text.encode()).hexdigest()) for d in documents.values()}
         self.evidence = {k: v for k, v in self.evidence.items() if (k[0], k[1][:64]) in live}
 
 
-def build_concept_base(documents: Mapping[str, SourceDocument], passages: Sequence[Passage], index_version: str,
-                       glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
+def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Sequence[KnowledgePassage],
+                       index_version: str, glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
                        embed_query: EmbedQuery | None = None, nearest_passages: NearestPassages | None = None,
                        cache: EvidenceCache | None = None) -> ConceptBase:
     started = time.perf_counter()
     cache = cache or EvidenceCache()
     cache.forget_except(documents)
-    by_document: dict[str, list[Passage]] = collections.defaultdict(list)
+    by_document: dict[str, list[KnowledgePassage]] = collections.defaultdict(list)
     for passage in passages:
         by_document[passage.document_id].append(passage)
     corpus_ids = frozenset(documents)
@@ -117,7 +117,8 @@ def build_concept_base(documents: Mapping[str, SourceDocument], passages: Sequen
                        graph=graph, embed_query=embed_query, nearest_passages=nearest_passages, stats=stats)
 
 
-def _mentions(index: AliasIndex, passages: Sequence[Passage]) -> tuple[dict[str, dict[int, int]], list[set[str]]]:
+def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage]
+              ) -> tuple[dict[str, dict[int, int]], list[set[str]]]:
     counts: dict[str, dict[int, int]] = collections.defaultdict(dict)
     present: list[set[str]] = []
     for position, passage in enumerate(passages):
@@ -130,7 +131,7 @@ def _mentions(index: AliasIndex, passages: Sequence[Passage]) -> tuple[dict[str,
     return counts, present
 
 
-def _defining_passages(drafts: Sequence[Draft], passages: Sequence[Passage]) -> dict[str, set[str]]:
+def _defining_passages(drafts: Sequence[Draft], passages: Sequence[KnowledgePassage]) -> dict[str, set[str]]:
     """Per concept, the passages that define it: where a definition or acronym stands, and every passage
     of a section headed by it, subsections included (a file name heads the whole file)."""
     sections: dict[tuple[str, tuple[str, ...]], list[str]] = collections.defaultdict(list)
@@ -147,8 +148,8 @@ def _defining_passages(drafts: Sequence[Draft], passages: Sequence[Passage]) -> 
     return defining
 
 
-def _support(concept_id: str, counts: dict[int, int], defining: set[str], passages: Sequence[Passage],
-             by_id: Mapping[str, Passage]) -> tuple[Support, ...]:
+def _support(concept_id: str, counts: dict[int, int], defining: set[str], passages: Sequence[KnowledgePassage],
+             by_id: Mapping[str, KnowledgePassage]) -> tuple[Support, ...]:
     rows = {passages[i].passage_id: Support(passage=passages[i], mentions=n, defines=passages[i].passage_id in defining)
             for i, n in counts.items()}
     for passage_id in defining - rows.keys():
@@ -157,7 +158,7 @@ def _support(concept_id: str, counts: dict[int, int], defining: set[str], passag
                                                       s.passage.start)))
 
 
-def _concept(draft: Draft, documents: Mapping[str, SourceDocument], by_id: Mapping[str, Passage],
+def _concept(draft: Draft, documents: Mapping[str, KnowledgeDocument], by_id: Mapping[str, KnowledgePassage],
              support: tuple[Support, ...], index_version: str) -> Concept:
     summary, citation = _summary(draft, by_id, support, index_version)
     if draft.glossary is not None and draft.glossary.summary:
@@ -171,7 +172,7 @@ def _concept(draft: Draft, documents: Mapping[str, SourceDocument], by_id: Mappi
                    sources=tuple(dict.fromkeys(e.kind.value for e in draft.evidence)) or ("glossary",))
 
 
-def _summary(draft: Draft, by_id: Mapping[str, Passage], support: tuple[Support, ...], index_version: str
+def _summary(draft: Draft, by_id: Mapping[str, KnowledgePassage], support: tuple[Support, ...], index_version: str
              ) -> tuple[str, Citation | None]:
     """One extractive sentence: the definition's own sentence, else the first sentence of the section
     a heading opens, else the first sentence that names the concept."""
@@ -199,7 +200,7 @@ def _usable(text: str) -> bool:
     return len(words(text)) >= 4 and not text.lstrip().startswith(("#", "```", "|", "~~~")) and "---" not in text
 
 
-def _sentence_at(passage: Passage, offset: int) -> tuple[int, int] | None:
+def _sentence_at(passage: KnowledgePassage, offset: int) -> tuple[int, int] | None:
     relative = offset - passage.start
     for start, end in sentences(passage.text):
         if start <= relative < end:
@@ -207,7 +208,7 @@ def _sentence_at(passage: Passage, offset: int) -> tuple[int, int] | None:
     return None
 
 
-def _first_sentence(passage: Passage, names: set[str] | None = None) -> tuple[int, int] | None:
+def _first_sentence(passage: KnowledgePassage, names: set[str] | None = None) -> tuple[int, int] | None:
     heading_line = passage.text.lstrip().startswith("#")
     first_line_end = passage.text.find("\n") if heading_line else -1
     for start, end in sentences(passage.text):
@@ -218,7 +219,7 @@ def _first_sentence(passage: Passage, names: set[str] | None = None) -> tuple[in
     return None
 
 
-def _cited(passage: Passage, span: tuple[int, int], index_version: str) -> tuple[str, Citation]:
+def _cited(passage: KnowledgePassage, span: tuple[int, int], index_version: str) -> tuple[str, Citation]:
     start, end = span
     if end - start > MAX_SUMMARY_CHARS:
         cut = passage.text.rfind(" ", start, start + MAX_SUMMARY_CHARS)

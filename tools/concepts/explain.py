@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from hexmcp.tools.knowledge.passages import Passage
+from hexmcp.tools.ports import KnowledgePassage
 
 from .base import ConceptBase
 from .model import Concept, Edge
@@ -21,7 +21,7 @@ DEFINES, COSINE, MENTIONS = 0.5, 0.3, 0.2
 
 @attrs.frozen(kw_only=True)
 class ScoredPassage:
-    passage: Passage
+    passage: KnowledgePassage
     score: float
     defines: bool
     mentions: int

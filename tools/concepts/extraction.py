@@ -12,7 +12,7 @@ import posixpath
 import re
 from typing import Iterable, Sequence
 
-from hexmcp.tools.knowledge.passages import Passage, SourceDocument
+from hexmcp.tools.ports import KnowledgeDocument, KnowledgePassage
 
 from .model import Evidence, EvidenceKind
 from .text import MAX_TERM_WORDS, STOP_WORDS, clean_term, key_of, plausible_term, words
@@ -36,8 +36,8 @@ _GENERIC_FILE_NAMES = frozenset({"readme", "index", "changelog", "changes", "lic
 _MINOR = frozenset({"of", "and", "the", "for", "to", "in", "on", "a", "an", "&"})
 
 
-def extract(document: SourceDocument, passages: Sequence[Passage], corpus_ids: frozenset[str] = frozenset()
-            ) -> tuple[Evidence, ...]:
+def extract(document: KnowledgeDocument, passages: Sequence[KnowledgePassage],
+            corpus_ids: frozenset[str] = frozenset()) -> tuple[Evidence, ...]:
     """Every sighting in `document`; `corpus_ids` lets links name the document they point at."""
     if not passages:
         return ()
@@ -57,11 +57,11 @@ def extract(document: SourceDocument, passages: Sequence[Passage], corpus_ids: f
 class _Locator:
     """The passage holding a document offset (passages are in document order)."""
 
-    def __init__(self, passages: Sequence[Passage]) -> None:
+    def __init__(self, passages: Sequence[KnowledgePassage]) -> None:
         self.passages = passages
         self.starts = [p.start for p in passages]
 
-    def at(self, offset: int) -> Passage:
+    def at(self, offset: int) -> KnowledgePassage:
         return self.passages[max(0, bisect.bisect_right(self.starts, offset) - 1)]
 
 
@@ -74,7 +74,7 @@ def heading_terms(heading: str) -> list[tuple[str, float]]:
     return [(part, 0.8) for part in map(clean_term, _HEADING_PARTS.split(text)) if plausible_term(part)]
 
 
-def _headings(document: SourceDocument, passages: Sequence[Passage]) -> Iterable[Evidence]:
+def _headings(document: KnowledgeDocument, passages: Sequence[KnowledgePassage]) -> Iterable[Evidence]:
     seen: set[tuple[str, ...]] = set()
     for passage in passages:
         paths = [passage.headings[:depth] for depth in range(1, len(passage.headings) + 1)]
@@ -92,7 +92,7 @@ def _headings(document: SourceDocument, passages: Sequence[Passage]) -> Iterable
                                passage_id=passage.passage_id, start=start, end=end, headings=path, weight=weight)
 
 
-def _file_name(document: SourceDocument, first: Passage) -> Iterable[Evidence]:
+def _file_name(document: KnowledgeDocument, first: KnowledgePassage) -> Iterable[Evidence]:
     """A file named `connection-admission.md` is about connection admission: its name is a heading too."""
     stem = posixpath.splitext(posixpath.basename(document.document_id))[0]
     name = clean_term(re.sub(r"[-_]+", " ", re.sub(r"^[\d._-]+", "", stem)))
@@ -113,7 +113,7 @@ def _same_topic(name: str, title_terms: list[tuple[str, float]]) -> str | None:
     return best[0]
 
 
-def _definitions(passage: Passage, body: str) -> Iterable[Evidence]:
+def _definitions(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:
     for match in _DEFINED.finditer(body):
         term = clean_term(match.group("term"))
         if not plausible_term(term) or _CODE_LIKE.search(term):
@@ -145,7 +145,7 @@ def _expansion_for(acronym: str, before: list[str]) -> list[str] | None:
     return None
 
 
-def _acronyms(passage: Passage, body: str) -> Iterable[Evidence]:
+def _acronyms(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:
     for match in _ACRONYM_AFTER.finditer(body):
         line_start = body.rfind("\n", 0, match.start()) + 1
         before_text = body[line_start:match.start()]
@@ -162,13 +162,14 @@ def _acronyms(passage: Passage, body: str) -> Iterable[Evidence]:
                            match.end("expansion"))
 
 
-def _acronym(passage: Passage, expansion: str, acronym: str, start: int, end: int) -> Evidence:
+def _acronym(passage: KnowledgePassage, expansion: str, acronym: str, start: int, end: int) -> Evidence:
     return Evidence(term=expansion, kind=EvidenceKind.ACRONYM, document_id=passage.document_id,
                     passage_id=passage.passage_id, start=passage.start + start, end=passage.start + end,
                     headings=passage.headings, alias=acronym)
 
 
-def _links(document: SourceDocument, passage: Passage, body: str, corpus_ids: frozenset[str]) -> Iterable[Evidence]:
+def _links(document: KnowledgeDocument, passage: KnowledgePassage, body: str, corpus_ids: frozenset[str]
+           ) -> Iterable[Evidence]:
     for match in _LINK.finditer(body):
         text = clean_term(match.group("text"))
         target = _link_target(document.document_id, match.group("href"), corpus_ids)
@@ -195,7 +196,7 @@ def _link_target(document_id: str, href: str, corpus_ids: frozenset[str]) -> str
 _YAKE: object | None = None
 
 
-def _keyphrases(document: SourceDocument, locate: _Locator) -> Iterable[Evidence]:
+def _keyphrases(document: KnowledgeDocument, locate: _Locator) -> Iterable[Evidence]:
     global _YAKE
     if _YAKE is None:
         import yake

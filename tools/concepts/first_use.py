@@ -9,12 +9,15 @@ for modules a session may never use. A call that comes first makes them itself: 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hexmcp.core import McpServer
 
 from .definitions import Handlers, Implementation, register_definitions
 from .service import ConceptService
+
+if TYPE_CHECKING:
+    from hexmcp.tools.ports import KnowledgeBase
 
 
 def loaded_on_first_use(service: ConceptService) -> Implementation:
@@ -31,7 +34,7 @@ def loaded_on_first_use(service: ConceptService) -> Implementation:
     return implementation
 
 
-def register_concept_tools_on_first_use(server: McpServer, knowledge: Any,
+def register_concept_tools_on_first_use(server: McpServer, knowledge: KnowledgeBase,
                                         glossary_path: str | None = None) -> ConceptService:
     """The concept tools on `server` with their handlers loaded on first use; the service (made now: a bad
     glossary stops start-up, GlossaryError), whose start-up hook loads them once the server is answering."""

@@ -21,6 +21,8 @@ from .service import ConceptService
 from .vocabulary import Metric
 
 if TYPE_CHECKING:  # the query side imports numpy and networkx: loaded with the first call, not at start-up
+    from hexmcp.tools.ports import KnowledgeBase
+
     from .base import ConceptBase
 
 
@@ -31,7 +33,8 @@ class ConceptHandlers:
     render: Callable[[str], Awaitable[list[models.PromptMessage]]]  # the explain-concept prompt
 
 
-def register_concept_tools(server: McpServer, knowledge: Any, glossary_path: str | None = None) -> ConceptService:
+def register_concept_tools(server: McpServer, knowledge: KnowledgeBase, glossary_path: str | None = None
+                           ) -> ConceptService:
     """The concept tools on `server` with their handlers made now (first_use.py makes them on first use)."""
     service = ConceptService(knowledge, glossary_path)
     handlers = concept_handlers(service)
@@ -44,9 +47,9 @@ def concept_handlers(service: ConceptService) -> ConceptHandlers:
         try:
             return await service.base()
         except Exception as error:  # the knowledge index (a vector store) is unavailable: retry later
-            from hexmcp.tools.knowledge.vectors import VectorStoreError
+            from hexmcp.tools.ports import KnowledgeIndexError
 
-            if isinstance(error, VectorStoreError):
+            if isinstance(error, KnowledgeIndexError):
                 raise ToolError(f"the knowledge index is unavailable: {error.message}; try again later") from None
             raise
 

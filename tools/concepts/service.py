@@ -16,6 +16,8 @@ import structlog
 
 
 if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
+    from hexmcp.tools.ports import KnowledgeBase, KnowledgeIndex
+
     from .base import ConceptBase
     from .build import EvidenceCache
 
@@ -23,7 +25,7 @@ log = structlog.get_logger(__name__)
 
 
 class ConceptService:
-    def __init__(self, knowledge: Any, glossary_path: str | Path | None = None) -> None:
+    def __init__(self, knowledge: KnowledgeBase, glossary_path: str | Path | None = None) -> None:
         """Reads the glossary now, so a bad file stops start-up (GlossaryError) before anything is served."""
         self.knowledge = knowledge
         if glossary_path:  # glossary.py brings PyYAML: not on the cold start without --glossary
@@ -53,13 +55,13 @@ class ConceptService:
         """Build once the knowledge index is complete (the start-up hook)."""
         if self.load_handlers is not None:
             self.load_handlers()
-        from hexmcp.tools.knowledge.vectors import VectorStoreError, VectorStoreErrorCode
+        from hexmcp.tools.ports import KnowledgeIndexError
 
         await self.knowledge.start()
         try:
             await self.base()
-        except VectorStoreError as error:  # a vector store not up (yet) is not fatal: the next call retries
-            if error.code is not VectorStoreErrorCode.UNAVAILABLE:
+        except KnowledgeIndexError as error:  # a vector store not up (yet) is not fatal: the next call retries
+            if not error.unavailable:
                 raise
             log.warning("the vector store is unavailable; concepts build on the next call", error=error.message)
 
@@ -75,7 +77,7 @@ class ConceptService:
             self._rebuild.add_done_callback(_log_failure)
         return current
 
-    async def _build(self, index: Any) -> ConceptBase:
+    async def _build(self, index: KnowledgeIndex) -> ConceptBase:
         async with self._lock:
             if self._base is not None and self._base.index_version == index.version:
                 return self._base

@@ -1,5 +1,5 @@
 """The gateway pack: routeCompletion, listModels and models/list over an OpenAI-compatible LLM gateway,
-routed by the classifier when the classification pack offers `Routing`, with prompts completing the
+routed by the classifier when the classification pack offers `Classifier`, with prompts completing the
 knowledge base's document ids when the knowledge pack offers `KnowledgeBase`. Registered without a
 configured gateway too: its tools then answer -32005."""
 
@@ -9,13 +9,13 @@ import argparse
 from typing import Any, Iterable, Mapping
 
 from hexmcp.core.pack import BackgroundTask, MetricFamily, Pack, PackProblem, Sample, Setup
-from hexmcp.tools.ports import KnowledgeBase, Routing
+from hexmcp.tools.ports import Classifier, KnowledgeBase
 
 
 class GatewayPack(Pack):
     name = "gateway"
     extra = "gateway"
-    uses = (Routing, KnowledgeBase)
+    uses = (Classifier, KnowledgeBase)
     order = 30
 
     def __init__(self) -> None:
@@ -30,6 +30,7 @@ class GatewayPack(Pack):
     def register(self, setup: Setup) -> None:
         """A bad gateway setting (flag, variable or file) stops start-up here (exit 2)."""
         from .mcp_tools import register_gateway_tools
+        from .routing_source import ClassifierRouting
         from .service import GatewaySettings
         from .settings import apply_gateway_log_level, build_gateway, gateway_config
 
@@ -41,10 +42,12 @@ class GatewayPack(Pack):
                 raise
             raise problem from error
         knowledge = setup.ports.get(KnowledgeBase)
+        classifier = setup.ports.get(Classifier)
         settings = GatewaySettings(provider=config.provider_type, default_model=config.default_model,
                                    routing=config.routing)
         self.tools = register_gateway_tools(
-            setup.server, build_gateway(config), setup.ports.get(Routing), settings, refresh_s=config.models_refresh_s,
+            setup.server, build_gateway(config), ClassifierRouting(classifier) if classifier is not None else None,
+            settings, refresh_s=config.models_refresh_s,
             documents=(lambda: knowledge.documents) if knowledge is not None else None,
             document_uri=knowledge.resource_uri if knowledge is not None else None)
 

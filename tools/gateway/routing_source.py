@@ -1,18 +1,21 @@
 """Where routeCompletion's routing decision comes from: a `RoutingSource`.
 
 The gateway tools need a category, its system prompt and the routing policy's model and reasoning for
-a prompt. `ClassifierRouting` reads them from the classification service (duck-typed: its `classify`,
-`ensure_taxonomy` and `config`; its two saturation errors are imported where they are caught), so the
-rest of this package depends on the gateway port alone.
+a prompt. `ClassifierRouting` reads them from the classification service, seen as a
+`hexmcp.tools.ports.Classifier` (its two saturation errors are the shared inference pool's, imported
+where they are caught), so the rest of this package depends on the gateway port alone.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
 from hexmcp.core import ErrorCode, ProtocolError
+
+if TYPE_CHECKING:
+    from hexmcp.tools.ports import Classifier
 
 
 @attrs.frozen(kw_only=True)
@@ -51,7 +54,7 @@ class RoutingSource(Protocol):
 class ClassifierRouting:
     """A `RoutingSource` over the classification service."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Classifier) -> None:
         self._service = service
         self.default_model: str = service.config.default_model
         self.fallback_model: str | None = service.config.fallback_model
@@ -65,7 +68,7 @@ class ClassifierRouting:
     async def route(self, prompt: str, client: str | None) -> RouteChoice:
         """Raises ProtocolError SERVER_BUSY or REQUEST_TIMEOUT when the classifier is saturated, as
         classify_text answers them."""
-        from hexmcp.tools.classification.inference_pool import RequestTimeoutError, ServiceOverloadedError
+        from hexmcp.tools.embedding.inference_pool import RequestTimeoutError, ServiceOverloadedError
 
         try:
             decision = await self._service.classify(prompt, client=client)

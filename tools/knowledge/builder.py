@@ -65,7 +65,7 @@ class VectorCache:
     def store(self, key: str, vectors: np.ndarray) -> None:
         if self.directory is None:
             return
-        from hexmcp.tools.classification.model_cache import atomic_write_bytes
+        from hexmcp.tools.embedding.model_cache import atomic_write_bytes
 
         buffer = io.BytesIO()
         np.save(buffer, vectors, allow_pickle=False)

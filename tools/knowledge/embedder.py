@@ -1,8 +1,8 @@
-"""Passage and query vectors from the classification tools' MiniLM encoder: the same bundled
-weights, the same ONNX cache, the same offline rule (nothing is ever downloaded).
+"""Passage and query vectors from the shared MiniLM encoder (hexmcp.tools.embedding), the classifier's
+too: the same bundled weights, the same ONNX cache, the same offline rule (nothing is ever downloaded).
 
-Imports numpy and onnxruntime lazily (through the classification encoder), so importing the
-knowledge package stays cheap for the stdio cold start.
+Imports numpy and onnxruntime lazily (through the shared encoder), so importing the knowledge package
+stays cheap for the stdio cold start.
 """
 
 from __future__ import annotations
@@ -30,17 +30,16 @@ class PassageEmbedder:
     @classmethod
     def load(cls, *, quantization: str = "int8", threads: int = 1, cache_dir: Path | None = None) -> PassageEmbedder:
         from hexmcp.tools.cache_dir import default_cache_dir
-        from hexmcp.tools.classification.config import ClassificationConfig
-        from hexmcp.tools.classification.encoder import features_key
-        from hexmcp.tools.classification.engine import open_encoder
-        from hexmcp.tools.classification.model_files import MODEL_ID, locate_model_files, memoised_sha256
-        from hexmcp.tools.classification.converter_version import CONVERTER_VERSION
+        from hexmcp.tools.embedding.config import EncoderConfig
+        from hexmcp.tools.embedding.converter_version import CONVERTER_VERSION
+        from hexmcp.tools.embedding.encoder import features_key, open_encoder
+        from hexmcp.tools.embedding.model_files import MODEL_ID, locate_model_files, memoised_sha256
 
         cache = cache_dir or default_cache_dir()
         files = locate_model_files()
         digest = memoised_sha256(files.weights, cache / "models")
-        # The classifier's way in: a cached model onnxruntime refuses is rebuilt once, then an error.
-        config = ClassificationConfig(quantization=quantization, threads=threads, max_tokens=PASSAGE_MAX_TOKENS)
+        # The classifier's way in too: a cached model onnxruntime refuses is rebuilt once, then an error.
+        config = EncoderConfig(quantization=quantization, threads=threads, max_tokens=PASSAGE_MAX_TOKENS)
         encoder = open_encoder(files, cache, digest, config)
         return cls(encoder, features_key(MODEL_ID, digest, CONVERTER_VERSION, quantization, PASSAGE_MAX_TOKENS))
 

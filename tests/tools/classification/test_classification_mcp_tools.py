@@ -12,8 +12,8 @@ import pytest
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError
 from hexmcp.tools.classification import ClassificationConfig
-from hexmcp.tools.classification.inference_pool import RequestTimeoutError, ServiceOverloadedError
 from hexmcp.tools.classification.mcp_tools import register_classification_tools
+from hexmcp.tools.embedding.inference_pool import RequestTimeoutError, ServiceOverloadedError
 
 
 def registered(config: ClassificationConfig | None = None):

@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import load_file
 
-from hexmcp.tools.classification import ClassificationConfig, ModelCacheError
-from hexmcp.tools.classification import model_cache
-from hexmcp.tools.classification.bert_reference import encode_tokens
-from hexmcp.tools.classification.encoder import SentenceEncoder, load_tokenizer
-from hexmcp.tools.classification.engine import open_encoder
-from hexmcp.tools.classification.model_files import file_sha256, locate_model_files
+from hexmcp.tools.embedding import model_cache
+from hexmcp.tools.embedding.bert_reference import encode_tokens
+from hexmcp.tools.embedding.config import EncoderConfig
+from hexmcp.tools.embedding.encoder import SentenceEncoder, load_tokenizer, open_encoder
+from hexmcp.tools.embedding.errors import ModelCacheError
+from hexmcp.tools.embedding.model_files import file_sha256, locate_model_files
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,7 @@ def test_int8_graph_runs_fused_attention_and_gelu(service, files, model_cache_di
     # one fused GELU, and three quantised products (attention output, the two feed-forward ones).
     import onnx
 
-    from hexmcp.tools.classification.encoder import quiet_session_options
+    from hexmcp.tools.embedding.encoder import quiet_session_options
 
     options = quiet_session_options(1)
     options.optimized_model_filepath = str(tmp_path / "as-run.onnx")
@@ -116,8 +116,7 @@ def test_a_cached_model_onnxruntime_refuses_is_rebuilt_once(service, files, mode
     path = model_cache.model_path(cache, digest, "int8")
     good = path.read_bytes()
     model_cache.store(path, b"not an onnx model")
-    config = ClassificationConfig(cache_dir=cache)
-    encoder = open_encoder(files, cache, digest, config)
+    encoder = open_encoder(files, cache, digest, EncoderConfig())
     assert path.read_bytes() == good and model_cache.is_verified(path)
     assert encoder.embed_one("hi")[0].shape == (encoder.dimension,)
 

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from hexmcp.tools.classification import ServiceNotReadyError
-from hexmcp.tools.classification.inference_pool import InferencePool, RequestTimeoutError, ServiceOverloadedError
+from hexmcp.tools.embedding.errors import ServiceNotReadyError
+from hexmcp.tools.embedding.inference_pool import InferencePool, RequestTimeoutError, ServiceOverloadedError
 
 
 class Gate:
@@ -131,7 +131,7 @@ def test_process_exit_with_a_backlog_is_clean():
     # The interpreter used to finalise while a daemon worker sat inside the model: SIGABRT, exit 134.
     code = """
 import asyncio, time
-from hexmcp.tools.classification.inference_pool import InferencePool
+from hexmcp.tools.embedding.inference_pool import InferencePool
 def slow(item):
     time.sleep(0.02)
     return item

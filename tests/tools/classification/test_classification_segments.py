@@ -7,12 +7,7 @@ import math
 import numpy as np
 import pytest
 from hexmcp.tools.classification import embedding_cache
-from hexmcp.tools.classification.segments import (
-    SEGMENT_TOKENS,
-    EncodedTexts,
-    pool_text,
-    segment_count,
-)
+from hexmcp.tools.embedding.segments import SEGMENT_TOKENS, EncodedTexts, pool_text, segment_count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

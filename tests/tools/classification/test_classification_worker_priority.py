@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hexmcp.app.cli import parse_args
 from hexmcp.tools.classification.flags import classification_config as _classification_config
 from hexmcp.tools.classification import ClassificationConfig
-from hexmcp.tools.classification.inference_pool import InferencePool
-from hexmcp.tools.classification.thread_priority import MAX_NICENESS, lower_current_thread
+from hexmcp.tools.embedding.inference_pool import InferencePool
+from hexmcp.tools.embedding.thread_priority import MAX_NICENESS, lower_current_thread
 from tests.support.serve_process import serve_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.tools.classification import model_files
-from hexmcp.tools.classification.model_files import memoised_sha256
+from hexmcp.tools.embedding import model_files
+from hexmcp.tools.embedding.model_files import memoised_sha256
 
 
 @pytest.fixture

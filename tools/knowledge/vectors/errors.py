@@ -1,12 +1,15 @@
 """The one error the vector stores raise: a caller handed rows, a query or a store spec they cannot take.
 
 Each carries a semantic `code` (a member of `VectorStoreErrorCode`) so the knowledge base can map it
-to `invalid_params` or a start-up failure without parsing the message.
+to `invalid_params` or a start-up failure without parsing the message. It is the shared
+`KnowledgeIndexError` too, which is what the concept tools see of it.
 """
 
 from __future__ import annotations
 
 import enum
+
+from hexmcp.tools.ports import KnowledgeIndexError
 
 
 class VectorStoreErrorCode(enum.Enum):
@@ -24,8 +27,7 @@ class VectorStoreErrorCode(enum.Enum):
     UNAVAILABLE = "unavailable"
 
 
-class VectorStoreError(ValueError):
+class VectorStoreError(KnowledgeIndexError, ValueError):
     def __init__(self, code: VectorStoreErrorCode, message: str) -> None:
-        super().__init__(message)
+        super().__init__(message, unavailable=code is VectorStoreErrorCode.UNAVAILABLE)
         self.code = code
-        self.message = message

@@ -27,7 +27,7 @@ from typing import Any
 import structlog
 from hexmcp.core import new_event_id
 
-from .errors import ClassificationError, ServiceNotReadyError
+from .errors import EmbeddingError, ServiceNotReadyError
 from .thread_priority import lower_current_thread
 
 log = structlog.get_logger(__name__)
@@ -36,11 +36,11 @@ _STOP = object()
 _JOIN_SECONDS = 30.0  # one pass takes milliseconds; this only guards against a wedged native call
 
 
-class ServiceOverloadedError(ClassificationError):
+class ServiceOverloadedError(EmbeddingError):
     """The request queue is full; the caller should retry later."""
 
 
-class RequestTimeoutError(ClassificationError):
+class RequestTimeoutError(EmbeddingError):
     """A request waited longer than the configured timeout."""
 
 

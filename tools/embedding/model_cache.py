@@ -18,13 +18,13 @@ import structlog
 
 from hexmcp.core.log import quiet_libraries
 
+from . import QUANTIZATIONS
 from .converter_version import CONVERTER_VERSION
 from .errors import ModelCacheError
 from .model_files import ModelFiles, memoised_sha256
 
 log = structlog.get_logger(__name__)
 
-QUANTIZATIONS = ("fp32", "int8")
 # The classifier and the knowledge base open the same cached model from their own background threads:
 # checking, converting, quantizing and discarding it happen one at a time, or two rebuilds of one file
 # trip over each other's temporaries.

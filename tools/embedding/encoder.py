@@ -1,4 +1,5 @@
-"""Text → sentence embeddings and segment rows: the `tokenizers` tokenizer plus an onnxruntime session.
+"""Text → sentence embeddings and segment rows: the `tokenizers` tokenizer plus an onnxruntime session,
+opened over the cached model by `open_encoder` (the classifier's and the knowledge base's one way in).
 
 Imports numpy, onnxruntime and tokenizers at module level, so import this module only from code
 that runs after start-up (the stdio server's cold start must not pay for them).
@@ -11,9 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime
+import structlog
 from tokenizers import Tokenizer
 
+from . import model_cache
+from .config import EncoderConfig
+from .errors import ModelCacheError
+from .model_files import ModelFiles
 from .segments import EncodedTexts, pool_text
+
+log = structlog.get_logger(__name__)
 
 MAX_POSITIONS = 512  # BERT's learned position table
 
@@ -106,3 +114,19 @@ class SentenceEncoder:
             embedded = [self.embed_one(text) for text in texts]
         sentences = np.stack([s for s, _ in embedded]) if embedded else np.zeros((0, self.dimension))
         return EncodedTexts.from_texts(sentences, [rows for _, rows in embedded])
+
+
+def open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: EncoderConfig) -> SentenceEncoder:
+    """The encoder over the cached model. Cached bytes that match their checksum but that onnxruntime
+    rejects (a sidecar rewritten over a damaged file, a file from an incompatible build) are discarded
+    and rebuilt once; a second refusal is an error worth stopping for."""
+    for attempt in (1, 2):
+        model_path = model_cache.load_or_build(files, cache_dir, config.quantization, digest)
+        try:
+            return SentenceEncoder(model_path, files.tokenizer, config.max_tokens, config.threads)
+        except Exception as exc:
+            if attempt == 2:
+                raise ModelCacheError(f"onnxruntime cannot load {model_path}: {exc}") from exc
+            log.warning("cached model does not load; rebuilding it", path=str(model_path), error=str(exc))
+            model_cache.discard(cache_dir, digest, config.quantization)
+    raise AssertionError("unreachable")
