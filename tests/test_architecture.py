@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RULES = {"core": {"adapters", "tools", "client"}, "tools": {"adapters", "client"}, "adapters": {"tools", "client"},
          "client": {"tools"}}
 """Layer -> layers it must not import. Only the composition root (app/cli.py) imports tools."""
-SHARED_TOOLS = {"embedding", "ports", "cache_dir", "user_files"}
+SHARED_TOOLS = {"embedding", "ports", "cache_dir", "user_files", "environment", "flag_types"}
 """What several tool packs share under tools/; every other name there is a pack, which imports no other pack."""
 # What the client may take from the server side: sans-IO codecs only.
 SANS_IO_ADAPTERS = ("hexmcp.adapters.jsonrpc", "hexmcp.adapters.lines", "hexmcp.adapters.sse_events")
