@@ -1,13 +1,13 @@
 """Maps the top-level folders onto the `hexmcp` namespace package.
 
-The repository keeps `core/`, `adapters/`, `tools/` and `client/` at the top level (the product's layout), while
+The repository keeps `core/`, `wire/`, `adapters/`, `tools/`, `client/` and `app/` at the top level (the product's layout), while
 installed code imports them as `hexmcp.core`, `hexmcp.adapters` and `hexmcp.tools`. Subpackages are
 discovered here so that adding one never needs an edit to pyproject.toml.
 """
 
 from setuptools import find_packages, setup
 
-TOP_LEVEL = ("core", "adapters", "tools", "client", "app")
+TOP_LEVEL = ("core", "wire", "adapters", "tools", "client", "app")
 # The knowledge base's default corpus: the ADRs ship from where they live as package data of
 # `hexmcp.docs` (pyproject's package-data table lists them; it overrides any package_data given
 # here), so there is no copy to drift; the README ships anyway as the distribution's description.

@@ -25,8 +25,8 @@ import structlog
 
 from hexmcp.core.gateway_port import (ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink,
                                       TokenUsage)
+from hexmcp.wire.sse_events import events
 
-from ..sse_events import events
 from .config import GatewayConfig
 from .failures import Redactor, for_exception, for_status, unusable
 from .retry import RetryableFailure, with_retries

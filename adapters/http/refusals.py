@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from hexmcp.core import ErrorCode, Rejection
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from ..retry_hint import retry_after_header
 from ..rpc_layer import refusal
 from .asgi import RawHeaders, Scope, Send

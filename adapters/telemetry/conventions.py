@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hexmcp.core.observation import OUTCOME_CANCELLED, OUTCOME_ERROR, OUTCOME_TOOL_ERROR, ObservedOutcome, ObservedRequest
 
-from ..jsonrpc import ERROR_CODES
+from hexmcp.wire.jsonrpc import ERROR_CODES
 
 MCP_METHOD_NAME = "mcp.method.name"
 MCP_SESSION_ID = "mcp.session.id"

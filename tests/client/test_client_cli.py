@@ -135,7 +135,7 @@ def test_classification_replays_identically(tmp_path: Path) -> None:
 
 
 def test_serving_never_imports_the_client() -> None:
-    code = ("import sys\nfrom hexmcp.adapters import cli\ncli.parse_args(['stdio'])\ncli.parse_args(['serve'])\n"
+    code = ("import sys\nfrom hexmcp.app import cli\ncli.parse_args(['stdio'])\ncli.parse_args(['serve'])\n"
             "print(sorted(m for m in sys.modules if m.startswith('hexmcp.client') or m in ('aiohttp', 'httpx', 'tenacity')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr

@@ -25,7 +25,7 @@ from typing import Iterator
 import attrs
 
 PACKAGE = "hexmcp"
-TOP_LEVEL = ("core", "adapters", "tools", "client", "app")  # setup.py maps each folder onto hexmcp.<folder>
+TOP_LEVEL = ("core", "wire", "adapters", "tools", "client", "app")  # setup.py maps each folder onto hexmcp.<folder>
 
 
 @attrs.frozen(kw_only=True)
@@ -101,7 +101,7 @@ def graph(root: Path, top_level: tuple[str, ...] = TOP_LEVEL) -> list[Import]:
 
 
 def layer_of(module: str) -> str | None:
-    """`core`, `adapters`, `tools` or `client` for a hexmcp module, else None."""
+    """`core`, `wire`, `adapters`, `tools`, `client` or `app` for a hexmcp module, else None."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == PACKAGE else None
 

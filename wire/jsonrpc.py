@@ -1,7 +1,7 @@
-"""JSON-RPC 2.0 framing shared by the stdio, HTTP and WebSocket adapters (sans-IO).
+"""JSON-RPC 2.0 framing shared by the server's stdio, HTTP and WebSocket adapters and by the client (sans-IO).
 
-`classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request we
-sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
+`classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request this
+end sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
 semantic codes to JSON-RPC codes. The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
 checking it is optional. `decode`/`dumps` are the one JSON codec every adapter uses: orjson, for
 the reasons and figures in docs/adr/0401-json-codec.md.
