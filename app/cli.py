@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.tools.knowledge.errors import CorpusError
         from hexmcp.tools.knowledge.vectors import VectorStoreError
 
-        from hexmcp.adapters.gateway import GatewayConfigError
+        from hexmcp.tools.gateway.outbound import GatewayConfigError
 
     try:
         if args.command == "stdio":

@@ -1,5 +1,5 @@
 """The LLM gateway's flags, configuration and client, for the composition root (cli.py), which alone
-imports the gateway tools: this module builds the adapter side (config, OpenAICompatibleGateway)."""
+imports the gateway tools: this module builds the outbound side (config, OpenAICompatibleGateway)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import os
 from typing import Any
 
-from hexmcp.adapters.gateway import GatewayConfig, load_gateway_config
-from hexmcp.adapters.gateway.config import PROVIDER_TYPES
+from hexmcp.tools.gateway.outbound import GatewayConfig, load_gateway_config
+from hexmcp.tools.gateway.outbound.config import PROVIDER_TYPES
 
 
 def add_gateway_flags(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +48,7 @@ def build_gateway(config: GatewayConfig) -> Any:
     """The OpenAI-compatible client for a configured gateway, else None (the tools then answer -32005)."""
     if not config.configured:
         return None
-    from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
+    from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
 
     return OpenAICompatibleGateway(config)
 

@@ -21,7 +21,7 @@ from .status import http_status
 
 def rest_error_body(rej: Rejection) -> dict[str, Any]:
     """The REST endpoint's error body: what went wrong, in a form a human and a program can read."""
-    body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.ERROR_CODES[rej.code],
+    body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.code_for(rej.code),
                             "message": rej.message, "eventId": rej.event_id}
     if rej.data:
         body["data"] = rej.data

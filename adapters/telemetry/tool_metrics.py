@@ -60,7 +60,7 @@ class KnowledgeMetrics(Collector):
 
 class GatewayMetrics(Collector):
     def __init__(self, gateway: Any) -> None:
-        self._gateway = gateway  # adapters.gateway.OpenAICompatibleGateway
+        self._gateway = gateway  # tools.gateway.outbound.OpenAICompatibleGateway
 
     def collect(self) -> Iterator[Metric]:
         calls = CounterMetricFamily("hexmcp_gateway_calls", "Calls to the LLM gateway, by operation and outcome "
