@@ -19,6 +19,9 @@ RULES = {"core": {"wire", "adapters", "tools", "client"}, "wire": {"adapters", "
 """Layer -> layers it must not import. Only the composition root (app/) imports tools. The wire (JSON-RPC
 framing, lines, SSE, request correlation, deadlines: sans-IO) is what the server's adapters and the client
 share; it knows only the core's error codes. The client takes nothing from the server's adapters."""
+ALLOWED = {"hexmcp.tools.upstreams": {"client"}}
+"""What a package may import although its layer's rule forbids it: the pack that serves another MCP server's
+tools is that server's client (and the only pack that is)."""
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,7 @@ def test_the_graph_sees_every_layer_and_relative_imports(imports) -> None:
 
 
 def test_no_layer_imports_what_it_must_not(imports) -> None:
-    found = import_graph.forbidden(imports, RULES)
+    found = import_graph.forbidden(imports, RULES, ALLOWED)
     assert _described(found) == []
 
 
@@ -95,6 +98,21 @@ def test_the_checker_catches_relative_imports_across_layers(bad_package) -> None
         ("hexmcp.adapters.http.deep", "hexmcp.tools.engine"),
         ("hexmcp.tools.engine", "hexmcp.adapters.wire"),
     }
+
+
+def test_an_allowance_covers_its_own_package_only(tmp_path: Path) -> None:
+    files = {
+        "tools/__init__.py": "",
+        "tools/upstreams/__init__.py": "",
+        "tools/upstreams/mount.py": "import hexmcp.client.mcp_client\n",
+        "tools/upstreams_too.py": "import hexmcp.client.mcp_client\n",  # a name that only starts the same
+        "tools/gateway.py": "from hexmcp.client import mcp_client\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = {imp.source for imp in import_graph.forbidden(import_graph.graph(tmp_path), RULES, ALLOWED)}
+    assert found == {"hexmcp.tools.upstreams_too", "hexmcp.tools.gateway"}
 
 
 def test_the_checker_catches_cycles_closed_by_deferred_or_typing_only_imports(bad_package) -> None:

@@ -156,7 +156,14 @@ def _packages_run_by(source: str, target: str) -> list[str]:
     return [package for package in ancestors if not (source == package or source.startswith(package + "."))]
 
 
-def forbidden(imports: list[Import], rules: dict[str, set[str]], exempt: set[str] = frozenset()) -> list[Import]:
-    """Imports from a layer into a layer its rule forbids (`{"core": {"adapters", "tools"}, ...}`)."""
-    return [imp for imp in imports
-            if imp.source not in exempt and layer_of(imp.target) in rules.get(layer_of(imp.source) or "", set())]
+def forbidden(imports: list[Import], rules: dict[str, set[str]],
+              allowed: dict[str, set[str]] | None = None) -> list[Import]:
+    """Imports from a layer into a layer its rule forbids (`{"core": {"adapters", "tools"}, ...}`), but for
+    what `allowed` grants a package (`{"hexmcp.tools.upstreams": {"client"}}`: it and its modules)."""
+    return [imp for imp in imports if layer_of(imp.target) in rules.get(layer_of(imp.source) or "", set())
+            and layer_of(imp.target) not in _granted(imp.source, allowed or {})]
+
+
+def _granted(module: str, allowed: dict[str, set[str]]) -> set[str]:
+    return {layer for package, layers in allowed.items()
+            if module == package or module.startswith(package + ".") for layer in layers}
