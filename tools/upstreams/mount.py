@@ -25,13 +25,12 @@ from typing import Any
 
 import structlog
 
-from hexmcp.wire import jsonrpc
-from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
-from hexmcp.core.convert import from_wire
-
 from hexmcp.client.errors import ClientError, ClientErrorCode
 from hexmcp.client.mcp_client import McpClient, RetryPolicy
 from hexmcp.client.target import Target
+from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
+from hexmcp.core.convert import from_wire
+from hexmcp.wire import jsonrpc
 
 log = structlog.get_logger("hexmcp.tools.upstreams.mount")
 
