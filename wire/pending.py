@@ -22,9 +22,6 @@ class PendingRequests:
         self._numbers = itertools.count(1)
         self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
-    def __len__(self) -> int:
-        return len(self._waiting)
-
     def open(self) -> tuple[RequestId, asyncio.Future[Response]]:
         """A fresh id, and the future its answer will complete; waiting until `close(id)`."""
         number = next(self._numbers)

@@ -25,7 +25,8 @@ from .sse import EventStream, Reply
 
 class HttpPeer:
     def __init__(self, *, pending: PendingRequests | None, timeout_s: float = 0.0) -> None:
-        """`timeout_s`: how long a request to the client waits for its answer."""
+        """`pending`: where requests to the client wait for their answers, `timeout_s` how long (None: this
+        version has no such requests)."""
         self.replies: dict[RequestKey, Reply] = {}
         self.standalone: EventStream | None = None
         self.pending = pending
