@@ -17,8 +17,9 @@ from typing import Any, Awaitable, Callable
 
 from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
 from hexmcp.core.ports import RequestKey
+from hexmcp.wire import jsonrpc
 
-from . import jsonrpc, rpc_layer
+from . import rpc_layer
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -40,7 +41,8 @@ class RpcConnection:
         self._max_in_flight = max_in_flight
         self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
         self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
-        self._pending = rpc_layer.PendingRequests(peer_timeout_s)
+        self._pending = rpc_layer.pending_requests()
+        self._peer_timeout_s = peer_timeout_s
         self._traces = rpc_layer.TraceIds(self.session_id[:8])
         self._closed = False
         # The loop serving this connection, looked up once: on CPython 3.11 every `get_running_loop()`
@@ -151,7 +153,7 @@ class RpcConnection:
             await rpc_layer.serve_notification(self.session, message, self._traces.next())
             return None
         if isinstance(message, jsonrpc.Response):
-            self._pending.resolve(message)
+            rpc_layer.take_answer(self._pending, message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
         with rpc_layer.bound(self.session_id, self._traces.next()):
@@ -182,13 +184,14 @@ class RpcConnection:
     async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
         if self._closed:
             raise PeerRequestFailed("the connection is closed")
-        return await self._pending.request(method, params, self._send, with_version=self._with_version)
+        return await rpc_layer.ask_client(self._pending, method, params, self._send, self._peer_timeout_s,
+                                          with_version=self._with_version)
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
     def input_ended(self) -> None:
         """Nothing more will be read: requests we sent the client can no longer be answered."""
-        self._pending.fail_all("the client closed its input")
+        rpc_layer.no_more_answers(self._pending, "the client closed its input")
 
     async def drain(self) -> None:
         """Wait until every request already received has been answered.
@@ -203,7 +206,7 @@ class RpcConnection:
 
     async def close(self) -> None:
         self._closed = True
-        self._pending.fail_all("the connection closed")
+        rpc_layer.no_more_answers(self._pending, "the connection closed")
         await self.session.close()
 
     @property

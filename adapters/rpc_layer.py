@@ -6,10 +6,11 @@ dialect all do the same four things with the core's values; they do them here:
   served (the core's "request rejected" with its eventId included) can be followed back to it;
 - turn an `Outcome` into the JSON-RPC answer (none for a request the client cancelled);
 - refuse with an error that carries a fresh eventId, logged under that id so a quoted id can be found;
-- match the client's answers to requests the server sent it (`PendingRequests`).
+- ask the client (sampling, elicitation, roots) and match its answers to the asking requests.
 
 What stays with each transport: how bytes arrive and leave, and which of its streams an answer goes on.
-`jsonrpc.py` below this is sans-IO framing (classify, encode); nothing here touches a socket either.
+`hexmcp.wire` below this is sans-IO framing (classify, encode) and request correlation; nothing here
+touches a socket either.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ import structlog
 
 from hexmcp.core import ErrorCode, Ok, Outcome, PeerRequestFailed, Rejection, Session, new_event_id
 from hexmcp.core.log import bind_request_ids
-from hexmcp.core.ports import RequestKey
-
-from . import jsonrpc
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.pending import PendingRequests
 
 log = structlog.get_logger("hexmcp.adapters")
 
@@ -107,44 +107,34 @@ def invalid_reply(message: jsonrpc.Invalid, *, with_version: bool = True) -> dic
 SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class PendingRequests:
-    """Requests the server sent the client, waiting for the client's answer.
+def pending_requests() -> PendingRequests:
+    """Where the requests the server sends its client wait for their answers: ids `s-1`, `s-2`..."""
+    return PendingRequests(id_prefix="s-")
 
-    The answer may come back on the same pipe (stdio, WebSocket) or on another POST (HTTP): whoever reads
-    it hands it to `resolve`, and the waiting `request` returns its result.
-    """
 
-    def __init__(self, timeout_s: float) -> None:
-        self._timeout_s = timeout_s
-        self._waiting: dict[RequestKey, asyncio.Future[jsonrpc.Response]] = {}
-        self._ids = itertools.count(1)
+async def ask_client(pending: PendingRequests, method: str, params: dict[str, Any], send: SendMessage,
+                     timeout_s: float, *, with_version: bool = True) -> dict[str, Any]:
+    """Send the client a request through `send` and return its result; `PeerRequestFailed` otherwise.
 
-    async def request(self, method: str, params: dict[str, Any], send: SendMessage, *,
-                      with_version: bool = True) -> dict[str, Any]:
-        """Send a request through `send` and return the client's result; `PeerRequestFailed` otherwise."""
-        request_id = f"s-{next(self._ids)}"
-        future: asyncio.Future[jsonrpc.Response] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = future
-        try:
-            await send(jsonrpc.encode_request(request_id, method, params, with_version=with_version))
-            response = await asyncio.wait_for(future, self._timeout_s)
-        except TimeoutError:
-            raise PeerRequestFailed(f"no answer to {method} within {self._timeout_s:.0f} s") from None
-        finally:
-            self._waiting.pop(request_id, None)
-        return jsonrpc.result_of(response)
+    The answer may come back on the same pipe (stdio, WebSocket) or on another POST (HTTP): whoever
+    reads it hands it over (`take_answer`)."""
+    request_id, future = pending.open()
+    try:
+        await send(jsonrpc.encode_request(request_id, method, params, with_version=with_version))
+        response = await asyncio.wait_for(future, timeout_s)
+    except TimeoutError:
+        raise PeerRequestFailed(f"no answer to {method} within {timeout_s:.0f} s") from None
+    finally:
+        pending.close(request_id)
+    return jsonrpc.result_of(response)
 
-    def resolve(self, response: jsonrpc.Response) -> bool:
-        """Hand a client's answer to the request waiting for it; False when none is (unknown or late id)."""
-        future = self._waiting.get(response.id)
-        if future is None or future.done():
-            log.info("response to an unknown request ignored")
-            return False
-        future.set_result(response)
-        return True
 
-    def fail_all(self, reason: str) -> None:
-        """No answer can come any more (input closed, session ended): every waiting request fails."""
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(PeerRequestFailed(reason))
+def take_answer(pending: PendingRequests, response: jsonrpc.Response) -> None:
+    """A client's answer, to the request waiting for it (an unknown or late id is dropped)."""
+    if not pending.resolve(response):
+        log.info("response to an unknown request ignored")
+
+
+def no_more_answers(pending: PendingRequests, reason: str) -> None:
+    """No answer can come any more (input closed, session ended): every request waiting fails."""
+    pending.fail_all(PeerRequestFailed(reason))

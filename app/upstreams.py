@@ -20,7 +20,7 @@ def add_upstream_flags(parser: argparse.ArgumentParser) -> None:
 
 def upstream_spec(text: str) -> Any:
     from hexmcp.client import ClientError
-    from hexmcp.client.mount import parse_upstream
+    from hexmcp.tools.upstreams.mount import parse_upstream
 
     try:
         return parse_upstream(text)
@@ -33,7 +33,7 @@ def mount_upstreams(server: McpServer, settings: argparse.Namespace) -> list[Bac
     specs = upstream_specs(settings)
     if not specs:  # the client (aiohttp, websockets) is imported only when something is mounted
         return []
-    from hexmcp.client.mount import Upstream
+    from hexmcp.tools.upstreams.mount import Upstream
 
     return [Upstream(server, spec.name, spec.target, auth_token=spec.auth_token, wait_s=spec.wait_s,
                      retry_initial_s=spec.retry_initial_s, retry_max_s=spec.retry_max_s).run for spec in specs]

@@ -28,9 +28,9 @@ import orjson
 import structlog
 
 from bench.http import free_port, start, stop
-from hexmcp.adapters.gateway import GatewayConfig, RetryPolicy
-from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
-from hexmcp.core.gateway_port import ChatAnswer, ChatMessage, ChatRequest
+from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
+from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
+from hexmcp.tools.gateway.port import ChatAnswer, ChatMessage, ChatRequest
 
 REQUEST = ChatRequest(model="qwen3-32b", messages=(ChatMessage(role="system", content="You are a careful mathematician."),
                                                    ChatMessage(role="user", content="What is the derivative of x squared?")))

@@ -1,7 +1,7 @@
 """Request/response correlation over any wire: ids, timeouts, cancellation, progress, notifications.
 
 The one place the client turns JSON-RPC into awaitable calls (what python-sdk's jsonrpc_dispatcher is to
-its transports). It reads messages with `hexmcp.adapters.jsonrpc.classify`, the same sans-IO framing
+its transports). It reads messages with `hexmcp.wire.jsonrpc.classify`, the same sans-IO framing
 the server uses, and never touches a socket: the `Wire` does.
 
 - A request that outlives its timeout, or whose caller is cancelled, is followed by
@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 from collections import defaultdict
 from typing import Any, Awaitable, Callable
 
 import structlog
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.deadlines import Deadlines
+from hexmcp.wire.pending import PendingRequests
 
-from .deadlines import Deadlines
 from .errors import ClientError, ClientErrorCode
 from .transports.base import Wire
 
@@ -43,8 +43,7 @@ ALL = "*"
 class Dispatcher:
     def __init__(self, wire: Wire) -> None:
         self.wire = wire
-        self._ids = itertools.count(1)
-        self._pending: dict[jsonrpc.RequestId, asyncio.Future[jsonrpc.Response]] = {}
+        self._pending = PendingRequests()
         self._progress: dict[Any, ProgressCallback] = {}
         self._progress_runs: dict[Any, list[asyncio.Task[Any]]] = defaultdict(list)  # async callbacks, by token
         self._handlers: dict[str, list[NotificationHandler]] = defaultdict(list)
@@ -72,15 +71,12 @@ class Dispatcher:
                       progress: ProgressCallback | None = None) -> dict[str, Any]:
         if self._closed is not None:
             raise ClientError(self._closed.code, self._closed.message, delivered=False)
-        request_id = next(self._ids)
+        request_id, future = self._pending.open()
         if progress is not None:
             meta = {**(params.get("_meta") or {}), "progressToken": request_id}
             params = {**params, "_meta": meta}
             self._progress[request_id] = progress
-        future: asyncio.Future[jsonrpc.Response] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
         message = jsonrpc.encode_request(request_id, method, params, with_version=self.wire.with_version)
-        scope: asyncio.Timeout | None = None
         try:
             if self._write_now is not None and self._write_now(message):
                 # Written already: the server is at work while the deadline is armed (nothing is awaited in
@@ -91,14 +87,7 @@ class Dispatcher:
                     async with asyncio.timeout_at(deadline):
                         await asyncio.wait(self._progress_runs[request_id])
             else:  # a send that waits (flow control) or carries the whole exchange (HTTP): the deadline cuts it
-                scope = asyncio.timeout(None)
-                async with scope:
-                    if timeout is not None:
-                        self._deadlines.watch(scope, timeout)
-                    await self.wire.send(message)
-                    response = await future
-                    if self._progress_runs.get(request_id):
-                        await asyncio.wait(self._progress_runs[request_id])
+                response = await self._deadlines.run(self._exchange(message, future), seconds=timeout)
         except TimeoutError:
             self._spawn(self._cancel(request_id, f"timed out after {timeout} s"))
             raise ClientError(ClientErrorCode.TIMEOUT, f"{method} got no answer within {timeout} s") from None
@@ -106,8 +95,8 @@ class Dispatcher:
             self._spawn(self._cancel(request_id, "cancelled by the caller"))
             raise
         finally:
-            self._deadlines.forget(future if scope is None else scope)
-            self._pending.pop(request_id, None)
+            self._deadlines.forget(future)
+            self._pending.close(request_id)
             self._progress.pop(request_id, None)
             self._progress_runs.pop(request_id, None)
         if response.error is not None:
@@ -115,6 +104,15 @@ class Dispatcher:
         if not isinstance(response.result, dict):
             raise ClientError(ClientErrorCode.INCOMPATIBLE, f"the result of {method} is not an object")
         return response.result
+
+    async def _exchange(self, message: dict[str, Any], future: asyncio.Future[jsonrpc.Response]) -> jsonrpc.Response:
+        """Send, then wait for the answer and its progress callbacks: all of it under the request's deadline."""
+        await self.wire.send(message)
+        response = await future
+        runs = self._progress_runs.get(message["id"])
+        if runs:
+            await asyncio.wait(runs)
+        return response
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.wire.send(jsonrpc.encode_notification(method, params or {}, with_version=self.wire.with_version))
@@ -132,21 +130,15 @@ class Dispatcher:
     def receive(self, value: Any) -> None:
         message = jsonrpc.classify(value, require_jsonrpc=self.wire.require_jsonrpc)
         if isinstance(message, jsonrpc.Response):
-            future = self._pending.get(message.id)
-            if future is not None and not future.done():
-                future.set_result(message)
-            else:
+            if not self._pending.resolve(message):
                 log.debug("answer to no pending request", id=message.id)
         elif isinstance(message, jsonrpc.Notification):
             self._notification(message.method, message.params)
         elif isinstance(message, jsonrpc.Request):
             self._spawn(self._answer(message))
         else:
-            future = self._pending.get(message.id) if message.id is not None else None
-            if future is not None and not future.done():
-                future.set_exception(ClientError(ClientErrorCode.INCOMPATIBLE,
-                                                 f"the server's answer is not JSON-RPC: {message.message}"))
-            else:
+            error = ClientError(ClientErrorCode.INCOMPATIBLE, f"the server's answer is not JSON-RPC: {message.message}")
+            if message.id is None or not self._pending.fail(message.id, error):
                 log.warning("unreadable message from the server", reason=message.message)
 
     def closed(self, error: ClientError) -> None:
@@ -154,9 +146,7 @@ class Dispatcher:
         if self._closed is None:
             self._closed = error
         self.lost.set()
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
+        self._pending.fail_all(error)
 
     def _notification(self, method: str, params: Any) -> None:
         if method == "notifications/progress" and isinstance(params, dict):

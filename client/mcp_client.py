@@ -19,7 +19,7 @@ from typing import Any, Coroutine
 import attrs
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.core import ErrorCode, models, versions
 from hexmcp.core.convert import from_wire
 from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO

@@ -6,7 +6,7 @@ notifications; they get back `Ok(result)` or a `Rejection` and own everything ab
 
 from . import meta, models, versions
 from .context import ToolContext
-from .errors import ErrorCode, ProtocolError, Rejection, ToolError
+from .errors import ErrorCode, PackErrorCode, ProtocolError, Rejection, SemanticCode, ToolError
 from .ids import new_event_id
 from .options import ServerOptions
 from .ports import NullPeer, Peer, PeerRequestFailed, RequestKey
@@ -16,8 +16,8 @@ from .session import Session
 from .tasks.model import TASKS_EXTENSION, LongRunning, TaskLimits, TaskStatus, TaskStore
 
 __all__ = [
-    "Call", "ErrorCode", "LongRunning", "McpServer", "NullPeer", "Ok", "Outcome", "Peer", "PeerRequestFailed", "ProtocolError",
-    "Rejection", "RequestKey", "ServerOptions", "Session", "TASKS_EXTENSION", "TaskLimits", "TaskStatus", "TaskStore",
+    "Call", "ErrorCode", "LongRunning", "McpServer", "NullPeer", "Ok", "Outcome", "PackErrorCode", "Peer", "PeerRequestFailed",
+    "ProtocolError", "Rejection", "RequestKey", "SemanticCode", "ServerOptions", "Session", "TASKS_EXTENSION", "TaskLimits", "TaskStatus", "TaskStore",
     "ToolContext", "ToolError", "meta", "models",
     "new_event_id", "versions",
 ]

@@ -2,7 +2,7 @@
 
 The core never raises to an adapter for a client's mistake; it returns a `Rejection` value. Each
 adapter owns exactly one table from `ErrorCode` to its wire code (JSON-RPC code, HTTP status,
-WebSocket close code). Every rejection carries the eventId under which it was logged, so a user can
+WebSocket close code); a tool pack's own codes (`PackErrorCode`) carry theirs. Every rejection carries the eventId under which it was logged, so a user can
 quote it and an operator can find the log line.
 """
 
@@ -53,28 +53,31 @@ class ErrorCode(str, enum.Enum):
     """An HTTP session id that is unknown or expired."""
     INTERNAL_ERROR = "internal_error"
     """A bug or an unexpected failure on our side; the details are in the log under the eventId."""
-    # An outbound LLM gateway's failures (gateway_port.py's GatewayErrorKind names the design's codes).
-    GATEWAY_AUTHENTICATION = "gateway_authentication"
-    """The LLM gateway refused the server's credentials."""
-    GATEWAY_RATE_LIMITED = "gateway_rate_limited"
-    """The LLM gateway kept answering 429 until the retries ran out."""
-    GATEWAY_MODEL_NOT_FOUND = "gateway_model_not_found"
-    """The LLM gateway does not serve the model asked for."""
-    GATEWAY_UNAVAILABLE = "gateway_unavailable"
-    """The LLM gateway failed (5xx), refused, or answered something unusable."""
-    GATEWAY_NOT_CONFIGURED = "gateway_not_configured"
-    """No LLM gateway is configured."""
-    GATEWAY_NETWORK = "gateway_network"
-    """The connection to the LLM gateway could not be made or broke."""
-    GATEWAY_TIMEOUT = "gateway_timeout"
-    """The LLM gateway did not answer in time."""
+
+
+@attrs.frozen(kw_only=True)
+class PackErrorCode:
+    """An error code a tool pack defines for its own methods (an LLM gateway's "rate limited"), with the wire
+    forms its design fixes. The adapters' tables map the protocol's `ErrorCode`s; a pack's code carries its
+    own, so no adapter has to know the pack."""
+
+    value: str
+    """Its name, as an `ErrorCode`'s value is (logs, the audit trail)."""
+    jsonrpc_code: int
+    http_status: int
+    """The status where HTTP is the only envelope (the REST dialect). A JSON-RPC error response carrying the
+    code is a 200, as for every failure that is not the protocol's own."""
+
+
+SemanticCode = ErrorCode | PackErrorCode
+"""What a rejection names as its reason: the protocol's codes, or a tool pack's."""
 
 
 @attrs.frozen(kw_only=True)
 class Rejection:
     """A request the core declined to serve, as a value."""
 
-    code: ErrorCode
+    code: SemanticCode
     message: str
     event_id: str
     data: dict[str, Any] | None = None
@@ -91,7 +94,7 @@ class ToolError(Exception):
 class ProtocolError(Exception):
     """Raised inside the core to abort a request with a semantic code; turned into a `Rejection`."""
 
-    def __init__(self, code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: SemanticCode, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

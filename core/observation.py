@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import attrs
 import structlog
 
-from .errors import ErrorCode, Rejection
+from .errors import ErrorCode, Rejection, SemanticCode
 from .ports import RequestKey
 from .routing import Ok
 
@@ -57,7 +57,7 @@ class ObservedOutcome:
 
     outcome: str
     """OUTCOME_OK, OUTCOME_TOOL_ERROR, OUTCOME_ERROR or OUTCOME_CANCELLED."""
-    error_code: ErrorCode | None
+    error_code: SemanticCode | None
     """The rejection's semantic code (OUTCOME_ERROR, OUTCOME_CANCELLED); None otherwise."""
     event_id: str | None
     """The eventId of the rejection, as the client received it; None for results."""

@@ -20,7 +20,7 @@ import structlog
 from . import lifecycle, models, observation, versions
 from .context import ToolContext
 from .convert import to_wire
-from .errors import ErrorCode, ProtocolError, Rejection
+from .errors import ErrorCode, ProtocolError, Rejection, SemanticCode
 from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
 from .params import CancelledParams, parse_params
@@ -265,7 +265,7 @@ class Session:
             meta[META_SERVER_INFO] = _server_info_wire(self.server, version)
         return wire
 
-    def _reject(self, code: ErrorCode, message: str, data: dict[str, Any] | None, *, method: str) -> Rejection:
+    def _reject(self, code: SemanticCode, message: str, data: dict[str, Any] | None, *, method: str) -> Rejection:
         event_id = new_event_id()
         if code is not ErrorCode.REQUEST_CANCELLED:
             log.info("request rejected", method=method, code=code.value, reason=message, eventId=event_id)

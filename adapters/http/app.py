@@ -25,8 +25,8 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from hexmcp.core.startup import failure_reason
 from . import trace_headers
 from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send

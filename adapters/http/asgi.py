@@ -1,4 +1,5 @@
-"""The ASGI types, alone: what the raw-ASGI modules of the HTTP and WebSocket adapters are written against.
+"""The ASGI types, what the raw-ASGI modules of the HTTP and WebSocket adapters are written against, and the
+scope keys hexmcp's uvicorn protocol sets.
 
 The /mcp endpoint is raw ASGI on purpose: it is the hot path, and a framework request object per call
 costs more than the protocol work for a trivial tool.
@@ -6,6 +7,7 @@ costs more than the protocol work for a trivial tool.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Awaitable, Callable, MutableMapping
 
 Scope = MutableMapping[str, Any]
@@ -31,7 +33,20 @@ BODY_ARRIVED = "hexmcp.body_arrived"
 cannot stall, so `body.BodyBuffer` reads it without a deadline. Absent: the body may still be arriving."""
 
 LOOP = "hexmcp.loop"
-"""Scope key set by `uvicorn_fence`: the event loop the request runs on (`deadlines.request_task`)."""
+"""Scope key set by `uvicorn_fence`: the event loop the request runs on (`request_task`)."""
 
 TASK = "hexmcp.task"
-"""Scope key of the task serving the request, once `deadlines.request_task` has looked it up."""
+"""Scope key of the task serving the request, once `request_task` has looked it up."""
+
+
+def request_task(scope: Scope) -> asyncio.Task[Any] | None:
+    """The task serving this HTTP request, looked up once per request and kept in the scope.
+
+    Under hexmcp's uvicorn protocol the scope names the event loop (`LOOP`), which spares
+    `asyncio.current_task` its `get_running_loop` (a getpid system call per lookup on Python 3.11).
+    Only for code that runs in the request's own task (not a batch item's `gather` task)."""
+    task = scope.get(TASK)
+    if task is None:
+        loop = scope.get(LOOP)
+        task = scope[TASK] = asyncio.current_task(loop) if loop is not None else asyncio.current_task()
+    return task

@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 
 from hexmcp.core import ErrorCode
+from hexmcp.wire.deadlines import Deadlines
 
-from .asgi import BODY_ARRIVED, KEPT_ALIVE, RawHeaders, Receive, Scope, Send
-from .deadlines import Deadlines, request_task
+from .asgi import BODY_ARRIVED, KEPT_ALIVE, RawHeaders, Receive, Scope, Send, request_task
 from .refusals import refuse, refuse_rest
 from .request_headers import header
 

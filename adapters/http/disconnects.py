@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, TypeVar
 
-from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope
-from .deadlines import request_task
+from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope, request_task
 
 T = TypeVar("T")
 

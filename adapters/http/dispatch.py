@@ -6,15 +6,16 @@ import asyncio
 from typing import Any
 
 from hexmcp.core import ErrorCode, Outcome, Session
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.deadlines import Deadlines
 
-from .. import jsonrpc, rpc_layer
-from .deadlines import Deadlines
+from .. import rpc_layer
 
 
 async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | None,
               task: asyncio.Task[Any] | None = None) -> Outcome:
     """`deadlines` None: no deadline (long-lived requests such as subscriptions/listen). `task`: the
-    current task when the caller knows it (`deadlines.request_task`)."""
+    current task when the caller knows it (`asgi.request_task`)."""
     trace_id = rpc_layer.HTTP_TRACES.next()
     work = rpc_layer.serve_request(core, request, trace_id)
     if deadlines is None:

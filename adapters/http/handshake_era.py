@@ -19,15 +19,16 @@ import itertools
 from typing import Any, Awaitable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Rejection, Session, versions
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.deadlines import Deadlines
+from hexmcp.wire.pending import PendingRequests
 
-from .. import jsonrpc, rpc_layer
+from .. import rpc_layer
 from ..retry_hint import retry_after_header
-from ..rpc_layer import PendingRequests
 from . import dispatch
-from .asgi import RawHeaders, Receive, Scope, Send
+from .asgi import RawHeaders, Receive, Scope, Send, request_task
 from .client_identity import client_identity
 from .config import HttpConfig
-from .deadlines import Deadlines, request_task
 from .disconnects import until_done_or_gone
 from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
@@ -56,7 +57,7 @@ class HandshakeEraTransport:
         self.server = server
         self.config = config
         self.sessions = sessions
-        self.stateless_pending = PendingRequests(config.client_request_timeout_s)
+        self.stateless_pending = rpc_layer.pending_requests()
         self._stateless_ids = itertools.count(1)
         self.open_streams = 0
         self.deadlines = Deadlines(config.request_timeout_s)
@@ -147,7 +148,7 @@ class HandshakeEraTransport:
             return
         first = messages[0]
         handshake = not batch and isinstance(first, jsonrpc.Request) and first.method == "initialize"
-        peer = HttpPeer(pending=self.stateless_pending)
+        peer = HttpPeer(pending=self.stateless_pending, timeout_s=self.config.client_request_timeout_s)
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
                                         assume_version=None if handshake else version,
                                         client_id=client_identity(scope), transport="http")
@@ -159,7 +160,7 @@ class HandshakeEraTransport:
                      messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
                      session_id: str | None, announce: bool, task: asyncio.Task[Any] | None) -> bool:
         """Answer one POST's messages; True when every request in it succeeded. `task`: the request's own
-        (`deadlines.request_task`), which a single request runs in."""
+        (`asgi.request_task`), which a single request runs in."""
         if not batch and isinstance(messages[0], jsonrpc.Request):
             requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
             errors: list[dict[str, Any]] = []
@@ -224,7 +225,7 @@ class HandshakeEraTransport:
             elif isinstance(message, jsonrpc.Notification):
                 await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
             elif isinstance(message, jsonrpc.Response):
-                pending.resolve(message)
+                rpc_layer.take_answer(pending, message)
             else:
                 assert isinstance(message, jsonrpc.Invalid)
                 errors.append(rpc_layer.invalid_reply(message))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hexmcp.core import ErrorCode
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from .asgi import Scope, Send
 from .body import BODY
 from .refusals import refuse

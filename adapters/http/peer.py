@@ -4,7 +4,7 @@ On HTTP there is no single pipe back to the client. Something related to a reque
 line, a sampling or elicitation request during a tool call) goes on that request's own POST response,
 which switches to SSE for it; anything else (list changes, resource updates) goes on the session's
 standalone GET stream, or nowhere if the client has none open. The client answers a server request
-with a separate POST; `rpc_layer.PendingRequests` matches that answer to the waiting call.
+with a separate POST, which hands it to the call waiting in `pending` (`rpc_layer.take_answer`).
 
 On 2026-07-28 a JSON-RPC request must never appear on a response stream: there `pending` is None and
 `request()` refuses (the core asks through `InputRequiredResult` instead).
@@ -16,17 +16,21 @@ from typing import Any
 
 from hexmcp.core import PeerRequestFailed
 from hexmcp.core.ports import RequestKey
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.pending import PendingRequests
 
-from .. import jsonrpc
-from ..rpc_layer import PendingRequests
+from .. import rpc_layer
 from .sse import EventStream, Reply
 
 
 class HttpPeer:
-    def __init__(self, *, pending: PendingRequests | None) -> None:
+    def __init__(self, *, pending: PendingRequests | None, timeout_s: float = 0.0) -> None:
+        """`pending`: where requests to the client wait for their answers, `timeout_s` how long (None: this
+        version has no such requests)."""
         self.replies: dict[RequestKey, Reply] = {}
         self.standalone: EventStream | None = None
         self.pending = pending
+        self.timeout_s = timeout_s
         self.closed = False
 
     def _target(self, related: RequestKey | None) -> Reply | EventStream | None:
@@ -55,4 +59,5 @@ class HttpPeer:
         target = self._target(related)
         if target is None:
             raise PeerRequestFailed("no open stream to the client can carry the request")
-        return await self.pending.request(method, params, target.emit if isinstance(target, Reply) else target.write)
+        send = target.emit if isinstance(target, Reply) else target.write
+        return await rpc_layer.ask_client(self.pending, method, params, send, self.timeout_s)

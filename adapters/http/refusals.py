@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from hexmcp.core import ErrorCode, Rejection
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from ..retry_hint import retry_after_header
 from ..rpc_layer import refusal
 from .asgi import RawHeaders, Scope, Send
@@ -21,7 +21,7 @@ from .status import http_status
 
 def rest_error_body(rej: Rejection) -> dict[str, Any]:
     """The REST endpoint's error body: what went wrong, in a form a human and a program can read."""
-    body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.ERROR_CODES[rej.code],
+    body: dict[str, Any] = {"error": rej.code.value, "code": jsonrpc.code_for(rej.code),
                             "message": rej.message, "eventId": rej.event_id}
     if rej.data:
         body["data"] = rej.data

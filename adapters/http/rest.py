@@ -17,14 +17,14 @@ from typing import Any
 
 from hexmcp.core import ErrorCode, McpServer, NullPeer, Ok, versions
 from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.deadlines import Deadlines
 
-from .. import jsonrpc
 from . import dispatch
 from .asgi import Receive, Scope, Send
 from .body import BODY
 from .client_identity import client_identity
 from .config import HttpConfig
-from .deadlines import Deadlines
 from .disconnects import GONE, unless_gone
 from .headers import Problem
 from .refusals import refuse_rest, send_rest_error

@@ -16,7 +16,7 @@ import structlog
 
 from hexmcp.core import McpServer, Session
 
-from ..rpc_layer import PendingRequests
+from .. import rpc_layer
 from .config import HttpConfig
 from .peer import HttpPeer
 from .sse import EventStream
@@ -30,8 +30,8 @@ class HttpSession:
     def __init__(self, session_id: str, server: McpServer, config: HttpConfig, client_id: str | None = None) -> None:
         self.id = session_id
         self.config = config
-        self.pending = PendingRequests(config.client_request_timeout_s)
-        self.peer = HttpPeer(pending=self.pending)
+        self.pending = rpc_layer.pending_requests()
+        self.peer = HttpPeer(pending=self.pending, timeout_s=config.client_request_timeout_s)
         self.core: Session = server.open_session(session_id=session_id, peer=self.peer, client_id=client_id,
                                                  transport="http")
         self.streams: OrderedDict[str, EventStream] = OrderedDict()
@@ -63,7 +63,7 @@ class HttpSession:
 
     async def close(self) -> None:
         self.peer.closed = True
-        self.pending.fail_all("the session ended")
+        rpc_layer.no_more_answers(self.pending, "the session ended")
         for stream in list(self.streams.values()):
             if not stream.finished.is_set():
                 await stream.close()

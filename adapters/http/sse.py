@@ -16,7 +16,8 @@ import asyncio
 from collections import deque
 from typing import Any, Callable
 
-from .. import jsonrpc
+from hexmcp.wire import jsonrpc
+
 from .asgi import RawHeaders, Send
 from .request_headers import JSON, SSE
 

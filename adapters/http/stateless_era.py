@@ -20,14 +20,15 @@ import itertools
 from typing import Any, Awaitable, Callable
 
 from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, Session
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.deadlines import Deadlines
 
-from .. import jsonrpc, rpc_layer
+from .. import rpc_layer
 from ..retry_hint import retry_after_header
 from . import dispatch, headers
 from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
-from .deadlines import Deadlines
 from .disconnects import GONE, unless_gone, until_done_or_gone
 from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot

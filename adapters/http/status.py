@@ -1,4 +1,4 @@
-"""The one table from the core's semantic error codes to HTTP statuses.
+"""The one table from the core's semantic error codes to HTTP statuses (a tool pack's codes carry theirs).
 
 Two columns, because HTTP carries errors two ways:
 - `rpc`: the status of a JSON-RPC error response on the 2026-07-28 wire. The spec fixes 400 for the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import attrs
 
-from hexmcp.core import ErrorCode
+from hexmcp.core import ErrorCode, SemanticCode
 
 
 @attrs.frozen
@@ -42,20 +42,13 @@ STATUS: dict[ErrorCode, Statuses] = {
     ErrorCode.FORBIDDEN: Statuses(403, 403),
     ErrorCode.SESSION_NOT_FOUND: Statuses(404, 404),
     ErrorCode.INTERNAL_ERROR: Statuses(200, 500),
-    # The LLM gateway's failures: an error response, but the fault is upstream (a gateway's statuses for REST).
-    ErrorCode.GATEWAY_AUTHENTICATION: Statuses(200, 502),
-    ErrorCode.GATEWAY_RATE_LIMITED: Statuses(200, 429),
-    ErrorCode.GATEWAY_MODEL_NOT_FOUND: Statuses(200, 404),
-    ErrorCode.GATEWAY_UNAVAILABLE: Statuses(200, 502),
-    ErrorCode.GATEWAY_NOT_CONFIGURED: Statuses(200, 503),
-    ErrorCode.GATEWAY_NETWORK: Statuses(200, 502),
-    ErrorCode.GATEWAY_TIMEOUT: Statuses(200, 504),
 }
 
 
-def rpc_status(code: ErrorCode) -> int:
-    return STATUS[code].rpc
+def rpc_status(code: SemanticCode) -> int:
+    """A tool pack's failure is a normal response that carries an error: 200."""
+    return STATUS[code].rpc if isinstance(code, ErrorCode) else 200
 
 
-def http_status(code: ErrorCode) -> int:
-    return STATUS[code].http
+def http_status(code: SemanticCode) -> int:
+    return STATUS[code].http if isinstance(code, ErrorCode) else code.http_status

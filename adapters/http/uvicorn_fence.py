@@ -29,7 +29,7 @@ On top of uvicorn's protocol:
 - a request whose whole body has arrived says so (`BODY_ARRIVED`): reading it cannot stall, so it is
   read without a body deadline;
 - the scope names the event loop (`LOOP`), so the app finds its request's task without a
-  `get_running_loop` (`deadlines.request_task`);
+  `get_running_loop` (`asgi.request_task`);
 - a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
   called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first

@@ -24,9 +24,9 @@ from typing import Any, Awaitable, Callable, Sequence
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.lines import LineSplitter
 
-from .. import jsonrpc
-from ..lines import LineSplitter
 from ..rpc_connection import RpcConnection
 from hexmcp.core.startup import ExitCode
 

@@ -8,8 +8,7 @@ attribute values, so the Prometheus labels and the span attributes can never dis
 from __future__ import annotations
 
 from hexmcp.core.observation import OUTCOME_CANCELLED, OUTCOME_ERROR, OUTCOME_TOOL_ERROR, ObservedOutcome, ObservedRequest
-
-from ..jsonrpc import ERROR_CODES
+from hexmcp.wire.jsonrpc import code_for
 
 MCP_METHOD_NAME = "mcp.method.name"
 MCP_SESSION_ID = "mcp.session.id"
@@ -61,7 +60,7 @@ def status_code(outcome: ObservedOutcome) -> str:
     """rpc.response.status_code: the JSON-RPC error code as a string, "" for a result (a tool error included)."""
     if outcome.error_code is None:
         return ""
-    return str(ERROR_CODES[outcome.error_code])
+    return str(code_for(outcome.error_code))
 
 
 def error_type(outcome: ObservedOutcome) -> str:

@@ -22,8 +22,8 @@ import attrs
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, new_event_id
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from ..http.asgi import Receive, Send
 from ..rpc_connection import RpcConnection
 from .config import WsConfig

@@ -15,8 +15,8 @@ import structlog
 from starlette.routing import WebSocketRoute
 
 from hexmcp.core import ErrorCode, McpServer
+from hexmcp.wire import jsonrpc
 
-from .. import jsonrpc
 from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.responses import respond

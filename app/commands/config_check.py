@@ -17,7 +17,7 @@ import attrs
 from ..config.layers import Layers, Settled, config_path
 from hexmcp.tools.gateway.settings import gateway_config
 from ..config.schema import ConfigError
-from hexmcp.adapters.gateway import GatewayConfigError
+from hexmcp.tools.gateway.outbound import GatewayConfigError
 from hexmcp.adapters.settings import did_you_mean
 from hexmcp.core.startup import ExitCode
 

@@ -43,7 +43,7 @@ class Located:
 class ConfigFile:
     name: str  # the file's name, as messages quote it
     settings: Mapping[str, Mapping[str, Located]]  # command -> dest -> checked value (its table over the top level)
-    gateway: Mapping[str, Any]  # the [gateway] table as written; adapters/gateway/config.py checks it
+    gateway: Mapping[str, Any]  # the [gateway] table as written; tools/gateway/outbound/config.py checks it
     upstreams: tuple[UpstreamSpec, ...]
 
 

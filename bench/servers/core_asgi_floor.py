@@ -24,7 +24,8 @@ from typing import Any
 import uvicorn
 from raw_asgi_echo import JSON_HEADERS, UVICORN_OPTIONS, port_argument, read_body  # run as a script: this folder heads sys.path
 
-from hexmcp.adapters import jsonrpc, rpc_layer
+from hexmcp.wire import jsonrpc
+from hexmcp.adapters import rpc_layer
 from hexmcp.adapters.http import HttpConfig
 from hexmcp.adapters.http.runner import uvicorn_config
 from hexmcp.core import McpServer, NullPeer, Session

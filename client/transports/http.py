@@ -24,8 +24,8 @@ from typing import Any, Sequence
 
 import aiohttp
 
-from hexmcp.adapters import jsonrpc
-from hexmcp.adapters import sse_events as sse
+from hexmcp.wire import jsonrpc
+from hexmcp.wire import sse_events as sse
 from hexmcp.core import versions
 
 from ..errors import ClientError, ClientErrorCode, unreachable

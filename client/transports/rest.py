@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 
 from ..errors import ClientError, ClientErrorCode
 from . import aio

@@ -26,8 +26,8 @@ from typing import Any
 
 import structlog
 
-from hexmcp.adapters import jsonrpc
-from hexmcp.adapters.lines import LineSplitter
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.lines import LineSplitter
 
 from ..errors import unreachable
 from .base import Inbox

@@ -13,7 +13,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 
 from ..errors import ClientError, ClientErrorCode, unreachable
 from .base import Inbox

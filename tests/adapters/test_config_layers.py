@@ -22,7 +22,7 @@ from hexmcp.app.config.layers import CONFIG_ENV, parse_with_config
 from hexmcp.tools.gateway.settings import gateway_config
 from hexmcp.app.config.schema import ENV_PREFIX, NOT_SETTINGS, command_parsers, keys_of
 from hexmcp.tools.flag_types import positive_int
-from hexmcp.adapters.gateway import GatewayConfigError
+from hexmcp.tools.gateway.outbound import GatewayConfigError
 from hexmcp.core.startup import ExitCode
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.core import ErrorCode, versions
 
 from tests.adapters.http_live import live_server

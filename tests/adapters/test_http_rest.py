@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.core import ErrorCode, versions
 from tests.adapters.http_live import live_server
 from tests.support.net import free_port

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.core import ErrorCode, versions
 from tests.adapters.http_live import live_server
 from tests.adapters.http_wire import Wire

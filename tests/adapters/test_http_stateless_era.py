@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.http import STATUS
 from hexmcp.core import ErrorCode, NullPeer, ToolContext
 from hexmcp.core.meta import META_PROTOCOL_VERSION

@@ -9,7 +9,7 @@ import re
 import httpx
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.http import STATUS
 from hexmcp.core import ErrorCode, ToolContext, versions
 from tests.adapters.http_live import live_server

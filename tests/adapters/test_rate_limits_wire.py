@@ -14,7 +14,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.http import STATUS
 from hexmcp.adapters.retry_hint import RETRY_AFTER_KEY
 from hexmcp.core import ErrorCode

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.rpc_connection import RpcConnection
 from hexmcp.core import ErrorCode, McpServer, ToolContext, versions
 

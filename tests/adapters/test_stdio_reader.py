@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexmcp.adapters import jsonrpc
-from hexmcp.adapters.lines import LineSplitter
+from hexmcp.wire import jsonrpc
+from hexmcp.wire.lines import LineSplitter
 from hexmcp.adapters.rpc_connection import RpcConnection
 from hexmcp.adapters.stdio.transport import _LineReader
 from hexmcp.core import ErrorCode, versions

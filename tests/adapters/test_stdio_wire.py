@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.core import versions
 
 from ..fixtures.demo_server import NOISE

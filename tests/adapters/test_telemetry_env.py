@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexmcp.adapters.jsonrpc import ERROR_CODES
+from hexmcp.wire.jsonrpc import ERROR_CODES
 from hexmcp.adapters.telemetry import conventions as semconv
 from hexmcp.adapters.telemetry.tracing_env import EXPORTERS, PROTOCOLS, TracingConfigError, tracing_settings
 from hexmcp.core import ErrorCode

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from websockets.sync.client import connect
 
-from hexmcp.adapters.jsonrpc import ERROR_CODES
+from hexmcp.wire.jsonrpc import ERROR_CODES
 from hexmcp.adapters.telemetry.conventions import DURATION_BUCKETS_S, TOOL_ERROR
 from hexmcp.adapters.telemetry.metrics import OTHER
 from hexmcp.core import ErrorCode, versions

@@ -17,7 +17,7 @@ import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from websockets.sync.client import connect
 
-from hexmcp.adapters.jsonrpc import ERROR_CODES
+from hexmcp.wire.jsonrpc import ERROR_CODES
 from hexmcp.adapters.telemetry.conventions import TOOL_ERROR
 from hexmcp.adapters.telemetry.tracing import EVENT_ID
 from hexmcp.core import ErrorCode, versions

@@ -13,7 +13,7 @@ import random
 import pytest
 from websockets.asyncio.client import connect
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.ws import MCP_SUBPROTOCOL
 from hexmcp.adapters.ws.connection import SESSION_HEADER
 

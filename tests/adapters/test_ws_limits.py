@@ -17,7 +17,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.adapters.http.status import http_status
 from hexmcp.adapters.ws import CloseCode, WsConfig, WsEndpoint
 from hexmcp.core import ErrorCode

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 
 from ..fixtures.demo_server import SERVER_NAME
 from ..fixtures.sdk1_venv import VenvUnavailable, ensure_sdk1_python

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from hexmcp.client import McpClient
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 
 from ..fixtures.sdk1_venv import VenvUnavailable, ensure_sdk1_python
 from ..support.net import free_port

@@ -17,7 +17,7 @@ import pytest
 
 from bench.http import free_port, start, stop
 from hexmcp.client import ClientError, ClientErrorCode, McpClient, Target
-from hexmcp.client.mount import SEPARATOR, Upstream, parse_upstream
+from hexmcp.tools.upstreams.mount import SEPARATOR, Upstream, parse_upstream
 from hexmcp.core import McpServer, models
 
 from ..adapters.http_live import LiveServer, live_server

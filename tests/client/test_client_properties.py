@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.wire import jsonrpc
 from hexmcp.client import ClientError, ClientErrorCode, Target, Transport
 from hexmcp.client.dispatcher import Dispatcher
-from hexmcp.adapters import sse_events as sse
+from hexmcp.wire import sse_events as sse
 from hexmcp.client.transports.aio import env_proxy
 
 from ..support.strategies import JSON_VALUES
@@ -143,7 +143,7 @@ WIRES = st.none() | st.lists(st.booleans(), max_size=6)
 @given(TIMED_REQUESTS, WIRES)
 def test_the_shared_deadline_timer_times_out_exactly_the_unanswered_requests_that_had_a_timeout(
         requests: list[tuple[float | None, bool]], full: list[bool] | None) -> None:
-    """Deadlines share one timer (client/deadlines.py): registered in any order, each still fires, and a
+    """Deadlines share one timer (wire/deadlines.py): registered in any order, each still fires, and a
     request answered in time, or with no timeout, is never touched by another's deadline; the same
     whether a request waits in a cancellation scope (a sending wire, a full one) or on its future alone
     (written at once: ADR 0811), and with both kinds mixed on one timer."""

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
-from hexmcp.adapters.jsonrpc import INVALID_REQUEST
+from hexmcp.wire.jsonrpc import INVALID_REQUEST
 from hexmcp.core import versions
 from hexmcp.core.lifecycle import Event, State, Verdict, step
 

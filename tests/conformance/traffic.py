@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from hexmcp.adapters.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from hexmcp.wire.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from hexmcp.core import versions
 
 from ..support import schemas

@@ -7,12 +7,14 @@ import asyncio
 
 import pytest
 
-from hexmcp.core import ErrorCode, McpServer, Ok, ProtocolError, versions
+from hexmcp.core import ErrorCode, McpServer, Ok, PackErrorCode, ProtocolError, versions
 from hexmcp.core.handlers import ROUTES
 
 from ..support.peer import CoreClient, RecordingPeer, stateless_meta
 
 pytestmark = pytest.mark.anyio
+
+SLOW_DOWN = PackErrorCode(value="x_rate_limited", jsonrpc_code=-32002, http_status=429)  # a pack's own code
 
 
 async def _answer(client: CoreClient, method: str, params: dict) -> dict:
@@ -27,7 +29,7 @@ def _server() -> McpServer:
 
     async def echo(params, ctx):
         if params.get("fail"):
-            raise ProtocolError(ErrorCode.GATEWAY_RATE_LIMITED, "slow down", {"attempts": 3})
+            raise ProtocolError(SLOW_DOWN, "slow down", {"attempts": 3})
         if params.get("wait"):
             await asyncio.Event().wait()
         return {"echo": params.get("text"), "session": ctx.session_id}
@@ -55,7 +57,7 @@ async def test_a_rejection_keeps_its_semantic_code_and_data() -> None:
     client = CoreClient(_server())
     await client.initialize()
     rejection = await client.session.handle_request("x/echo", {"fail": True}, request_key=9, trace_id="t")
-    assert rejection.code is ErrorCode.GATEWAY_RATE_LIMITED and rejection.data == {"attempts": 3}
+    assert rejection.code is SLOW_DOWN and rejection.data == {"attempts": 3}
 
 
 async def test_without_extensions_nothing_is_advertised_and_unknown_methods_stay_unknown() -> None:

@@ -25,7 +25,7 @@ from typing import Iterator
 import attrs
 
 PACKAGE = "hexmcp"
-TOP_LEVEL = ("core", "adapters", "tools", "client", "app")  # setup.py maps each folder onto hexmcp.<folder>
+TOP_LEVEL = ("core", "wire", "adapters", "tools", "client", "app")  # setup.py maps each folder onto hexmcp.<folder>
 
 
 @attrs.frozen(kw_only=True)
@@ -101,7 +101,7 @@ def graph(root: Path, top_level: tuple[str, ...] = TOP_LEVEL) -> list[Import]:
 
 
 def layer_of(module: str) -> str | None:
-    """`core`, `adapters`, `tools` or `client` for a hexmcp module, else None."""
+    """`core`, `wire`, `adapters`, `tools`, `client` or `app` for a hexmcp module, else None."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == PACKAGE else None
 
@@ -175,7 +175,14 @@ def _packages_run_by(source: str, target: str) -> list[str]:
     return [package for package in ancestors if not (source == package or source.startswith(package + "."))]
 
 
-def forbidden(imports: list[Import], rules: dict[str, set[str]], exempt: set[str] = frozenset()) -> list[Import]:
-    """Imports from a layer into a layer its rule forbids (`{"core": {"adapters", "tools"}, ...}`)."""
-    return [imp for imp in imports
-            if imp.source not in exempt and layer_of(imp.target) in rules.get(layer_of(imp.source) or "", set())]
+def forbidden(imports: list[Import], rules: dict[str, set[str]],
+              allowed: dict[str, set[str]] | None = None) -> list[Import]:
+    """Imports from a layer into a layer its rule forbids (`{"core": {"adapters", "tools"}, ...}`), but for
+    what `allowed` grants a package (`{"hexmcp.tools.upstreams": {"client"}}`: it and its modules)."""
+    return [imp for imp in imports if layer_of(imp.target) in rules.get(layer_of(imp.source) or "", set())
+            and layer_of(imp.target) not in _granted(imp.source, allowed or {})]
+
+
+def _granted(module: str, allowed: dict[str, set[str]]) -> set[str]:
+    return {layer for package, layers in allowed.items()
+            if module == package or module.startswith(package + ".") for layer in layers}

@@ -15,10 +15,10 @@ from typing import Any, Callable
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
-from hexmcp.core.gateway_port import ChatGateway, GatewayFailure
 from hexmcp.core.tools import json_text
 
 from .completers import completer
+from .port import ChatGateway, GatewayFailure
 from .prompts import DocumentsFn, register_prompts
 from .resources import ModelResources
 from .routing_source import RoutingSource

@@ -76,6 +76,6 @@ class GatewayPack(Pack):
                            samples=(Sample(value=gateway.retries),))
 
     def explain(self, error: Exception) -> PackProblem | None:
-        from hexmcp.adapters.gateway import GatewayConfigError
+        from .outbound import GatewayConfigError
 
         return PackProblem(str(error)) if isinstance(error, GatewayConfigError) else None

@@ -15,9 +15,8 @@ from typing import Any, Mapping
 import attrs
 import structlog
 
-from hexmcp.core.gateway_port import (ChatAnswer, ChatGateway, ChatMessage, ChatRequest, GatewayErrorKind,
-                                      GatewayFailure, GatewayModel, TextSink)
-
+from .port import (ChatAnswer, ChatGateway, ChatMessage, ChatRequest, GatewayErrorKind, GatewayFailure, GatewayModel,
+                   TextSink)
 from .routing_source import CategoryRoute, RoutingSource
 
 log = structlog.get_logger("hexmcp.gateway")

@@ -7,8 +7,8 @@ import argparse
 import os
 from typing import Any
 
-from hexmcp.adapters.gateway import GatewayConfig, load_gateway_config
-from hexmcp.adapters.gateway.config import PROVIDER_TYPES
+from hexmcp.tools.gateway.outbound import GatewayConfig, load_gateway_config
+from hexmcp.tools.gateway.outbound.config import PROVIDER_TYPES
 
 
 def add_gateway_flags(group: argparse._ArgumentGroup) -> None:
@@ -47,7 +47,7 @@ def build_gateway(config: GatewayConfig) -> Any:
     """The OpenAI-compatible client for a configured gateway, else None (the tools then answer -32005)."""
     if not config.configured:
         return None
-    from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
+    from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
 
     return OpenAICompatibleGateway(config)
 

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import note
 from hypothesis.errors import InvalidArgument
 
-from hexmcp.adapters.jsonrpc import JSONRPC_VERSION, METHOD_NOT_FOUND
+from hexmcp.wire.jsonrpc import JSONRPC_VERSION, METHOD_NOT_FOUND
 from hexmcp.core import versions
 
 from ...support.peer import initialize_params

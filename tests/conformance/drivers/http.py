@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from hexmcp.adapters.http.headers import NAME_MEMBER
-from hexmcp.adapters.jsonrpc import JSONRPC_VERSION
+from hexmcp.wire.jsonrpc import JSONRPC_VERSION
 from hexmcp.core import versions
 from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 

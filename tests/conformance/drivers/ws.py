@@ -13,7 +13,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from hexmcp.adapters.jsonrpc import JSONRPC_VERSION
+from hexmcp.wire.jsonrpc import JSONRPC_VERSION
 
 from .base import Closed, Driver
 

@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from websockets.asyncio.client import connect
 
-from hexmcp.core.gateway_port import GatewayErrorKind
+from hexmcp.tools.gateway.port import GatewayErrorKind
 from tests.support.fake_gateway import FakeGateway, Script, fake_gateway
 from tests.support.net import free_port
 

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from hexmcp.adapters.gateway import GatewayConfig, RetryPolicy
-from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
+from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
+from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
 from hexmcp.core import McpServer
-from hexmcp.core.gateway_port import GatewayErrorKind
+from hexmcp.tools.gateway.port import GatewayErrorKind
 from hexmcp.tools.gateway.mcp_tools import register_gateway_tools
 from hexmcp.tools.gateway.resources import CATALOGUE_URI, model_uri
 from hexmcp.tools.gateway.service import GatewaySettings

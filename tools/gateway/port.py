@@ -1,9 +1,9 @@
-"""The outbound port to an LLM gateway, in the core's terms: chat requests and answers as values.
+"""The gateway pack's port to an LLM gateway: chat requests and answers as values, and the pack's error codes.
 
-An adapter (adapters/gateway/) speaks some provider's HTTP API behind `ChatGateway`; tools
-(tools/gateway/) see only this module. Failures are values too: every call returns its answer or a
-`GatewayFailure` whose `kind` is one of the design's fixed codes (-32001..-32007), with the upstream
-status and the number of attempts made, so a tool can report them without knowing HTTP.
+The outbound client (`outbound/`) speaks some provider's HTTP API behind `ChatGateway`; the tools of the
+pack see only this module. Failures are values too: every call returns its answer or a `GatewayFailure`
+whose `kind` is one of the design's fixed codes (-32001..-32007), with the upstream status and the number
+of attempts made, so a tool can report them without knowing HTTP.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import attrs
 
-from .errors import ErrorCode
+from hexmcp.core import PackErrorCode
 
 
 class GatewayErrorKind(enum.Enum):
@@ -35,19 +35,24 @@ class GatewayErrorKind(enum.Enum):
     """The gateway did not answer within the configured timeout (or answered HTTP 408)."""
 
     @property
-    def error_code(self) -> ErrorCode:
-        """The core's semantic code for the same failure (a `models/list` rejection carries it)."""
-        return _SEMANTIC[self]
+    def error_code(self) -> PackErrorCode:
+        """The pack's error code for the same failure (a `models/list` rejection carries it)."""
+        return ERROR_CODES[self]
 
 
-_SEMANTIC = {
-    GatewayErrorKind.AUTHENTICATION: ErrorCode.GATEWAY_AUTHENTICATION,
-    GatewayErrorKind.RATE_LIMITED: ErrorCode.GATEWAY_RATE_LIMITED,
-    GatewayErrorKind.MODEL_NOT_FOUND: ErrorCode.GATEWAY_MODEL_NOT_FOUND,
-    GatewayErrorKind.PROVIDER_UNAVAILABLE: ErrorCode.GATEWAY_UNAVAILABLE,
-    GatewayErrorKind.CONFIGURATION: ErrorCode.GATEWAY_NOT_CONFIGURED,
-    GatewayErrorKind.NETWORK: ErrorCode.GATEWAY_NETWORK,
-    GatewayErrorKind.TIMEOUT: ErrorCode.GATEWAY_TIMEOUT,
+# The pack's error codes. On JSON-RPC each is its kind's code: the design fixes them, and two equal codes
+# the protocol uses for something else (-32001 a timeout, -32005 a busy server), which is why only the
+# gateway's own methods (models/list) ever answer them. For REST, a gateway's statuses: the fault is upstream.
+ERROR_CODES: dict[GatewayErrorKind, PackErrorCode] = {
+    kind: PackErrorCode(value=name, jsonrpc_code=kind.value, http_status=http_status) for kind, name, http_status in (
+        (GatewayErrorKind.AUTHENTICATION, "gateway_authentication", 502),
+        (GatewayErrorKind.RATE_LIMITED, "gateway_rate_limited", 429),
+        (GatewayErrorKind.MODEL_NOT_FOUND, "gateway_model_not_found", 404),
+        (GatewayErrorKind.PROVIDER_UNAVAILABLE, "gateway_unavailable", 502),
+        (GatewayErrorKind.CONFIGURATION, "gateway_not_configured", 503),
+        (GatewayErrorKind.NETWORK, "gateway_network", 502),
+        (GatewayErrorKind.TIMEOUT, "gateway_timeout", 504),
+    )
 }
 
 

@@ -25,15 +25,14 @@ from typing import Any
 
 import structlog
 
-from hexmcp.adapters import jsonrpc
+from hexmcp.client.errors import ClientError, ClientErrorCode
+from hexmcp.client.mcp_client import McpClient, RetryPolicy
+from hexmcp.client.target import Target
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.convert import from_wire
+from hexmcp.wire import jsonrpc
 
-from .errors import ClientError, ClientErrorCode
-from .mcp_client import McpClient, RetryPolicy
-from .target import Target
-
-log = structlog.get_logger("hexmcp.client.mount")
+log = structlog.get_logger("hexmcp.tools.upstreams.mount")
 
 SEPARATOR = "__"
 RECONNECT_POLL_S = 0.05

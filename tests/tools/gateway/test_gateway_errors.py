@@ -1,4 +1,4 @@
-"""The OpenAI-compatible adapter against a scripted local gateway: the error map and the retry rules.
+"""The OpenAI-compatible client against a scripted local gateway: the error map and the retry rules.
 
 Every upstream behaviour becomes its design code (-32001..-32007) with the upstream status and the
 attempts made; only 429, 408, 5xx, timeouts and broken connections are retried, and the fake server's
@@ -14,10 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from hexmcp.adapters.gateway import GatewayConfig, RetryPolicy
-from hexmcp.adapters.gateway.failures import STATUS_KINDS
-from hexmcp.adapters.gateway.openai_compatible import OpenAICompatibleGateway
-from hexmcp.core.gateway_port import ChatAnswer, ChatMessage, ChatRequest, GatewayErrorKind, GatewayFailure
+from hexmcp.adapters.http.status import http_status, rpc_status
+from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
+from hexmcp.tools.gateway.outbound.failures import STATUS_KINDS
+from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
+from hexmcp.tools.gateway.port import ChatAnswer, ChatMessage, ChatRequest, GatewayErrorKind, GatewayFailure
+from hexmcp.wire.jsonrpc import code_for
 from tests.support.fake_gateway import FakeGateway, Script, fake_gateway
 from tests.support.net import free_port
 
@@ -251,3 +253,19 @@ def test_waits_stay_within_the_policy(retry, delay, backoff, jitter, retry_after
     else:
         base = min(delay * (retry if backoff == "linear" else 2 ** (retry - 1)), 30.0)
         assert base * (1 - jitter) - 1e-9 <= wait <= base + 1e-9
+
+
+def test_the_gateway_codes_keep_their_wire_forms() -> None:
+    """The pack's own codes (a models/list rejection): the design's JSON-RPC code, 200 as a JSON-RPC error
+    over HTTP, a gateway's status on REST, and the name logs and the audit trail show."""
+    forms = {kind.name: (code_for(kind.error_code), rpc_status(kind.error_code), http_status(kind.error_code),
+                         kind.error_code.value) for kind in GatewayErrorKind}
+    assert forms == {
+        "AUTHENTICATION": (-32001, 200, 502, "gateway_authentication"),
+        "RATE_LIMITED": (-32002, 200, 429, "gateway_rate_limited"),
+        "MODEL_NOT_FOUND": (-32003, 200, 404, "gateway_model_not_found"),
+        "PROVIDER_UNAVAILABLE": (-32004, 200, 502, "gateway_unavailable"),
+        "CONFIGURATION": (-32005, 200, 503, "gateway_not_configured"),
+        "NETWORK": (-32006, 200, 502, "gateway_network"),
+        "TIMEOUT": (-32007, 200, 504, "gateway_timeout"),
+    }

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hexmcp.adapters.gateway import GatewayConfigError, load_gateway_config
-from hexmcp.adapters.gateway.config import SETTINGS
+from hexmcp.tools.gateway.outbound import GatewayConfigError, load_gateway_config
+from hexmcp.tools.gateway.outbound.config import SETTINGS
 from hexmcp.core.startup import ExitCode
 
 YAML = """

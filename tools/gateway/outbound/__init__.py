@@ -1,4 +1,4 @@
-"""The outbound LLM gateway adapter: configuration, the OpenAI-compatible client, retries, the error map.
+"""The gateway pack's outbound client: configuration, the OpenAI-compatible client, retries, the error map.
 
 The client module (aiohttp) is imported only when a gateway is configured: `hexmcp stdio`
 without one starts as fast as before (ADR 0007).

@@ -1,8 +1,8 @@
-"""JSON-RPC 2.0 framing shared by the stdio, HTTP and WebSocket adapters (sans-IO).
+"""JSON-RPC 2.0 framing shared by the server's stdio, HTTP and WebSocket adapters and by the client (sans-IO).
 
-`classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request we
-sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
-semantic codes to JSON-RPC codes. The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
+`classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request this
+end sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
+semantic codes to JSON-RPC codes (a tool pack's own codes carry theirs: `code_for`). The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
 checking it is optional. `decode`/`dumps` are the one JSON codec every adapter uses: orjson, for
 the reasons and figures in docs/adr/0401-json-codec.md.
 """
@@ -15,8 +15,7 @@ from typing import Any
 import attrs
 import orjson
 
-from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection
-from hexmcp.core.gateway_port import GatewayErrorKind
+from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection, SemanticCode
 
 JSONRPC_VERSION = "2.0"
 
@@ -39,15 +38,12 @@ ERROR_CODES: dict[ErrorCode, int] = {
     ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: -32022,  # MCP 2026-07-28 UnsupportedProtocolVersionError
     ErrorCode.REQUEST_TIMEOUT: -32001,  # the code the official SDKs use for timeouts
     ErrorCode.SERVER_BUSY: -32005,
-    ErrorCode.RATE_LIMITED: -32002,  # the code the gateway design gives "rate limited" too (GatewayErrorKind)
+    ErrorCode.RATE_LIMITED: -32002,  # the code the LLM gateway's design gives "rate limited" too
     ErrorCode.PAYLOAD_TOO_LARGE: INVALID_REQUEST,
     ErrorCode.UNAUTHORIZED: -32010,
     ErrorCode.FORBIDDEN: -32011,
     ErrorCode.SESSION_NOT_FOUND: -32012,
     ErrorCode.REQUEST_CANCELLED: -32800,  # never sent on the wire: cancelled requests get no response
-    # The LLM gateway design's fixed codes (-32001..-32007); two collide with the codes above, on purpose:
-    # the design fixes them, and only gateway methods (models/list) ever answer them.
-    **{kind.error_code: kind.value for kind in GatewayErrorKind},
 }
 
 RequestId = str | int
@@ -181,9 +177,14 @@ def encode_rejection(request_id: RequestId | None, rejection: Rejection, *, with
     return encode_error(request_id, error["code"], error["message"], error["data"], with_version=with_version)
 
 
+def code_for(code: SemanticCode) -> int:
+    """The JSON-RPC code of a rejection's reason: the protocol's from the table, a tool pack's its own."""
+    return ERROR_CODES[code] if isinstance(code, ErrorCode) else code.jsonrpc_code
+
+
 def error_object(rejection: Rejection) -> dict[str, Any]:
     """A rejection as a JSON-RPC error object: also what a failed task carries (`McpServer.tasks.error_wire`)."""
-    return {"code": ERROR_CODES[rejection.code], "message": rejection.message, "data": rejection.wire_data()}
+    return {"code": code_for(rejection.code), "message": rejection.message, "data": rejection.wire_data()}
 
 
 def install_task_errors(server: Any) -> None:

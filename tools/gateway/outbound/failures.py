@@ -14,8 +14,7 @@ from typing import Mapping
 
 import aiohttp
 
-from hexmcp.core.gateway_port import GatewayErrorKind, GatewayFailure
-
+from ..port import GatewayErrorKind, GatewayFailure
 from .retry import RetryableFailure
 
 # Statuses with a kind of their own; any other 4xx is a refusal (PROVIDER_UNAVAILABLE, not retried),

@@ -1,4 +1,7 @@
-"""Deadlines: one timer for every request's deadline, behaving like `asyncio.timeout` per request."""
+"""Deadlines: one timer for every request's deadline, behaving like `asyncio.timeout` per request.
+
+The client's use (a timeout per call, tasks and futures on one timer) is checked property-wise in
+tests/client/test_client_properties.py, through its dispatcher."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import asyncio
 import pytest
 import uvloop
 
-from hexmcp.adapters.http.deadlines import Deadlines
+from hexmcp.wire.deadlines import Deadlines
 
 
 async def _sleep_then(seconds: float, value: str) -> str:
@@ -64,4 +67,31 @@ def test_a_deadlines_object_survives_a_new_event_loop() -> None:
         assert await deadlines.run(_sleep_then(0, "ok")) == "ok"
 
     asyncio.run(main())
+    asyncio.run(main())
+
+
+def test_deadlines_given_out_of_order_still_fire_each_on_time() -> None:
+    """Per-call timeouts (the client's): a later, shorter deadline is not held up by an earlier, longer one;
+    a watched future fails on its own deadline, and one answered in time is left alone."""
+    async def main() -> None:
+        deadlines = Deadlines()
+        loop = asyncio.get_running_loop()
+        long = asyncio.ensure_future(deadlines.run(_sleep_then(1, "long"), seconds=0.3))
+        await asyncio.sleep(0)
+        short = asyncio.ensure_future(deadlines.run(_sleep_then(1, "short"), seconds=0.05))
+        watched, answered = loop.create_future(), loop.create_future()
+        deadlines.watch(watched, 0.1)
+        deadlines.watch(answered, 0.02)
+        answered.set_result("in time")
+        started = loop.time()
+        with pytest.raises(TimeoutError):
+            await short
+        assert loop.time() - started < 0.2
+        with pytest.raises(TimeoutError):
+            await watched
+        assert not long.done() and answered.result() == "in time"
+        with pytest.raises(TimeoutError):
+            await long
+        assert len(deadlines) == 0
+
     asyncio.run(main())

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Literal
 import attrs
 from attrs import validators as v
 
-from hexmcp.core.gateway_port import GatewayFailure
+from ..port import GatewayFailure
 
 Backoff = Literal["linear", "exponential"]
 BACKOFFS: tuple[str, ...] = ("linear", "exponential")

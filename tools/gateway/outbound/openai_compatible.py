@@ -2,7 +2,7 @@
 
 One `aiohttp.ClientSession` per gateway: pooled HTTP/1.1 connections kept alive between calls (ADR 0701;
 aiohttp rather than httpx for its per-call CPU cost, ADR 0704). A streamed completion (`stream: true`) is
-read as server-sent events (httpx-sse's decoder, through `adapters/sse_events.py`), each text piece
+read as server-sent events (httpx-sse's decoder, through `hexmcp.wire.sse_events`), each text piece
 handed to the caller as it arrives. Every attempt runs under `with_retries` (retry.py); once text has
 reached the caller a broken stream is not retried, since a second attempt would repeat it.
 Cancelling the calling task closes the response, which closes its connection: the gateway sees the
@@ -23,10 +23,9 @@ import attrs
 import orjson
 import structlog
 
-from hexmcp.core.gateway_port import (ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink,
-                                      TokenUsage)
+from hexmcp.wire.sse_events import events
 
-from ..sse_events import events
+from ..port import ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink, TokenUsage
 from .config import GatewayConfig
 from .failures import Redactor, for_exception, for_status, unusable
 from .retry import RetryableFailure, with_retries

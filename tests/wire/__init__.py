@@ -1,0 +1,1 @@
+"""Tests of the sans-IO wire both ends share (hexmcp.wire)."""
