@@ -18,7 +18,7 @@ from ..config.layers import Layers, Settled, config_path
 from hexmcp.tools.gateway.settings import gateway_config
 from ..config.schema import ConfigError
 from hexmcp.tools.gateway.outbound import GatewayConfigError
-from hexmcp.adapters.settings import did_you_mean
+from hexmcp.core.suggestions import did_you_mean
 from hexmcp.core.startup import ExitCode
 
 MASK = "***"

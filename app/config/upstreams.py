@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from hexmcp.adapters.settings import did_you_mean
+from hexmcp.core.suggestions import did_you_mean
 
 from .schema import ConfigError
 

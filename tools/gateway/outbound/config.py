@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..settings import did_you_mean
+from hexmcp.core.suggestions import did_you_mean
 from .retry import BACKOFFS, RetryPolicy
 
 PROVIDER_TYPES = ("openai", "anthropic", "local")
