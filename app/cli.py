@@ -94,7 +94,19 @@ def main(argv: list[str] | None = None) -> int:
         except PackProblem as problem:  # an installed pack that cannot be loaded
             _say(argv, problem.line)
             return problem.exit_code
+    try:
+        return _dispatch(args, argv)
+    except (PackProblem, GuardSetupError) as error:  # found before anything is served
+        line = error.line if isinstance(error, PackProblem) else str(error)
+        print(f"hexmcp {args.command}: {line}", file=sys.stderr, flush=True)
+        return error.exit_code if isinstance(error, PackProblem) else ExitCode.USAGE
+
+
+def _dispatch(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
+        from .extras import CLIENT_MODULES, require
+
+        require(f"hexmcp {args.command}", "client", CLIENT_MODULES)
         from .commands.client import run_client_command
 
         return run_client_command(args)
@@ -104,12 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
         return run_audit(args)
-    try:
-        return _run_server_command(args, argv)
-    except (PackProblem, GuardSetupError) as error:  # found before anything is served
-        line = error.line if isinstance(error, PackProblem) else str(error)
-        print(f"hexmcp {args.command}: {line}", file=sys.stderr, flush=True)
-        return error.exit_code if isinstance(error, PackProblem) else ExitCode.USAGE
+    return _run_server_command(args, argv)
 
 
 def _run_server_command(args: argparse.Namespace, argv: list[str] | None) -> int:

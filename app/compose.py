@@ -12,11 +12,15 @@ import sys
 from typing import Any
 
 import attrs
+import structlog
 
 from hexmcp.core import McpServer
 from hexmcp.core.pack import BackgroundTask, DocumentLookup, Pack, PackProblem, Setup
 from hexmcp.core.startup import StartupFailure
-from hexmcp.tools.environment import pip_command
+
+from .extras import extra_problem, missing
+
+log = structlog.get_logger("hexmcp.app.compose")
 
 
 @attrs.define
@@ -90,7 +94,8 @@ def compose(server: McpServer, settings: argparse.Namespace, packs: list[Pack], 
     offered: dict[type, Any] = {}
     composed: list[Pack] = []
     for pack in packs:
-        if not pack.enabled(settings) or any(port not in offered for port in pack.needs):
+        if not pack.enabled(settings) or any(port not in offered for port in pack.needs) or \
+                not _installed(pack, settings, command):
             continue
         ports = {port: offered[port] for port in (*pack.needs, *pack.uses) if port in offered}
         setup = Setup(server=server, settings=settings, ports=ports, transport="stdio" if command == "stdio" else "http",
@@ -101,14 +106,26 @@ def compose(server: McpServer, settings: argparse.Namespace, packs: list[Pack], 
     return Composition(server=server, packs=composed, command=command)
 
 
+def _installed(pack: Pack, settings: argparse.Namespace, command: str) -> bool:
+    """Whether its extra is installed. If not: a pack the settings ask for stops start-up (PackProblem);
+    one they merely leave on is skipped, with one line saying how to install it."""
+    absent = missing(pack.extra_modules)
+    if absent is None:
+        return True
+    problem = extra_problem(f"the {pack.name} tools", pack.extra or pack.name, absent)
+    if pack.requested(settings):
+        raise problem
+    log.warning(f"{pack.name} tools off: {problem.line}")
+    return False
+
+
 def _register(pack: Pack, setup: Setup) -> None:
     try:
         pack.register(setup)
     except ModuleNotFoundError as error:
         if pack.extra is None:
             raise
-        raise PackProblem(f"the {pack.name} tools need the '{pack.extra}' extra ({error.name} is not installed); "
-                          f"fix: {pip_command()} install 'hexmcp[{pack.extra}]', or turn them off") from error
+        raise extra_problem(f"the {pack.name} tools", pack.extra, error.name or "a module") from error
     except PackProblem:
         raise
     except Exception as error:

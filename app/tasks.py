@@ -32,6 +32,9 @@ def configure_tasks(server: McpServer, args: argparse.Namespace) -> None:
     if args.task_store == "memory":
         server.use_task_store(MemoryTaskStore(), limits)
         return
+    from .extras import require
+
+    require(f"--task-store {args.task_store.split(':', 1)[0]}://", "redis", ("redis",))
     from hexmcp.adapters.task_store_redis import RedisTaskStore
 
     server.use_task_store(RedisTaskStore(args.task_store), limits)

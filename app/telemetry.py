@@ -62,6 +62,12 @@ def install_telemetry(server: McpServer, args: argparse.Namespace, *, version: s
     except TracingConfigError as error:
         _stop_start_up(args.command, str(error))
     if settings is not None:
+        from .extras import missing
+
+        if (absent := missing(("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"))) is not None:
+            from .extras import extra_problem
+
+            _stop_start_up(args.command, extra_problem("tracing (the OTEL_* variables)", "otel", absent).line)
         from hexmcp.adapters.telemetry.tracing import start_tracing
 
         observer, shutdown = start_tracing(settings, service_version=version)

@@ -33,6 +33,9 @@ def mount_upstreams(server: McpServer, settings: argparse.Namespace) -> list[Bac
     specs = upstream_specs(settings)
     if not specs:  # the client (aiohttp, websockets) is imported only when something is mounted
         return []
+    from .extras import CLIENT_MODULES, require
+
+    require("--upstream", "client", CLIENT_MODULES)
     from hexmcp.tools.upstreams.mount import Upstream
 
     return [Upstream(server, spec.name, spec.target, auth_token=spec.auth_token, wait_s=spec.wait_s,

@@ -88,6 +88,9 @@ class Pack:
     """Its name: the heading of its flags in `--help`, its block in /health, how errors name it."""
     extra: ClassVar[str | None] = None
     """The `pip install 'hexmcp[EXTRA]'` extra that brings its third-party dependencies, if any."""
+    extra_modules: ClassVar[tuple[str, ...]] = ()
+    """The top-level modules that extra installs: when one is missing, a pack the settings merely leave on
+    is skipped with one line saying how to install it, and one they ask for stops start-up with that line."""
     offers: ClassVar[tuple[type, ...]] = ()
     """Ports it offers to other packs: `ports()` returns an implementation of each."""
     needs: ClassVar[tuple[type, ...]] = ()
@@ -105,6 +108,10 @@ class Pack:
     def enabled(self, settings: argparse.Namespace) -> bool:
         """Whether these settings compose it (a `--no-NAME` switch, say)."""
         return True
+
+    def requested(self, settings: argparse.Namespace) -> bool:
+        """Whether these settings ask for it explicitly (a `--docs` path, say), beyond leaving it on."""
+        return False
 
     def register(self, setup: Setup) -> None:
         """Check its settings and register its tools, resources and prompts on `setup.server`. A bad

@@ -14,6 +14,7 @@ from hexmcp.tools.ports import KnowledgeBase
 class ConceptsPack(Pack):
     name = "concepts"
     extra = "concepts"
+    extra_modules = ("networkx", "scipy", "rapidfuzz", "yake")
     needs = (KnowledgeBase,)
     order = 40
 
@@ -23,6 +24,9 @@ class ConceptsPack(Pack):
     def add_flags(self, flags: argparse._ArgumentGroup) -> None:
         flags.add_argument("--glossary", metavar="FILE", help="YAML glossary of concepts merged over those derived "
                                                                "from the documents (a bad file stops start-up, exit 2)")
+
+    def requested(self, settings: argparse.Namespace) -> bool:
+        return bool(settings.glossary)
 
     def register(self, setup: Setup) -> None:
         """A bad --glossary stops start-up here with its file, line and reason."""

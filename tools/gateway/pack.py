@@ -15,6 +15,7 @@ from hexmcp.tools.ports import Classifier, KnowledgeBase
 class GatewayPack(Pack):
     name = "gateway"
     extra = "gateway"
+    extra_modules = ("aiohttp", "httpx_sse", "tenacity")
     uses = (Classifier, KnowledgeBase)
     order = 30
 
@@ -26,6 +27,12 @@ class GatewayPack(Pack):
         from .settings import add_gateway_flags
 
         add_gateway_flags(flags)
+
+    def requested(self, settings: argparse.Namespace) -> bool:
+        import os
+
+        return bool(settings.gateway_url or settings.gateway_config or os.environ.get("GATEWAY_URL")
+                    or os.environ.get("GATEWAY_CONFIG") or getattr(settings, "gateway_table", None))
 
     def register(self, setup: Setup) -> None:
         """A bad gateway setting (flag, variable or file) stops start-up here (exit 2)."""

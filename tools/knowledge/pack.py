@@ -16,6 +16,7 @@ DOCS_PREFIX = "/docs/"
 class KnowledgePack(Pack):
     name = "knowledge"
     extra = "knowledge"
+    extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "bm25s", "Stemmer", "faiss", "watchfiles")
     offers = (KnowledgeBase,)
     order = 20
 
@@ -29,6 +30,9 @@ class KnowledgePack(Pack):
 
     def enabled(self, settings: argparse.Namespace) -> bool:
         return not getattr(settings, "no_knowledge", False)
+
+    def requested(self, settings: argparse.Namespace) -> bool:
+        return bool(settings.docs) or settings.vector_store != "memory"
 
     def register(self, setup: Setup) -> None:
         """A missing --docs path, nothing readable, or a --vector-store spec that names no store stops

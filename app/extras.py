@@ -1,0 +1,32 @@
+"""Optional features and the pip extra that brings each: a feature whose extra is missing says so in one
+line with the command that installs it, instead of a traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from hexmcp.core.pack import PackProblem
+from hexmcp.tools.environment import pip_command
+
+CLIENT_MODULES = ("aiohttp", "httpx_sse", "tenacity")
+"""What the `client` extra installs: hexmcp's MCP client (the client commands, --upstream)."""
+
+
+def missing(modules: tuple[str, ...]) -> str | None:
+    """The first of `modules` (top-level names) that is not installed, or None."""
+    for name in modules:
+        if importlib.util.find_spec(name) is None:
+            return name
+    return None
+
+
+def extra_problem(feature: str, extra: str, module: str) -> PackProblem:
+    return PackProblem(f"{feature} needs the '{extra}' extra ({module} is not installed); "
+                       f"fix: {pip_command()} install 'hexmcp[{extra}]'")
+
+
+def require(feature: str, extra: str, modules: tuple[str, ...]) -> None:
+    """Raise the one-line PackProblem when one of `modules` is missing."""
+    absent = missing(modules)
+    if absent is not None:
+        raise extra_problem(feature, extra, absent)
