@@ -106,7 +106,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
         from .extras import CLIENT_MODULES, require
 
-        require(f"hexmcp {args.command}", "client", CLIENT_MODULES)
+        require("this command", "client", CLIENT_MODULES)
         from .commands.client import run_client_command
 
         return run_client_command(args)

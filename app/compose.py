@@ -112,7 +112,7 @@ def _installed(pack: Pack, settings: argparse.Namespace, command: str) -> bool:
     absent = missing(pack.extra_modules)
     if absent is None:
         return True
-    problem = extra_problem(f"the {pack.name} tools", pack.extra or pack.name, absent)
+    problem = extra_problem(f"the {pack.name} pack", pack.extra or pack.name, absent)
     if pack.requested(settings):
         raise problem
     log.warning(f"{pack.name} tools off: {problem.line}")
@@ -125,7 +125,7 @@ def _register(pack: Pack, setup: Setup) -> None:
     except ModuleNotFoundError as error:
         if pack.extra is None:
             raise
-        raise extra_problem(f"the {pack.name} tools", pack.extra, error.name or "a module") from error
+        raise extra_problem(f"the {pack.name} pack", pack.extra, error.name or "a module") from error
     except PackProblem:
         raise
     except Exception as error:

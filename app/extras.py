@@ -15,13 +15,17 @@ CLIENT_MODULES = ("aiohttp", "httpx_sse", "tenacity")
 def missing(modules: tuple[str, ...]) -> str | None:
     """The first of `modules` (top-level names) that is not installed, or None."""
     for name in modules:
-        if importlib.util.find_spec(name) is None:
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a dotted name whose parent package is missing
+            found = None
+        if found is None:
             return name
     return None
 
 
 def extra_problem(feature: str, extra: str, module: str) -> PackProblem:
-    return PackProblem(f"{feature} needs the '{extra}' extra ({module} is not installed); "
+    return PackProblem(f"{feature} requires the '{extra}' extra (no module named {module}); "
                        f"fix: {pip_command()} install 'hexmcp[{extra}]'")
 
 
