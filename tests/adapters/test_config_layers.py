@@ -276,9 +276,9 @@ def test_an_unknown_gateway_key_is_named_where_it_is_written(tmp_path: Path) -> 
     assert refused.value.key == "gateway.providers.kind in hexmcp.toml"
 
 
-def test_the_readme_example_is_a_valid_config(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## One config file"):]
+def test_the_documented_example_is_a_valid_config(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    section = page[page.index("## One config file"):]
     example = section[section.index("```toml\n") + len("```toml\n"):section.index("```\n\nAn unknown key")]
     config = tmp_path / "example.toml"
     config.write_text(example, encoding="utf-8")
