@@ -26,14 +26,16 @@ class Registrar:
 
     def tool(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
              annotations: models.ToolAnnotations | None = None, output_schema: dict[str, Any] | None = None,
-             long_running: bool | LongRunning = False) -> Callable[[Handler], Handler]:
+             long_running: bool | LongRunning = False, **built_in: bool) -> Callable[[Handler], Handler]:
         """Decorator: a tool whose input schema comes from the function's type hints and whose description
         is its docstring. An attrs class or TypedDict return type is its output schema (structured
         content). A `ctx: ToolContext` parameter gets the request's context. Plain functions run in a
-        worker thread, so they never block the server."""
+        worker thread, so they never block the server. (`built_in`: the core's `*_checked_in_tests` flags,
+        which hexmcp's own packs set for schemas and results their tests check.)"""
         def register(function: Handler) -> Handler:
             self.mcp.tools.tool(name, description=description, title=title, annotations=annotations,
-                                output_schema=output_schema, long_running=long_running)(as_async(function))
+                                output_schema=output_schema, long_running=long_running,
+                                **built_in)(as_async(function))
             return function
 
         return register

@@ -129,9 +129,14 @@ class ToolRegistry:
         title: str | None = None,
         annotations: models.ToolAnnotations | None = None,
         long_running: bool | LongRunning = False,
+        input_schema: dict[str, Any] | None = None,
+        schemas_checked_in_tests: bool = False,
+        output_checked_in_tests: bool = False,
     ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
-        """Decorator: the schema comes from the signature; a `ctx` parameter receives the ToolContext.
-        `long_running=True` makes it a task for clients that declare the tasks extension."""
+        """Decorator: the schema comes from the signature (or `input_schema`, for arguments a signature
+        cannot say); a `ctx` parameter receives the ToolContext. `long_running=True` makes it a task for
+        clients that declare the tasks extension. The two `*_checked_in_tests` flags are `add`'s, for
+        built-in tools."""
 
         def register(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
             if not inspect.iscoroutinefunction(function):
@@ -158,8 +163,9 @@ class ToolRegistry:
 
             self.add(name or function.__name__, handler,
                      description=description or inspect.getdoc(function) or "",
-                     input_schema=input_schema_for(function, skip=frozenset({"ctx"})),
-                     output_schema=declared_output, title=title, annotations=annotations, long_running=long_running)
+                     input_schema=input_schema or input_schema_for(function, skip=frozenset({"ctx"})),
+                     output_schema=declared_output, title=title, annotations=annotations, long_running=long_running,
+                     schemas_checked_in_tests=schemas_checked_in_tests, output_checked_in_tests=output_checked_in_tests)
             return function
 
         return register

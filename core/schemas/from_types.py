@@ -1,8 +1,9 @@
 """JSON Schema derived from Python type hints, so a tool is declared once.
 
 Covers what tool signatures use: str, int, float, bool, None, list/tuple/set, dict[str, T], Optional
-and unions, Literal, enums, attrs classes and TypedDicts, with `Annotated[T, "description"]` for
-per-argument descriptions.
+and unions, Literal, enums, attrs classes and TypedDicts (NotRequired keys are optional), with
+`Annotated[T, "description"]` for per-argument descriptions and `Annotated[T, {"minimum": 0}]` for any
+other JSON Schema keywords (merged over what the type gives).
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ _PRIMITIVES: dict[Any, dict[str, Any]] = {
 def schema_for(hint: Any) -> dict[str, Any]:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if hint in _PRIMITIVES:
-        return dict(_PRIMITIVES[hint])
     if origin is typing.Annotated:
         schema = schema_for(args[0])
         descriptions = [a for a in args[1:] if isinstance(a, str)]
         if descriptions:
             schema["description"] = descriptions[0]
+        for keywords in (a for a in args[1:] if isinstance(a, dict)):
+            schema.update(keywords)
         return schema
+    if origin in (typing.Required, typing.NotRequired):
+        return schema_for(args[0])
+    if origin is None and hint in _PRIMITIVES:  # an Annotated hint with a dict in it would not hash
+        return dict(_PRIMITIVES[hint])
     if origin in (typing.Union, types.UnionType):
         options = [schema_for(a) for a in args]
         return {"anyOf": options}

@@ -1,0 +1,43 @@
+"""JSON Schema from type hints (core/schemas/from_types.py): what the decorators derive a tool's schemas from."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, NotRequired, Optional, TypedDict
+
+import attrs
+
+from hexmcp.core.schemas.from_types import input_schema_for, schema_for
+
+Answer = TypedDict("Answer", {"class": Annotated[int, "an index", {"minimum": 0}],
+                              "probabilities": NotRequired[list[Annotated[float, {"minimum": 0, "maximum": 1}]]]})
+
+
+@attrs.frozen
+class Point:
+    x: float
+    label: str = ""
+
+
+def test_annotated_keywords_and_optional_typeddict_keys() -> None:
+    assert schema_for(Answer) == {
+        "type": "object",
+        "properties": {"class": {"type": "integer", "description": "an index", "minimum": 0},
+                       "probabilities": {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1}}},
+        "required": ["class"]}
+
+
+def test_attrs_classes_literals_and_optionals() -> None:
+    assert schema_for(Point) == {"type": "object", "properties": {"x": {"type": "number"}, "label": {"type": "string"}},
+                                 "required": ["x"]}
+    assert schema_for(Literal["a", "b"]) == {"enum": ["a", "b"]}
+    assert schema_for(Optional[int]) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+
+
+def test_a_tool_signature() -> None:
+    async def tool(text: Annotated[str, "what to read", {"maxLength": 10}], limit: int = 5, ctx: object = None) -> str:
+        return text
+
+    assert input_schema_for(tool, skip=frozenset({"ctx"})) == {
+        "type": "object", "properties": {"text": {"type": "string", "description": "what to read", "maxLength": 10},
+                                         "limit": {"type": "integer", "default": 5}},
+        "required": ["text"]}
