@@ -1,6 +1,6 @@
 """A third-party tool pack installed from a folder (tests/fixtures/dice_pack) is found through the
-`hexmcp.packs` entry points like the built-in packs, and its tool is served over stdio and HTTP with its
-flag, its /health block and its metric."""
+`hexmcp.packs` entry points like the built-in packs, and its tool is served over stdio, Streamable HTTP,
+the REST dialect and WebSocket, with its flag, its /health block and its metric."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from hexmcp.client import McpClient
 
 from ..support.net import free_port
 from ..support.serve_process import http_process
@@ -54,15 +57,24 @@ async def test_its_tool_over_stdio(with_pack) -> None:
             assert all(1 <= face <= 20 for face in result.structured_content["faces"])
 
 
-def test_its_tool_health_and_metric_over_http(with_pack) -> None:
+@pytest.mark.anyio
+async def test_its_tool_health_and_metric_over_http_rest_and_websocket(with_pack) -> None:
     port = free_port()
     argv = [sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--no-knowledge", "--port", str(port)]
     with http_process(argv, port, env=with_pack) as served:
         answer = httpx.post(f"{served.base}/mcp/tools/call", json={"name": "roll", "arguments": {"times": 2}},
                             timeout=10).json()
         assert answer["structuredContent"]["sides"] == 6 and len(answer["structuredContent"]["faces"]) == 2
-        assert httpx.get(f"{served.base}/health", timeout=10).json()["dice"] == {"rolls": 2}
-        assert "dice_rolls_total 2.0" in httpx.get(f"{served.base}/metrics", timeout=10).text
+        async with streamable_http_client(f"{served.base}/mcp") as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                rolled = await session.call_tool("roll", {"times": 1})
+                assert len(rolled.structured_content["faces"]) == 1
+        async with McpClient(f"ws+chatgpt://127.0.0.1:{port}/ws") as client:
+            rolled = await client.call_tool("roll", {"times": 3})
+            assert len(rolled.structured_content["faces"]) == 3
+        assert httpx.get(f"{served.base}/health", timeout=10).json()["dice"] == {"rolls": 6}
+        assert "dice_rolls_total 6.0" in httpx.get(f"{served.base}/metrics", timeout=10).text
         assert served.terminate() == 0
 
 
