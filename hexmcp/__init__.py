@@ -29,6 +29,7 @@ _EXPORTS = {
     "ErrorCode": "hexmcp.core",
     "LongRunning": "hexmcp.core",
     "models": "hexmcp.core",
+    "Registrar": "hexmcp.core.registrar",
     "Pack": "hexmcp.core.pack",
     "PackProblem": "hexmcp.core.pack",
     "Setup": "hexmcp.core.pack",
