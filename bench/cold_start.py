@@ -3,7 +3,7 @@
     python -m bench.cold_start                          # 15 rounds
     python -m bench.cold_start --rounds 5               # quicker
     python -m bench.cold_start --reference OTHER_PYTHON # also each hexmcp command on another install
-                                                        # (e.g. main's venv), as ratios
+                                                        # (e.g. main's venv, any version), as ratios
 
 Every round starts each command once, in turn, so a busy neighbour on the machine slows them alike.
 Per command: the median and the fastest wall time (perf_counter from spawn to the answer line), and
@@ -47,11 +47,20 @@ ANCHORS: dict[str, list[str]] = {
     "not a floor: bench echo server, no start-up block": [PY, "-m", "bench.servers.hexmcp_echo"],
 }
 VARIANTS: dict[str, list[str]] = {
-    "hexmcp stdio --no-classifier": ["-m", "hexmcp.app.cli", "stdio", "--no-classifier"],
-    "hexmcp stdio (classifier)": ["-m", "hexmcp.app.cli", "stdio"],
+    "hexmcp stdio --no-classifier": ["stdio", "--no-classifier"],
+    "hexmcp stdio (classifier)": ["stdio"],
 }
+"""Arguments of the `hexmcp` command, run as a user runs it: the console script beside the interpreter (which
+also runs a reference checkout whose command lives in another module)."""
+
+
+def hexmcp_command(python: str) -> str:
+    return str(Path(python).with_name("hexmcp"))
+
+
 CODE_CACHE_OFF = {
-    "hexmcp stdio --no-classifier, code cache off": ["env", f"{SWITCH_ENV}=0", PY, *VARIANTS["hexmcp stdio --no-classifier"]],
+    "hexmcp stdio --no-classifier, code cache off": ["env", f"{SWITCH_ENV}=0", hexmcp_command(PY),
+                                                     *VARIANTS["hexmcp stdio --no-classifier"]],
 }
 
 
@@ -112,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     commands = dict(ANCHORS)
-    commands.update({name: [PY, *tail] for name, tail in VARIANTS.items()})
+    commands.update({name: [hexmcp_command(PY), *tail] for name, tail in VARIANTS.items()})
     commands.update(CODE_CACHE_OFF)
     if args.reference:
-        commands.update({f"reference: {name}": [args.reference, *tail] for name, tail in VARIANTS.items()})
+        commands.update({f"reference: {name}": [hexmcp_command(args.reference), *tail]
+                         for name, tail in VARIANTS.items()})
     for name in VARIANTS:  # untimed: writes the code cache if this machine has none yet
         start_once(commands[name])
     starts: dict[str, list[Start]] = {name: [] for name in commands}
