@@ -29,18 +29,16 @@ with starting(default_cache_dir()):  # importing the core and every flag's modul
     from .serving import VERSION
     from .tasks import add_task_flags
     from .telemetry import add_telemetry_arguments
-    from .upstreams import add_upstream_flags
     from hexmcp.tools.flag_types import positive_int
 
 def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
-    """What serve and stdio share: the log level, every pack's flags under its name, the tasks extension,
-    mounted upstreams, the audit trail and rate limits."""
+    """What serve and stdio share: the log level, every pack's flags under its name (mounted upstreams'
+    too), the tasks extension, the audit trail and rate limits."""
     parser.add_argument("--log-level", default=os.environ.get("HEXMCP_LOG_LEVEL", "info"),
                         choices=["debug", "info", "warning", "error"])
     for pack in installed_packs():
         pack.add_flags(parser.add_argument_group(f"{pack.name} tools"))
     add_task_flags(parser)
-    add_upstream_flags(parser)
     add_guard_arguments(parser)
 
 

@@ -9,7 +9,7 @@ from hexmcp.core.pack import PackProblem
 from hexmcp.tools.environment import pip_command
 
 CLIENT_MODULES = ("aiohttp", "httpx_sse", "tenacity")
-"""What the `client` extra installs: hexmcp's MCP client (the client commands, --upstream)."""
+"""What the `client` extra installs: hexmcp's MCP client (the client commands; the upstreams pack names them too)."""
 
 
 def missing(modules: tuple[str, ...]) -> str | None:

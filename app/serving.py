@@ -1,6 +1,6 @@
 """Serving a composition: over HTTP (Streamable HTTP, the REST dialect, WebSocket, /health, /metrics, the
-packs' document routes) or over stdio. What both share — the tasks store, the packs, telemetry, the
-guards, mounted upstreams — is put together once, in `Serving.build`."""
+packs' document routes) or over stdio. What both share — the tasks store, the packs (mounted upstreams
+among them), telemetry, the guards — is put together once, in `Serving.build`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from .compose import Composition, compose
 from .guard import install_guards
 from .tasks import configure_tasks
 from .telemetry import Telemetry, install_telemetry
-from .upstreams import mount_upstreams
 
 VERSION = "0.1.0"
 INSTRUCTIONS = (
@@ -44,8 +43,7 @@ class Serving:
         # Telemetry observes first: a request the guards refuse still gets its duration sample and its span.
         telemetry = install_telemetry(server, settings, version=server.info.version, packs=composition.packs)
         close_guards = install_guards(server, settings, composition.versions)
-        background = [*mount_upstreams(server, settings), *composition.start_up_hooks()]
-        return cls(composition, telemetry, close_guards, background)
+        return cls(composition, telemetry, close_guards, composition.start_up_hooks())
 
     @property
     def server(self) -> McpServer:
@@ -59,7 +57,7 @@ class Serving:
 
 def composed(settings: argparse.Namespace) -> Composition:
     """hexmcp's server with every installed pack the settings enable, as `serve` and `stdio` compose it
-    (without telemetry, guards or upstreams): what tests and tools inspect."""
+    (without telemetry or guards, and with no background work started): what tests and tools inspect."""
     from .packs import installed_packs
 
     return compose(new_server(settings), settings, installed_packs(), command=settings.command)

@@ -23,9 +23,9 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from hexmcp.core.suggestions import did_you_mean
+from hexmcp.tools.upstreams.specs import UpstreamSpec, UpstreamSpecError
 
 from .schema import ConfigError, ConfigKey
-from .upstreams import UpstreamSpec
 
 GATEWAY_TABLE = "gateway"
 UPSTREAM_TABLES = "upstream"
@@ -139,7 +139,7 @@ def _upstreams(tables: list[dict[str, Any]], name: str, env: Mapping[str, str],
     for index, table in enumerate(tables, start=1):
         try:
             spec = UpstreamSpec.from_table(table, f"upstream[{index}]", env, parse)
-        except ConfigError as error:
+        except UpstreamSpecError as error:
             raise ConfigError(f"{error.key} in {name}", error.reason) from None
         if spec.name in {seen.name for seen in specs}:
             raise ConfigError(f"upstream[{index}].name in {name}", f"a second upstream named {spec.name!r}")

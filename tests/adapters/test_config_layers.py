@@ -230,7 +230,7 @@ def test_a_variable_of_another_command_is_not_read(capsys: pytest.CaptureFixture
 # --- upstreams and the gateway from the file ---------------------------------------------------------
 
 def test_upstream_tables_and_flags_by_name(tmp_path: Path) -> None:
-    from hexmcp.app.config.upstreams import upstream_specs
+    from hexmcp.tools.upstreams.specs import upstream_specs
 
     config = write(tmp_path, {"upstream": [
         {"name": "kb", "target": "http://127.0.0.1:9/mcp", "auth_token": "table-token", "wait": 2},

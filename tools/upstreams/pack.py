@@ -1,0 +1,51 @@
+"""The upstreams pack: other MCP servers' tools, resources and prompts served here as NAME__TOOL, one
+`mount.Upstream` per `--upstream NAME=TARGET` or `[[upstream]]` table, each connected (and reconnected)
+in the background. Composed only when an upstream is configured, so a server without one never loads
+the client (aiohttp)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Mapping
+
+from hexmcp.core.pack import BackgroundTask, Pack, Setup
+
+
+class UpstreamsPack(Pack):
+    name = "upstreams"
+    extra = "client"
+    extra_modules = ("aiohttp", "httpx_sse", "tenacity")  # what the client extra installs
+    order = 50  # its tools are registered as each upstream connects, after every other pack's
+
+    def __init__(self) -> None:
+        self.upstreams: list[Any] = []  # mount.Upstream, one per spec
+
+    def add_flags(self, flags: argparse._ArgumentGroup) -> None:
+        from .specs import TOKEN_ENV, upstream_spec
+
+        flags.add_argument("--upstream", action="append", default=[], type=upstream_spec, metavar="NAME=TARGET",
+                           help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp "
+                                f"call; bearer token from ${TOKEN_ENV}; more options: the config file's [[upstream]])")
+
+    def enabled(self, settings: argparse.Namespace) -> bool:
+        return self.requested(settings)
+
+    def requested(self, settings: argparse.Namespace) -> bool:
+        return bool(getattr(settings, "upstream", None) or getattr(settings, "upstream_tables", None))
+
+    def register(self, setup: Setup) -> None:
+        """Nothing is connected here: each upstream's tools appear once its background work has connected."""
+        from .mount import Upstream
+        from .specs import upstream_specs
+
+        self.upstreams = [Upstream(setup.server, spec.name, spec.target, auth_token=spec.auth_token,
+                                   wait_s=spec.wait_s, retry_initial_s=spec.retry_initial_s,
+                                   retry_max_s=spec.retry_max_s) for spec in upstream_specs(setup.settings)]
+
+    def background(self) -> list[BackgroundTask]:
+        """Each upstream's run: connect, serve its tools, reconnect when it goes, until the server stops."""
+        return [upstream.run for upstream in self.upstreams]
+
+    def health(self) -> Mapping[str, Any]:
+        return {upstream.name: {"connected": upstream.available, "tools": len(upstream.mounted)}
+                for upstream in self.upstreams}
