@@ -32,6 +32,9 @@ log = structlog.get_logger("hexmcp.gateway")
 MAX_PROMPT_CHARS = 20_000  # the classifier reads at most this much (ClassificationConfig.max_text_chars)
 ERROR_META = "io.hexmcp/error"
 
+# What the tools answer. A gateway failure answers `failure_result` instead, so each tool's return type is
+# a union and its output schema is named (`schema_for(...)`) rather than read from the return type.
+
 
 class ListedModel(TypedDict):
     id: str
