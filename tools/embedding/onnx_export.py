@@ -106,8 +106,28 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
     eps = float(config["layer_norm_eps"])
     heads = int(config["num_attention_heads"])
     hidden = int(config["hidden_size"])
-    head_dim = hidden // heads
 
+    _add_constants(g)
+    x = _embeddings(g, w, eps)
+    # The attention mask twice: int32 [batch, seq] for the fused Attention kernel (which adds MASK_FILL
+    # to padding keys' scores), float [batch, seq, 1] for pooling.
+    mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)
+    mask_3d = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), "axis_2"])
+
+    layers = int(config["num_hidden_layers"])
+    _fold_attention_scale(w, layers, head_dim=hidden // heads)
+    for layer in range(layers):
+        x = _encoder_layer(g, w, f"encoder.layer.{layer}", x, mask_i32, heads, eps)
+        if layer + 1 == MID_LAYER:
+            g.name_output(x, "mid_layer_tokens")
+
+    g.pooled_unit(x, mask_3d, "sentence_embedding")
+    g.name_output(x, "last_layer_tokens")
+    return _encoder_model(g, hidden)
+
+
+def _add_constants(g: _GraphBuilder) -> None:
+    """The scalars and axes the nodes share, by name."""
     g.const("one", np.array(1.0, dtype=np.float32))
     g.const("half", np.array(0.5, dtype=np.float32))
     g.const("sqrt2", np.array(math.sqrt(2.0), dtype=np.float32))
@@ -117,7 +137,9 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
     g.const("axis_1", np.array([1], dtype=np.int64))
     g.const("axis_2", np.array([2], dtype=np.int64))
 
-    # Embeddings: word + (position + token type 0), then LayerNorm.
+
+def _embeddings(g: _GraphBuilder, w: dict, eps: float) -> str:
+    """Word + (position + token type 0), then LayerNorm."""
     word_table = g.const("word_embeddings", w["embeddings.word_embeddings.weight"])
     position_table = g.const(
         "position_plus_type0",
@@ -126,30 +148,32 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
     seq_len = g.op("Shape", ["input_ids"], start=1, end=2)
     positions = g.op("Slice", [position_table, "zero_1d", seq_len, "axis_0"])
     x = g.op("Add", [g.op("Gather", [word_table, "input_ids"]), positions])
-    x = g.layer_norm(x, w, "embeddings.LayerNorm", eps)
+    return g.layer_norm(x, w, "embeddings.LayerNorm", eps)
 
-    # The attention mask twice: int32 [batch, seq] for the fused Attention kernel (which adds MASK_FILL
-    # to padding keys' scores), float [batch, seq, 1] for pooling.
-    mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)
-    mask_3d = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), "axis_2"])
 
+def _fold_attention_scale(w: dict, layers: int, head_dim: int) -> None:
+    """Multiply 1/sqrt(head_dim) into every layer's query projection (weights and bias, in `w`), so the
+    fused Attention runs with scale 1."""
     scale = 1.0 / math.sqrt(head_dim)
-    for layer in range(int(config["num_hidden_layers"])):
-        p = f"encoder.layer.{layer}"
-        w[f"{p}.attention.self.query.weight"] = w[f"{p}.attention.self.query.weight"] * scale
-        w[f"{p}.attention.self.query.bias"] = w[f"{p}.attention.self.query.bias"] * scale
-        context = g.attention(x, w, f"{p}.attention.self", mask_i32, heads)
-        attention = g.dense(context, w, f"{p}.attention.output.dense")
-        x = g.layer_norm(g.op("Add", [attention, x]), w, f"{p}.attention.output.LayerNorm", eps)
-        intermediate = g.gelu(g.dense(x, w, f"{p}.intermediate.dense"))
-        output = g.dense(intermediate, w, f"{p}.output.dense")
-        x = g.layer_norm(g.op("Add", [output, x]), w, f"{p}.output.LayerNorm", eps)
-        if layer + 1 == MID_LAYER:
-            g.name_output(x, "mid_layer_tokens")
+    for layer in range(layers):
+        query = f"encoder.layer.{layer}.attention.self.query"
+        w[f"{query}.weight"] = w[f"{query}.weight"] * scale
+        w[f"{query}.bias"] = w[f"{query}.bias"] * scale
 
-    g.pooled_unit(x, mask_3d, "sentence_embedding")
-    g.name_output(x, "last_layer_tokens")
 
+def _encoder_layer(g: _GraphBuilder, w: dict, p: str, x: str, mask_i32: str, heads: int, eps: float) -> str:
+    """One transformer layer `p` (`encoder.layer.N`): self-attention, then the feed-forward block, each
+    added to its input and layer-normalised."""
+    context = g.attention(x, w, f"{p}.attention.self", mask_i32, heads)
+    attention = g.dense(context, w, f"{p}.attention.output.dense")
+    x = g.layer_norm(g.op("Add", [attention, x]), w, f"{p}.attention.output.LayerNorm", eps)
+    intermediate = g.gelu(g.dense(x, w, f"{p}.intermediate.dense"))
+    output = g.dense(intermediate, w, f"{p}.output.dense")
+    return g.layer_norm(g.op("Add", [output, x]), w, f"{p}.output.LayerNorm", eps)
+
+
+def _encoder_model(g: _GraphBuilder, hidden: int) -> onnx.ModelProto:
+    """The graph of `g`'s nodes with its inputs and outputs, as a checked model."""
     graph = helper.make_graph(
         g.nodes,
         "minilm_sentence_encoder",

@@ -7,14 +7,17 @@ with those codes. With a progress token, routeCompletion streams the completion'
 notifications (`message` = the new text, `progress` = characters so far); the result is whole either way.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Python 3.11's TypedDict does not see `NotRequired` in a string
+# annotation, so the result types' optional keys would be listed as required.
 
 import asyncio
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, Literal, NotRequired, TypedDict
 
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
+from hexmcp.core.registrar import Registrar
+from hexmcp.core.schemas.from_types import schema_for
 from hexmcp.core.tools import json_text
 
 from .completers import completer
@@ -29,47 +32,49 @@ log = structlog.get_logger("hexmcp.gateway")
 MAX_PROMPT_CHARS = 20_000  # the classifier reads at most this much (ClassificationConfig.max_text_chars)
 ERROR_META = "io.hexmcp/error"
 
-ROUTE_INPUT = {
-    "type": "object",
-    "properties": {
-        "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS, "description": "The user prompt."},
-        "model": {"type": "string", "minLength": 1,
-                  "description": "Call this model instead of the one the routing policy picks."},
-        "maxTokens": {"type": "integer", "minimum": 1, "maximum": 1_000_000,
-                      "description": "Upper bound on the completion's tokens."},
-        "system": {"type": "string", "description": "A system prompt replacing the category's."},
-    },
-    "required": ["prompt"],
-}
-ROUTE_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "completion": {"type": "string"},
-        "routing": {"type": "object", "properties": {
-            "category": {"type": ["string", "null"]}, "confidence": {"type": ["number", "null"]},
-            "model": {"type": "string"}, "modelSource": {"enum": ["caller", "routing", "policy", "default"]},
-            "reasoning": {"type": "boolean"}, "reasoningEffort": {"type": ["string", "null"]}},
-            "required": ["category", "confidence", "model", "reasoning"]},
-        "model": {"type": "string", "description": "the model the gateway says answered"},
-        "finishReason": {"type": ["string", "null"]},
-        "usage": {"type": "object", "properties": {"promptTokens": {"type": "integer"},
-                                                   "completionTokens": {"type": "integer"},
-                                                   "totalTokens": {"type": "integer"}},
-                  "required": ["promptTokens", "completionTokens", "totalTokens"]},
-        "latencyMs": {"type": "object", "properties": {"total": {"type": "number"},
-                                                       "classification": {"type": "number"},
-                                                       "gateway": {"type": "number"}}},
-        "attempts": {"type": "integer", "minimum": 1},
-    },
-    "required": ["completion", "routing", "usage", "latencyMs"],
-}
-MODELS_OUTPUT = {
-    "type": "object",
-    "properties": {"models": {"type": "array", "items": {"type": "object", "properties": {
-        "id": {"type": "string"}, "provider": {"type": "string"}, "capabilities": {"type": "object"}},
-        "required": ["id", "provider", "capabilities"]}}},
-    "required": ["models"],
-}
+# What the tools answer. A gateway failure answers `failure_result` instead, so each tool's return type is
+# a union and its output schema is named (`schema_for(...)`) rather than read from the return type.
+
+
+class ListedModel(TypedDict):
+    id: str
+    provider: str
+    capabilities: dict  # categories routed to it, reasoning, served...: CatalogueEntry.wire()
+
+
+class ModelList(TypedDict):
+    models: list[ListedModel]
+
+
+class Routing(TypedDict):
+    category: str | None
+    confidence: float | None
+    model: str
+    modelSource: NotRequired[Literal["caller", "routing", "policy", "default"]]
+    reasoning: bool
+    reasoningEffort: NotRequired[str | None]
+
+
+class TokenUsage(TypedDict):
+    promptTokens: int
+    completionTokens: int
+    totalTokens: int
+
+
+class LatencyMs(TypedDict, total=False):
+    total: float
+    classification: float
+    gateway: float
+
+
+class RoutedCompletionResult(TypedDict):
+    completion: str
+    routing: Routing
+    model: NotRequired[Annotated[str, "the model the gateway says answered"]]
+    finishReason: NotRequired[str | None]
+    usage: TokenUsage
+    latencyMs: LatencyMs
+    attempts: NotRequired[Annotated[int, {"minimum": 1}]]
 
 
 def failure_result(failure: GatewayFailure) -> models.CallToolResult:
@@ -137,6 +142,7 @@ def register_gateway_tools(server: McpServer, gateway: ChatGateway | None, routi
                            document_uri: Callable[[str], str] | None = None) -> GatewayTools:
     service = GatewayService(gateway, routing, settings)
     tools = GatewayTools(server, service, refresh_s)
+    registrar = Registrar(server)
 
     async def model_ids() -> list[str]:
         return [entry.id for entry in await service.entries()]
@@ -144,18 +150,47 @@ def register_gateway_tools(server: McpServer, gateway: ChatGateway | None, routi
     async def category_names() -> list[str]:
         return [c.name for c in await routing.categories()] if routing is not None else []
 
-    tools.resources.register(completer({"model": model_ids}), completer({"category": category_names}))
-    register_prompts(server, service, category_names, model_ids, documents, document_uri)
+    tools.resources.register(registrar, completer({"model": model_ids}), completer({"category": category_names}))
+    register_prompts(registrar, routing, category_names, model_ids, documents, document_uri)
+    _register_list_models(registrar, tools)
+    _register_route_completion(registrar, service)
+    _add_models_list_method(server, service)
+    return tools
 
-    async def list_models(arguments: dict[str, Any], ctx: ToolContext) -> Any:
-        catalogue = await service.catalogue()
+
+def _register_list_models(registrar: Registrar, tools: GatewayTools) -> None:
+    @registrar.tool("listModels", title="List models", output_schema=schema_for(ModelList),
+                    description="The models the routing policy can choose, with provider and capabilities "
+                                "(categories routed to each, reasoning, whether the gateway serves it).",
+                    annotations=models.ToolAnnotations(read_only_hint=True, open_world_hint=True),
+                    schemas_checked_in_tests=True)
+    async def list_models() -> ModelList | models.CallToolResult:
+        catalogue = await tools.service.catalogue()
         if isinstance(catalogue, GatewayFailure):
             return failure_result(catalogue)
         await tools.resources.sync()
         return {"models": [entry.wire() for entry in catalogue]}
 
-    async def route_completion(arguments: dict[str, Any], ctx: ToolContext) -> Any:
-        prompt = arguments["prompt"]
+
+def _register_route_completion(registrar: Registrar, service: GatewayService) -> None:
+    # A completion can take tens of seconds: long_running makes it a task for clients that can poll.
+    @registrar.tool("routeCompletion", title="Routed completion", output_schema=schema_for(RoutedCompletionResult),
+                    description="Classify the prompt, add its category's system prompt, pick the model and "
+                                "reasoning by the routing policy (or use `model`), and return the gateway's "
+                                "completion with the routing decision, token usage and latency. With a progress "
+                                "token the text streams as progress notifications.",
+                    annotations=models.ToolAnnotations(read_only_hint=False, open_world_hint=True),
+                    schemas_checked_in_tests=True, long_running=True)
+    async def route_completion(  # noqa: N803 (the arguments' wire names are camelCase)
+        prompt: Annotated[str, "The user prompt.", {"minLength": 1, "maxLength": MAX_PROMPT_CHARS}],
+        # None: not given. The hints name no None, so the schema takes no null (as it never has).
+        model: Annotated[str, "Call this model instead of the one the routing policy picks.",
+                         {"minLength": 1}] = None,
+        maxTokens: Annotated[int, "Upper bound on the completion's tokens.",
+                             {"minimum": 1, "maximum": 1_000_000}] = None,
+        system: Annotated[str, "A system prompt replacing the category's."] = None,
+        *, ctx: ToolContext,
+    ) -> RoutedCompletionResult | models.CallToolResult:
         if not prompt.strip():
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'routeCompletion': argument "
                                 "prompt must not be empty or whitespace only", {"path": "$.arguments.prompt"})
@@ -166,35 +201,19 @@ def register_gateway_tools(server: McpServer, gateway: ChatGateway | None, routi
             streamed += len(piece)
             await ctx.report_progress(streamed, message=piece)
 
-        outcome = await service.route_completion(prompt, model=arguments.get("model"),
-                                                 max_tokens=arguments.get("maxTokens"), system=arguments.get("system"),
+        outcome = await service.route_completion(prompt, model=model, max_tokens=maxTokens, system=system,
                                                  on_text=on_text if ctx.wants_progress else None,
                                                  client=ctx.session_id)
         if isinstance(outcome, GatewayFailure):
             return failure_result(outcome)
         return outcome.wire()
 
+
+def _add_models_list_method(server: McpServer, service: GatewayService) -> None:
     async def models_list(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         catalogue = await service.catalogue()
         if isinstance(catalogue, GatewayFailure):
             raise ProtocolError(catalogue.kind.error_code, catalogue.message, catalogue.data())
         return {"models": [entry.wire() for entry in catalogue]}
 
-    server.tools.add("listModels", list_models, title="List models",
-                     description="The models the routing policy can choose, with provider and capabilities "
-                                 "(categories routed to each, reasoning, whether the gateway serves it).",
-                     input_schema={"type": "object", "properties": {}}, output_schema=MODELS_OUTPUT,
-                     annotations=models.ToolAnnotations(read_only_hint=True, open_world_hint=True),
-                     schemas_checked_in_tests=True)
-    server.tools.add("routeCompletion", route_completion, title="Routed completion",
-                     description="Classify the prompt, add its category's system prompt, pick the model and "
-                                 "reasoning by the routing policy (or use `model`), and return the gateway's "
-                                 "completion with the routing decision, token usage and latency. With a progress "
-                                 "token the text streams as progress notifications.",
-                     input_schema=ROUTE_INPUT, output_schema=ROUTE_OUTPUT,
-                     annotations=models.ToolAnnotations(read_only_hint=False, open_world_hint=True),
-                     schemas_checked_in_tests=True,
-                     long_running=True)  # a completion can take tens of seconds: a task for clients that can poll
     server.add_method("models/list", models_list, capability={"description": "the models the routing can choose"})
-    return tools
-

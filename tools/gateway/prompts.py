@@ -11,52 +11,62 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from hexmcp.core import ErrorCode, McpServer, ProtocolError, models
+from hexmcp.core import ErrorCode, ProtocolError, models
+from hexmcp.core.registrar import Registrar
 
-from .completers import completer
-from .service import GatewayService
+from .completers import Values, completer
+from .routing_source import RoutingSource
 
 DocumentsFn = Callable[[], Mapping[str, Any]]
 
 
-def register_prompts(server: McpServer, service: GatewayService, category_names: Any, model_names: Any,
+def register_prompts(registrar: Registrar, routing: RoutingSource | None, category_names: Values, model_names: Values,
                      documents: DocumentsFn | None, document_uri: Callable[[str], str] | None) -> None:
-    async def categories() -> list[str]:
-        return [c.name for c in await service.routing.categories()] if service.routing is not None else []
+    """ask_model always; routed_prompt with a routing source, ask_about_document with a knowledge base."""
+    if routing is not None:
+        _register_routed_prompt(registrar, routing, category_names)
+    _register_ask_model(registrar, model_names)
+    if documents is not None and document_uri is not None:
+        _register_ask_about_document(registrar, documents, document_uri)
 
-    async def document_ids() -> list[str]:
-        return sorted(documents()) if documents is not None else []
 
-    if service.routing is not None:
-        @server.prompt("routed_prompt", title="A prompt under a category's system prompt",
-                       completer=completer({"category": category_names}))
-        async def routed_prompt(category: str, prompt: str) -> list[models.PromptMessage]:
-            """The prompt preceded by the system prompt of `category`, as routeCompletion sends it."""
-            for route in await service.routing.categories():
-                if route.name == category:
-                    return [_user(f"{route.system_prompt}\n\n{prompt}")]
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"unknown category {category!r}; one of: "
-                                f"{', '.join(await categories())}", {"path": "$.arguments.category"})
+def _register_routed_prompt(registrar: Registrar, routing: RoutingSource, category_names: Values) -> None:
+    @registrar.prompt("routed_prompt", title="A prompt under a category's system prompt",
+                      completer=completer({"category": category_names}))
+    async def routed_prompt(category: str, prompt: str) -> list[models.PromptMessage]:
+        """The prompt preceded by the system prompt of `category`, as routeCompletion sends it."""
+        for route in await routing.categories():
+            if route.name == category:
+                return [_user(f"{route.system_prompt}\n\n{prompt}")]
+        raise ProtocolError(ErrorCode.INVALID_PARAMS, f"unknown category {category!r}; one of: "
+                            f"{', '.join(await category_names())}", {"path": "$.arguments.category"})
 
-    @server.prompt("ask_model", title="Ask one model through the gateway",
-                   completer=completer({"model": model_names}))
+
+def _register_ask_model(registrar: Registrar, model_names: Values) -> None:
+    @registrar.prompt("ask_model", title="Ask one model through the gateway",
+                      completer=completer({"model": model_names}))
     async def ask_model(model: str, prompt: str) -> list[models.PromptMessage]:
         """Answer `prompt` by calling the routeCompletion tool with this model."""
         return [_user(f"Call the routeCompletion tool with model {model!r} and this prompt, then report its "
                       f"completion:\n\n{prompt}")]
 
-    if documents is not None and document_uri is not None:
-        @server.prompt("ask_about_document", title="A question about one document",
-                       completer=completer({"documentId": document_ids}))
-        async def ask_about_document(documentId: str, question: str) -> list[models.PromptMessage]:  # noqa: N803
-            """The document (embedded), then the question about it."""
-            document = documents().get(documentId)
-            if document is None:
-                raise ProtocolError(ErrorCode.INVALID_PARAMS, f"unknown document id {documentId!r}",
-                                    {"path": "$.arguments.documentId"})
-            embedded = models.EmbeddedResource(resource=models.TextResourceContents(
-                uri=document_uri(documentId), text=document.text, mime_type="text/plain"))
-            return [models.PromptMessage(role="user", content=embedded), _user(question)]
+
+def _register_ask_about_document(registrar: Registrar, documents: DocumentsFn,
+                                 document_uri: Callable[[str], str]) -> None:
+    async def document_ids() -> list[str]:
+        return sorted(documents())
+
+    @registrar.prompt("ask_about_document", title="A question about one document",
+                      completer=completer({"documentId": document_ids}))
+    async def ask_about_document(documentId: str, question: str) -> list[models.PromptMessage]:  # noqa: N803
+        """The document (embedded), then the question about it."""
+        document = documents().get(documentId)
+        if document is None:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"unknown document id {documentId!r}",
+                                {"path": "$.arguments.documentId"})
+        embedded = models.EmbeddedResource(resource=models.TextResourceContents(
+            uri=document_uri(documentId), text=document.text, mime_type="text/plain"))
+        return [models.PromptMessage(role="user", content=embedded), _user(question)]
 
 
 def _user(text: str) -> models.PromptMessage:

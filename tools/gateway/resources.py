@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, models
+from hexmcp.core.registrar import Registrar
 from hexmcp.core.tools import json_text
 
 from .completers import Completer
@@ -29,26 +30,25 @@ def model_uri(model_id: str) -> str:
 
 
 class ModelResources:
-    """Keeps the per-model resources in step with the catalogue."""
+    """Keeps the per-model resources in step with the catalogue: they come and go with it, so they are
+    added to and removed from the server's registry directly, not declared through the registrar."""
 
     def __init__(self, server: McpServer, service: GatewayService) -> None:
         self._server = server
         self._service = service
         self._published: dict[str, dict[str, Any]] = {}
 
-    def register(self, model_names: Completer, category_names: Completer) -> None:
-        self._server.resources.add(models.Resource(uri=CATALOGUE_URI, name="models", title="Models",
-                                                   description="The models the routing policy can choose, with "
-                                                               "provider and capabilities",
-                                                   mime_type=JSON_TYPE), self._read_catalogue)
-        self._server.resources.add_template(models.ResourceTemplate(
-            uri_template=MODEL_TEMPLATE, name="model", title="A model of the catalogue", mime_type=JSON_TYPE,
-            description="One model by id (percent-encoded): provider, capabilities, the categories routed to it"),
-            self._read_model, completer=model_names)
-        self._server.resources.add_template(models.ResourceTemplate(
-            uri_template=CATEGORY_TEMPLATE, name="category", title="A category and its routing", mime_type=JSON_TYPE,
-            description="A category's description, system prompt, recommended model and reasoning policy"),
-            self._read_category, completer=category_names)
+    def register(self, registrar: Registrar, model_names: Completer, category_names: Completer) -> None:
+        """The catalogue and the two templates; the per-model resources follow the catalogue (`sync`)."""
+        registrar.resource(CATALOGUE_URI, name="models", title="Models", mime_type=JSON_TYPE,
+                           description="The models the routing policy can choose, with provider and "
+                                       "capabilities")(self._read_catalogue)
+        registrar.resource(MODEL_TEMPLATE, name="model", title="A model of the catalogue", mime_type=JSON_TYPE,
+                           description="One model by id (percent-encoded): provider, capabilities, the categories "
+                                       "routed to it", completer=model_names)(self._read_model)
+        registrar.resource(CATEGORY_TEMPLATE, name="category", title="A category and its routing", mime_type=JSON_TYPE,
+                           description="A category's description, system prompt, recommended model and reasoning "
+                                       "policy", completer=category_names)(self._read_category)
 
     async def sync(self) -> bool:
         """Publish the catalogue as it is known now; True when something changed (and was announced)."""
