@@ -14,6 +14,7 @@ import inspect
 from typing import Any, Awaitable, Callable, Iterable
 
 from . import models
+from .prompts import Completer
 from .server import McpServer
 from .tasks.model import LongRunning
 
@@ -59,29 +60,37 @@ class Registrar:
         for name, schema, handler in registry:
             self.add_tool(name, handler, input_schema=schema, description=inspect.getdoc(handler) or "")
 
-    def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
-                 mime_type: str | None = None) -> Callable[[Handler], Handler]:
+    def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
+                 description: str | None = None, mime_type: str | None = None,
+                 completer: Completer | None = None) -> Callable[[Handler], Handler]:
         """Decorator: a resource read by calling the function. A URI with `{placeholders}` is a template
-        whose values are passed as keyword arguments (`notes://{day}` -> `read(day=...)`)."""
+        whose values are passed as keyword arguments (`notes://{day}` -> `read(day=...)`), and whose
+        `completer(argument, value, context)` offers values for them."""
+        if completer is not None and "{" not in uri:
+            raise ValueError(f"only a URI template's placeholders complete, and {uri!r} has none")
+
         def register(function: Handler) -> Handler:
             reader = as_async(function)
             label = name or function.__name__
             text = description or inspect.getdoc(function)
             if "{" in uri:
                 self.mcp.resources.add_template(models.ResourceTemplate(
-                    uri_template=uri, name=label, description=text, mime_type=mime_type), reader)
+                    uri_template=uri, name=label, title=title, description=text, mime_type=mime_type),
+                    reader, completer)
             else:
-                self.mcp.resources.add(models.Resource(uri=uri, name=label, description=text, mime_type=mime_type),
-                                       reader)
+                self.mcp.resources.add(models.Resource(uri=uri, name=label, title=title, description=text,
+                                                       mime_type=mime_type), reader)
             return function
 
         return register
 
-    def prompt(self, name: str | None = None, *, description: str | None = None,
-               title: str | None = None) -> Callable[[Handler], Handler]:
-        """Decorator: a prompt whose parameters are its string arguments; it returns text or messages."""
+    def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
+               completer: Completer | None = None) -> Callable[[Handler], Handler]:
+        """Decorator: a prompt whose parameters are its string arguments (`Annotated[str, "description"]`
+        describes one); it returns text or messages. `completer(argument, value, context)` offers values."""
         def register(function: Handler) -> Handler:
-            self.mcp.prompts.prompt(name, description=description, title=title)(as_async(function))
+            self.mcp.prompts.prompt(name, description=description, title=title,
+                                    completer=completer)(as_async(function))
             return function
 
         return register
