@@ -9,7 +9,8 @@ evaluated here, so this module imports nothing heavy and has no `from __future__
 (the tool decorator reads the return annotation as a type).
 """
 
-from typing import Annotated, Callable, Protocol
+import functools
+from typing import Annotated, Any, Callable, Protocol
 
 from hexmcp.core import models
 from hexmcp.core.prompts import Completer
@@ -53,50 +54,50 @@ class Handlers(Protocol):
 
 
 Implementation = Callable[[], Handlers]
+ToolDecorator = Callable[..., Callable[[Callable[..., Any]], Callable[..., Any]]]  # registrar.tool, partly applied
 
 
 def register_definitions(registrar: Registrar, service: ConceptService, implementation: Implementation) -> None:
     """Every tool, the template and the prompt, each calling into `implementation()` (the handlers over
     `service`) when used; tools/list lists the tools in this order."""
+    # All five are read-only, and tests/tools/test_builtin_tool_schemas.py checks their schemas.
+    tool = functools.partial(registrar.tool, annotations=READ_ONLY, schemas_checked_in_tests=True)
     for register in (_resolve_concept, _explain_concept, _query_graph, _analyze_graph, _link_entities):
-        register(registrar, implementation)
+        register(tool, implementation)
     complete = _concept_ids(service)
     _concept_resource(registrar, implementation, complete)
     _explain_concept_prompt(registrar, implementation, complete)
 
 
-def _resolve_concept(registrar: Registrar, implementation: Implementation) -> None:
-    @registrar.tool("resolveConcept", title="Resolve a term to a concept", annotations=READ_ONLY,
-                    schemas_checked_in_tests=True, description=(
-                        "Find the concept a term names: exact id, alias, fuzzy spelling, then meaning, in that order. "
-                        "items[0] is the best match, then up to 5 alternatives; each has score (0..1: id 1, alias "
-                        "0.95-0.98, fuzzy 0.9 x spelling similarity, semantic = cosine, at most 0.9) and matched "
-                        f"(how). resolved is false when the best score is under {RESOLVED_SCORE}: the items are "
-                        "then only the nearest candidates."))
+def _resolve_concept(tool: ToolDecorator, implementation: Implementation) -> None:
+    @tool("resolveConcept", title="Resolve a term to a concept", description=(
+        "Find the concept a term names: exact id, alias, fuzzy spelling, then meaning, in that order. "
+        "items[0] is the best match, then up to 5 alternatives; each has score (0..1: id 1, alias "
+        "0.95-0.98, fuzzy 0.9 x spelling similarity, semantic = cosine, at most 0.9) and matched "
+        f"(how). resolved is false when the best score is under {RESOLVED_SCORE}: the items are "
+        "then only the nearest candidates."))
     async def resolve_concept(term: Annotated[str, "A name, alias, misspelling or description of a concept.",
                                               {"minLength": 1, "maxLength": MAX_TERM_CHARS}]) -> ResolvedConcepts:
         return await implementation().resolve_concept(term)
 
 
-def _explain_concept(registrar: Registrar, implementation: Implementation) -> None:
-    @registrar.tool("explainConcept", title="Explain a concept with cited passages", annotations=READ_ONLY,
-                    schemas_checked_in_tests=True, description=(
-                        "The concept (summary quoted from the corpus, with its citation), its best supporting "
-                        "passages (score 0..1: 0.5 if the passage defines it + 0.3 x cosine + 0.2 x mentions/3, each "
-                        "with document, offsets and index version) and its nearest related concepts (relation and "
-                        "weight)."))
+def _explain_concept(tool: ToolDecorator, implementation: Implementation) -> None:
+    @tool("explainConcept", title="Explain a concept with cited passages", description=(
+        "The concept (summary quoted from the corpus, with its citation), its best supporting "
+        "passages (score 0..1: 0.5 if the passage defines it + 0.3 x cosine + 0.2 x mentions/3, each "
+        "with document, offsets and index version) and its nearest related concepts (relation and "
+        "weight)."))
     async def explain_concept(conceptId: ConceptId,  # noqa: N803 - the arguments' wire names
                               passages: Annotated[int, {"minimum": 1, "maximum": 10}] = 3) -> ExplainedConcept:
         return await implementation().explain_concept(conceptId, passages)
 
 
-def _query_graph(registrar: Registrar, implementation: Implementation) -> None:
-    @registrar.tool("queryGraph", title="The concept graph around a concept", annotations=READ_ONLY,
-                    schemas_checked_in_tests=True, description=(
-                        "A graph item: nodes (concepts and the documents that define them, with their hop distance) "
-                        "and typed, weighted edges (weight 0..1) within `depth` hops, strongest edges first, at most "
-                        "`limit` nodes (truncated + note when cut). Derived relations: "
-                        f"{', '.join(DERIVED_RELATIONS)}; a glossary adds its own."))
+def _query_graph(tool: ToolDecorator, implementation: Implementation) -> None:
+    @tool("queryGraph", title="The concept graph around a concept", description=(
+        "A graph item: nodes (concepts and the documents that define them, with their hop distance) "
+        "and typed, weighted edges (weight 0..1) within `depth` hops, strongest edges first, at most "
+        "`limit` nodes (truncated + note when cut). Derived relations: "
+        f"{', '.join(DERIVED_RELATIONS)}; a glossary adds its own."))
     async def query_graph(conceptId: ConceptId,  # noqa: N803
                           depth: Annotated[int, {"minimum": 1, "maximum": MAX_DEPTH}] = 1,
                           relations: Annotated[list[Annotated[str, {"minLength": 1}]],
@@ -106,24 +107,22 @@ def _query_graph(registrar: Registrar, implementation: Implementation) -> None:
         return await implementation().query_graph(conceptId, depth, relations, limit)
 
 
-def _analyze_graph(registrar: Registrar, implementation: Implementation) -> None:
-    @registrar.tool("analyzeGraph", title="Most influential concepts", annotations=READ_ONLY,
-                    schemas_checked_in_tests=True, description=(
-                        "Score items for concepts over the whole graph, or the concepts within 2 hops of conceptId: "
-                        "pagerank, betweenness or degree (score = value / the largest value, 0..1), or communities "
-                        "(Louvain; score = the share of the concept's edge weight inside its community)."))
+def _analyze_graph(tool: ToolDecorator, implementation: Implementation) -> None:
+    @tool("analyzeGraph", title="Most influential concepts", description=(
+        "Score items for concepts over the whole graph, or the concepts within 2 hops of conceptId: "
+        "pagerank, betweenness or degree (score = value / the largest value, 0..1), or communities "
+        "(Louvain; score = the share of the concept's edge weight inside its community)."))
     async def analyze_graph(metric: Metric, conceptId: ConceptId = None,  # type: ignore[assignment]  # noqa: N803
                             limit: GraphLimit = 10) -> ScoreItems:
         return await implementation().analyze_graph(metric, conceptId, limit)
 
 
-def _link_entities(registrar: Registrar, implementation: Implementation) -> None:
-    @registrar.tool("linkEntities", title="Link a text's mentions to concepts", annotations=READ_ONLY,
-                    schemas_checked_in_tests=True, description=(
-                        "The concepts a text mentions, each with its character spans (start, end: Python string "
-                        "offsets into the text) and confidence 0..1 = concept confidence x match quality x "
-                        "specificity (names found everywhere in the corpus count less). minConfidence drops weaker "
-                        "spans."))
+def _link_entities(tool: ToolDecorator, implementation: Implementation) -> None:
+    @tool("linkEntities", title="Link a text's mentions to concepts", description=(
+        "The concepts a text mentions, each with its character spans (start, end: Python string "
+        "offsets into the text) and confidence 0..1 = concept confidence x match quality x "
+        "specificity (names found everywhere in the corpus count less). minConfidence drops weaker "
+        "spans."))
     async def link_entities(text: Annotated[str, {"maxLength": MAX_TEXT_CHARS}],
                             minConfidence: Annotated[float, {"minimum": 0, "maximum": 1}] = 0,  # noqa: N803
                             ) -> ConceptItems:

@@ -14,7 +14,7 @@ from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolError, models
 from hexmcp.core.registrar import Registrar
 
 from . import items
-from .definitions import DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, NEIGHBOURHOOD_DEPTH, register_definitions
+from .definitions import MAX_GRAPH_LIMIT, NEIGHBOURHOOD_DEPTH, register_definitions
 from .errors import UnknownConceptError
 from .service import ConceptService
 from .vocabulary import Metric
