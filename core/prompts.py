@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import typing
 from typing import Any, Awaitable, Callable
 
 import attrs
@@ -29,6 +30,22 @@ def as_messages(value: Any) -> list[models.PromptMessage]:
     return list(value)
 
 
+def _arguments_of(function: Renderer) -> list[models.PromptArgument]:
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except NameError:  # an annotation only a type checker resolves: arguments without descriptions, as ever
+        hints = {}
+    return [models.PromptArgument(name=p.name, description=_description(hints.get(p.name)),
+                                  required=p.default is inspect.Parameter.empty)
+            for p in inspect.signature(function).parameters.values() if p.name != "ctx"]
+
+
+def _description(hint: Any) -> str | None:
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    return next((a for a in typing.get_args(hint)[1:] if isinstance(a, str)), None)
+
+
 class PromptRegistry:
     def __init__(self) -> None:
         self._prompts: dict[str, RegisteredPrompt] = {}
@@ -49,13 +66,11 @@ class PromptRegistry:
 
     def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
                completer: Completer | None = None) -> Callable[[Renderer], Renderer]:
-        """Decorator: every parameter but `ctx` becomes a string argument; those without defaults are required."""
+        """Decorator: every parameter but `ctx` becomes a string argument; those without defaults are required,
+        and `Annotated[str, "description"]` describes one."""
 
         def register(function: Renderer) -> Renderer:
-            arguments = [
-                models.PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty)
-                for p in inspect.signature(function).parameters.values() if p.name != "ctx"
-            ]
+            arguments = _arguments_of(function)
             self.add(models.Prompt(name=name or function.__name__, title=title,
                                    description=description or inspect.getdoc(function),
                                    arguments=arguments or None), function, completer)

@@ -65,15 +65,18 @@ class Registrar:
                  completer: Completer | None = None) -> Callable[[Handler], Handler]:
         """Decorator: a resource read by calling the function. A URI with `{placeholders}` is a template
         whose values are passed as keyword arguments (`notes://{day}` -> `read(day=...)`), and whose
-        `completer(argument, typed, context)` suggests values for them (`completion/complete`)."""
+        `completer(argument, value, context)` offers values for them."""
+        if completer is not None and "{" not in uri:
+            raise ValueError(f"only a URI template's placeholders complete, and {uri!r} has none")
+
         def register(function: Handler) -> Handler:
             reader = as_async(function)
             label = name or function.__name__
             text = description or inspect.getdoc(function)
             if "{" in uri:
                 self.mcp.resources.add_template(models.ResourceTemplate(
-                    uri_template=uri, name=label, title=title, description=text, mime_type=mime_type), reader,
-                    completer=completer)
+                    uri_template=uri, name=label, title=title, description=text, mime_type=mime_type),
+                    reader, completer)
             else:
                 self.mcp.resources.add(models.Resource(uri=uri, name=label, title=title, description=text,
                                                        mime_type=mime_type), reader)
@@ -83,8 +86,8 @@ class Registrar:
 
     def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
                completer: Completer | None = None) -> Callable[[Handler], Handler]:
-        """Decorator: a prompt whose parameters are its string arguments; it returns text or messages.
-        `completer(argument, typed, context)` suggests argument values (`completion/complete`)."""
+        """Decorator: a prompt whose parameters are its string arguments (`Annotated[str, "description"]`
+        describes one); it returns text or messages. `completer(argument, value, context)` offers values."""
         def register(function: Handler) -> Handler:
             self.mcp.prompts.prompt(name, description=description, title=title,
                                     completer=completer)(as_async(function))

@@ -73,13 +73,7 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
     by_document: dict[str, list[KnowledgePassage]] = collections.defaultdict(list)
     for passage in passages:
         by_document[passage.document_id].append(passage)
-    corpus_ids = frozenset(documents)
-    evidence: list[Evidence] = []
-    extracted = 0
-    for document_id in sorted(by_document):
-        found, fresh = cache.evidence_of(documents[document_id], by_document[document_id], corpus_ids)
-        evidence.extend(found)
-        extracted += fresh
+    evidence, extracted = _evidence(documents, by_document, cache)
     extraction_seconds = time.perf_counter() - started
 
     def embed_titles(titles: list[str]) -> np.ndarray:
@@ -92,19 +86,11 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
     frequency = {d.id: len(counts.get(d.id, ())) for d in drafts}
     kept = [d for d in drafts if d.glossary is not None or frequency[d.id] >= 2
             or any(e.kind in relations.DEFINING_KINDS for e in d.evidence)]
-    kept_ids = {d.id for d in kept}
-    passage_concepts = [present & kept_ids for present in passage_concepts]
     by_id = {p.passage_id: p for p in passages}
     support = {d.id: _support(d.id, counts.get(d.id, {}), defining.get(d.id, set()), passages, by_id) for d in kept}
     concepts = [_concept(d, documents, by_id, support[d.id], index_version) for d in kept]
     vectors = embed_titles([c.title for c in concepts])
-    edges = [*relations.glossary_edges(kept, kept_ids), *relations.defined_in_edges(kept),
-             *relations.heading_edges(kept), *relations.link_edges(kept),
-             *relations.co_occurrence_edges(passage_concepts, frequency),
-             *relations.similarity_edges([c.id for c in concepts], vectors)]
-    nodes = {c.id: ("concept", c.title) for c in concepts}
-    nodes.update({relations.document_node(d.document_id): ("document", d.title) for d in documents.values()})
-    graph = ConceptGraph(nodes, edges)
+    graph = _graph(kept, concepts, documents, passage_concepts, frequency, vectors)
     glossary_digest = hashlib.sha256(repr(glossary.entries).encode()).hexdigest()[:8]
     stats = BuildStats(documents=len(by_document), passages=len(passages), evidence=len(evidence),
                        concepts=len(concepts), edges=graph.graph.number_of_edges(), extracted_documents=extracted,
@@ -115,6 +101,33 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
                        passages_total=len(passages),
                        aliases=AliasIndex((c.id, name) for c in concepts for name in (c.title, *c.aliases)),
                        graph=graph, embed_query=embed_query, nearest_passages=nearest_passages, stats=stats)
+
+
+def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[str, list[KnowledgePassage]],
+              cache: EvidenceCache) -> tuple[list[Evidence], int]:
+    """Every document's evidence, in document order, and how many documents were read afresh (not cached)."""
+    corpus_ids = frozenset(documents)
+    evidence: list[Evidence] = []
+    extracted = 0
+    for document_id in sorted(by_document):
+        found, fresh = cache.evidence_of(documents[document_id], by_document[document_id], corpus_ids)
+        evidence.extend(found)
+        extracted += fresh
+    return evidence, extracted
+
+
+def _graph(kept: Sequence[Draft], concepts: Sequence[Concept], documents: Mapping[str, KnowledgeDocument],
+           passage_concepts: list[set[str]], frequency: Mapping[str, int], vectors: np.ndarray) -> ConceptGraph:
+    """The concepts and the documents as nodes, with every kind of derived or glossary edge between them
+    (`passage_concepts`: the concepts each passage mentions, those not kept included)."""
+    kept_ids = {d.id for d in kept}
+    edges = [*relations.glossary_edges(kept, kept_ids), *relations.defined_in_edges(kept),
+             *relations.heading_edges(kept), *relations.link_edges(kept),
+             *relations.co_occurrence_edges([present & kept_ids for present in passage_concepts], frequency),
+             *relations.similarity_edges([c.id for c in concepts], vectors)]
+    nodes = {c.id: ("concept", c.title) for c in concepts}
+    nodes.update({relations.document_node(d.document_id): ("document", d.title) for d in documents.values()})
+    return ConceptGraph(nodes, edges)
 
 
 def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage]

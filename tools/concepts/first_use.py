@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hexmcp.core import McpServer
+from hexmcp.core.registrar import Registrar
 
 from .definitions import Handlers, Implementation, register_definitions
 from .service import ConceptService
@@ -27,9 +28,9 @@ def loaded_on_first_use(service: ConceptService) -> Implementation:
 
     def implementation() -> Handlers:
         if not made:
-            from .mcp_tools import concept_handlers
+            from .mcp_tools import ConceptHandlers
 
-            made.append(concept_handlers(service))
+            made.append(ConceptHandlers(service))
         return made[0]
     return implementation
 
@@ -40,5 +41,5 @@ def register_concept_tools_on_first_use(server: McpServer, knowledge: KnowledgeB
     glossary stops start-up, GlossaryError), whose start-up hook loads them once the server is answering."""
     service = ConceptService(knowledge, glossary_path)
     service.load_handlers = implementation = loaded_on_first_use(service)
-    register_definitions(server, service, implementation)
+    register_definitions(Registrar(server), service, implementation)
     return service

@@ -1,6 +1,7 @@
 """The concepts pack: the concept graph built over the knowledge base (resolveConcept, explainConcept,
-relatedConcepts, linkEntities and their prompts), with an optional YAML glossary merged over it. It needs
-the knowledge base (`KnowledgeBase`); without the knowledge pack it is not composed."""
+queryGraph, analyzeGraph, linkEntities, the concept:// resources and the explain-concept prompt), with an
+optional YAML glossary merged over it. It needs the knowledge base (`KnowledgeBase`); without the
+knowledge pack it is not composed."""
 
 from __future__ import annotations
 
