@@ -59,8 +59,8 @@ class Registrar:
         for name, schema, handler in registry:
             self.add_tool(name, handler, input_schema=schema, description=inspect.getdoc(handler) or "")
 
-    def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
-                 mime_type: str | None = None) -> Callable[[Handler], Handler]:
+    def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
+                 description: str | None = None, mime_type: str | None = None) -> Callable[[Handler], Handler]:
         """Decorator: a resource read by calling the function. A URI with `{placeholders}` is a template
         whose values are passed as keyword arguments (`notes://{day}` -> `read(day=...)`)."""
         def register(function: Handler) -> Handler:
@@ -69,10 +69,10 @@ class Registrar:
             text = description or inspect.getdoc(function)
             if "{" in uri:
                 self.mcp.resources.add_template(models.ResourceTemplate(
-                    uri_template=uri, name=label, description=text, mime_type=mime_type), reader)
+                    uri_template=uri, name=label, title=title, description=text, mime_type=mime_type), reader)
             else:
-                self.mcp.resources.add(models.Resource(uri=uri, name=label, description=text, mime_type=mime_type),
-                                       reader)
+                self.mcp.resources.add(models.Resource(uri=uri, name=label, title=title, description=text,
+                                                       mime_type=mime_type), reader)
             return function
 
         return register
