@@ -33,6 +33,7 @@ WINDOW_PASSAGES = 32
 
 Progress = Callable[[int], None]  # called with the number of passages just embedded or loaded
 Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and the final one
+Chunked = tuple[SourceDocument, tuple[Passage, ...]]  # a document and its passages
 
 
 def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
@@ -93,61 +94,90 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
     whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written.
     `cache_lookups` counts the vector cache's hits and misses (one per document looked up)."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
-    model_key: str = embedder.model_key  # type: ignore[attr-defined]
-    dimension: int = embedder.dimension  # type: ignore[attr-defined]
-    version = index_version(model_key, max_chars, documents)
-    passages: list[Passage] = []
-    done: list[SourceDocument] = []
-
-    def snapshot(final: bool) -> KnowledgeIndex:
-        return KnowledgeIndex(done, passages, embedder.embed, store,  # type: ignore[attr-defined]
-                              version if final else f"{version}-partial")
-
+    build = _Build(documents, embedder, store, cache, max_chars, progress)
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
-    pending: list[tuple[SourceDocument, tuple[Passage, ...]]] = []
-    for document, chunks in chunked:  # first pass: what the store or the cache already holds
-        if document.document_id in stored:
-            _add(store, passages, done, document, chunks, None, progress)
-            continue
-        vectors = cache.load(vectors_key(model_key, max_chars, document), len(chunks), dimension) if chunks else None
-        if chunks and vectors is None:
-            pending.append((document, chunks))
-            continue
-        _add(store, passages, done, document, chunks, vectors, progress)
-    publisher = _Publisher(publish, snapshot)
+    pending = build.add_held(chunked, stored)
+    publisher = _Publisher(publish, build.snapshot)
     if pending:
-        publisher.maybe(force=bool(passages))
-    # Second pass: embed, a window of documents in flight at once (the embedder's workers share their
-    # passages), each saved and added, in order, as soon as it is complete.
-    in_flight: collections.deque[tuple[SourceDocument, tuple[Passage, ...], object]] = collections.deque()
-
-    def complete_oldest() -> None:
-        document, chunks, pending_vectors = in_flight.popleft()
-        vectors = pending_vectors.result()  # type: ignore[attr-defined]
-        cache.store(vectors_key(model_key, max_chars, document), vectors)
-        _add(store, passages, done, document, chunks, vectors, progress)
-        publisher.maybe()
-
-    try:
-        for document, chunks in pending:
-            if cancelled is not None and cancelled():
-                raise _Cancelled
-            submitted = embedder.submit_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
-            in_flight.append((document, chunks, submitted))
-            while sum(len(c) for _, c, _ in in_flight) > WINDOW_PASSAGES and len(in_flight) > 1:
-                complete_oldest()
-        while in_flight:
-            complete_oldest()
-    except BaseException as stop:  # Ctrl-C, cancellation, a failed document: keep what is finished
-        _drain(in_flight, complete_oldest)
-        if isinstance(stop, _Cancelled):
-            raise IndexingCancelled(f"stopped after {len(done)} of {len(chunked)} documents; "
-                                    "the rest resume later") from None
-        raise
-    final = snapshot(final=True)
+        publisher.maybe(force=bool(build.passages))
+    build.embed(pending, publisher, cancelled, total=len(chunked))
+    final = build.snapshot(final=True)
     if publish is not None:
         publish(final)
     return final
+
+
+class _Build:
+    """One build's progress: the documents indexed so far, in corpus order, with their passages."""
+
+    def __init__(self, documents: Sequence[SourceDocument], embedder: object, store: VectorStore,
+                 cache: VectorCache, max_chars: int, progress: Progress | None) -> None:
+        self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
+        self.model_key: str = embedder.model_key  # type: ignore[attr-defined]
+        self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
+        self.max_chars = max_chars
+        self.version = index_version(self.model_key, max_chars, documents)
+        self.passages: list[Passage] = []
+        self.done: list[SourceDocument] = []
+
+    def snapshot(self, final: bool) -> KnowledgeIndex:
+        return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
+                              self.version if final else f"{self.version}-partial")
+
+    def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
+        """First pass: add what the store or the cache already holds; the rest is returned, to embed."""
+        pending: list[Chunked] = []
+        for document, chunks in chunked:
+            if document.document_id in stored:
+                self.add(document, chunks, None)
+                continue
+            vectors = self.cache.load(self._key(document), len(chunks), self.dimension) if chunks else None
+            if chunks and vectors is None:
+                pending.append((document, chunks))
+                continue
+            self.add(document, chunks, vectors)
+        return pending
+
+    def embed(self, pending: list[Chunked], publisher: _Publisher, cancelled: Callable[[], bool] | None, *,
+              total: int) -> None:
+        """Second pass: embed, a window of documents in flight at once (the embedder's workers share their
+        passages), each saved and added, in order, as soon as it is complete."""
+        in_flight: collections.deque[tuple[SourceDocument, tuple[Passage, ...], object]] = collections.deque()
+
+        def complete_oldest() -> None:
+            document, chunks, pending_vectors = in_flight.popleft()
+            vectors = pending_vectors.result()  # type: ignore[attr-defined]
+            self.cache.store(self._key(document), vectors)
+            self.add(document, chunks, vectors)
+            publisher.maybe()
+
+        try:
+            for document, chunks in pending:
+                if cancelled is not None and cancelled():
+                    raise _Cancelled
+                submitted = self.embedder.submit_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
+                in_flight.append((document, chunks, submitted))
+                while sum(len(c) for _, c, _ in in_flight) > WINDOW_PASSAGES and len(in_flight) > 1:
+                    complete_oldest()
+            while in_flight:
+                complete_oldest()
+        except BaseException as stop:  # Ctrl-C, cancellation, a failed document: keep what is finished
+            _drain(in_flight, complete_oldest)
+            if isinstance(stop, _Cancelled):
+                raise IndexingCancelled(f"stopped after {len(self.done)} of {total} documents; "
+                                        "the rest resume later") from None
+            raise
+
+    def add(self, document: SourceDocument, chunks: tuple[Passage, ...], vectors: np.ndarray | None) -> None:
+        if chunks and vectors is not None:
+            self.store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
+        self.passages.extend(chunks)
+        self.done.append(document)
+        if self.progress is not None and chunks:
+            self.progress(len(chunks))
+
+    def _key(self, document: SourceDocument) -> str:
+        return vectors_key(self.model_key, self.max_chars, document)
 
 
 class _Cancelled(Exception):
@@ -162,16 +192,6 @@ def _drain(in_flight: collections.deque, complete_oldest: Callable[[], None]) ->
             complete_oldest()
         except Exception:
             log.warning("a document in flight failed while stopping; it re-embeds next time", exc_info=True)
-
-
-def _add(store: VectorStore, passages: list[Passage], done: list[SourceDocument], document: SourceDocument,
-         chunks: tuple[Passage, ...], vectors: np.ndarray | None, progress: Progress | None) -> None:
-    if chunks and vectors is not None:
-        store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
-    passages.extend(chunks)
-    done.append(document)
-    if progress is not None and chunks:
-        progress(len(chunks))
 
 
 class _Publisher:

@@ -7,47 +7,43 @@ for any tool. The path is a prefix of document ids (paths under the --docs roots
 path: the tool cannot be pointed outside the corpus the operator chose.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the tool decorator reads the handlers' return types
+# as types (their output schemas), not as strings.
 
 import asyncio
 import threading
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from hexmcp.core import McpServer, ToolContext, ToolError
+from hexmcp.core import ToolContext, ToolError
+from hexmcp.core.registrar import Registrar
 from hexmcp.tools.cache_dir import default_cache_dir
 
+from .answers import IndexSummary
 from .errors import IndexingCancelled
 
-INDEX_INPUT = {"type": "object", "properties": {
-    "path": {"type": "string", "description": "Only documents whose path under the corpus starts with this "
-                                              "(a folder like 'guides/' or one file); default: the whole corpus."},
-    "fresh": {"type": "boolean", "default": False,
-              "description": "Drop the cached vectors of these documents and embed every passage again."}}}
-INDEX_OUTPUT = {"type": "object", "required": ["documents", "passages", "embedded", "seconds"], "properties": {
-    "documents": {"type": "integer"}, "passages": {"type": "integer"}, "embedded": {"type": "integer"},
-    "seconds": {"type": "number"}, "version": {"type": "string"}}}
+CorpusPath = Annotated[str, "Only documents whose path under the corpus starts with this (a folder like 'guides/' "
+                            "or one file); default: the whole corpus."]
+Fresh = Annotated[bool, "Drop the cached vectors of these documents and embed every passage again."]
 
 
-def register_index_tool(server: McpServer, service: Any) -> None:
-    async def index_documents(arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def register_index_tool(registrar: Registrar, service: Any) -> None:
+    @registrar.tool("indexDocuments", title="Index documents", long_running=True, schemas_checked_in_tests=True,
+                    description="Re-read the corpus and (re)index the documents under `path` (default: all), "
+                                "reporting progress; with fresh=true every passage is embedded again. Runs as a "
+                                "task for clients that support tasks.")
+    async def index_documents(path: CorpusPath = None, fresh: Fresh = False,  # type: ignore[assignment]
+                              *, ctx: ToolContext) -> IndexSummary:
         await service.reload()  # files added or edited since the last look are what a re-index is for
-        prefix = arguments.get("path", "")
+        prefix = path or ""
         documents = [d for d in service.documents.values() if d.document_id.startswith(prefix)]
         if not documents:
             raise ToolError(f"no document of the corpus is under {prefix!r}; listDocuments names them")
         await service.index()  # the first build loads the embedder the re-index shares
-        return await _embed(documents, service, ctx, fresh=bool(arguments.get("fresh", False)))
-
-    server.tools.add("indexDocuments", index_documents, title="Index documents",
-                     description="Re-read the corpus and (re)index the documents under `path` (default: all), "
-                                 "reporting progress; with fresh=true every passage is embedded again. Runs as a "
-                                 "task for clients that support tasks.",
-                     input_schema=INDEX_INPUT, output_schema=INDEX_OUTPUT, long_running=True,
-                     schemas_checked_in_tests=True)
+        return await _embed(documents, service, ctx, fresh=fresh)
 
 
-async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh: bool) -> dict[str, Any]:
+async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh: bool) -> IndexSummary:
     from .builder import build_index, new_store, vectors_key
     from .chunking import DEFAULT_MAX_CHARS, chunk_document
 

@@ -44,7 +44,7 @@ class KnowledgePack(Pack):
         settings = setup.settings
         try:
             check_vector_store_spec(settings.vector_store)
-            self.service = register_knowledge_tools(setup.server, knowledge_config(settings))
+            self.service = register_knowledge_tools(setup.registrar, knowledge_config(settings))
         except Exception as error:
             problem = self.explain(error)
             if problem is None:

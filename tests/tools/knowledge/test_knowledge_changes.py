@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hexmcp.core import McpServer
+from hexmcp.core.registrar import Registrar
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools
 from hexmcp.tools.knowledge.service import KnowledgeConfig, resource_uri
@@ -19,8 +20,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 @pytest.fixture
 def served(corpus_dir: Path, knowledge_cache: Path, embedder):
     server = McpServer("kb-test", "0")
-    service = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
-                                                               cache_dir=knowledge_cache))
+    service = register_knowledge_tools(Registrar(server), KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+                                                                          cache_dir=knowledge_cache))
     return server, service, CoreClient(server, RecordingPeer())
 
 
@@ -85,8 +86,9 @@ async def test_list_documents_pages_with_the_cores_cursor(corpus_dir: Path, know
     from hexmcp.core import ServerOptions
 
     server = McpServer("kb-test", "0", options=ServerOptions(page_size=3))
-    register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]), cache_dir=knowledge_cache,
-                                                     url_base="https://example.org/repo/blob/main/"))
+    config = KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]), cache_dir=knowledge_cache,
+                             url_base="https://example.org/repo/blob/main/")
+    register_knowledge_tools(Registrar(server), config)
     client = CoreClient(server, RecordingPeer())
     await client.initialize()
     first = (await client.ok("tools/call", {"name": "listDocuments", "arguments": {}}))["structuredContent"]

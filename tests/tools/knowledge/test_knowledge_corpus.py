@@ -173,9 +173,10 @@ def test_passages_are_exact_bounded_slices_with_unique_ids(text: str, max_chars:
 def test_registering_the_tools_leaves_numpy_unloaded() -> None:
     """The stdio cold start pays for numpy only when the index builds, in the background."""
     code = ("from hexmcp.core import McpServer\n"
+            "from hexmcp.core.registrar import Registrar\n"
             "from hexmcp.tools.knowledge.mcp_tools import register_knowledge_tools\n"
             "from hexmcp.tools.knowledge.service import KnowledgeConfig\n"
-            "register_knowledge_tools(McpServer('t', '0'), KnowledgeConfig())")
+            "register_knowledge_tools(Registrar(McpServer('t', '0')), KnowledgeConfig())")
     assert modules_imported_by(code, ("numpy", "onnxruntime", "bm25s"), timeout_s=60) == []
 
 
