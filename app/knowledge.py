@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from hexmcp.tools.cache_dir import default_cache_dir
 
@@ -18,17 +19,32 @@ def add_index_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    """Index the paths; a missing path or nothing readable is the knowledge pack's one line (exit 2)."""
+    from hexmcp.tools.knowledge.pack import KnowledgePack
+
+    from .extras import require
+
+    require("hexmcp index", "knowledge", KnowledgePack.extra_modules)
+    try:
+        summary = _index(args)
+    except KeyboardInterrupt:
+        print("hexmcp index: interrupted; finished documents are saved, run it again to resume", file=sys.stderr)
+        return 130
+    except Exception as error:
+        problem = KnowledgePack().explain(error)
+        if problem is None:
+            raise
+        raise problem from error
+    print(summary.line())
+    return 0
+
+
+def _index(args: argparse.Namespace) -> Any:
     from tqdm import tqdm
 
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.indexing import index_corpus
 
     spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude)
-    try:
-        summary = index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
-                               progress_bar=lambda total: tqdm(total=total, unit="passage", file=sys.stderr))
-    except KeyboardInterrupt:
-        print("hexmcp index: interrupted; finished documents are saved, run it again to resume", file=sys.stderr)
-        return 130
-    print(summary.line())
-    return 0
+    return index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
+                        progress_bar=lambda total: tqdm(total=total, unit="passage", file=sys.stderr))
