@@ -314,13 +314,20 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     # A host writes `initialize` as soon as it has spawned us, so by now it is usually waiting in the
     # pipe. The hooks (a model load, an index build) then start once that input is handled, the
     # handshake answered by the reader's lane, so their imports and threads never compete with it and
-    # the answer goes out before any of them ran (ADR 0011; tests/adapters/test_cli_startup.py).
+    # the answer goes out before any of them ran (tests/adapters/test_cli_startup.py).
     # With nothing waiting they start at once: a silent client must not keep a failing hook from
     # ending the process.
     if _readable_now(stdin_fd):
         reader.when_settled(start_background)  # registered before reading starts: it cannot be missed
     else:
         start_background()
+    await _read_until_eof_or_stop(stdin_fd, reader, stop)
+    await _end_session(connection, writer, background)
+    log.info("stdio session ended", sessionId=connection.session_id)
+    return ExitCode.FAILED_AFTER_START if failed else ExitCode.OK
+
+
+async def _read_until_eof_or_stop(stdin_fd: int, reader: _LineReader, stop: asyncio.Event) -> None:
     await _start_reading(stdin_fd, reader)
     reading = asyncio.ensure_future(reader.finished())
     stopping = asyncio.ensure_future(stop.wait())
@@ -329,16 +336,17 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     if not reading.done():
         reader.stop()
         reading.cancel()
-    # Nothing more will be read: fail what waits for the client's answers, end listens with their result,
-    # answer the rest.
+
+
+async def _end_session(connection: RpcConnection, writer: _WireWriter, background: list[asyncio.Future[None]]) -> None:
+    """Nothing more will be read: fail what waits for the client's answers, end listens with their result,
+    answer the rest, then close."""
     connection.input_ended()
     await connection.drain()
     for task in background:
         task.cancel()
     await connection.close()
     await writer.close()
-    log.info("stdio session ended", sessionId=connection.session_id)
-    return ExitCode.FAILED_AFTER_START if failed else ExitCode.OK
 
 
 async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseException], stop: asyncio.Event) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hexmcp.core.registrar import Registrar
 from hexmcp.core import McpServer
 from hexmcp.tools.concepts.first_use import loaded_on_first_use, register_concept_tools_on_first_use
 from hexmcp.tools.concepts.mcp_tools import register_concept_tools
@@ -25,7 +26,7 @@ IMPLEMENTATION = ("hexmcp.tools.concepts.mcp_tools", "hexmcp.tools.concepts.item
 
 def _served(register, corpus: Path, cache: Path) -> tuple[McpServer, object]:
     server = McpServer("concepts-test", "0")
-    knowledge = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus]), cache_dir=cache))
+    knowledge = register_knowledge_tools(Registrar(server), KnowledgeConfig(corpus=CorpusSpec(roots=[corpus]), cache_dir=cache))
     return server, register(server, knowledge)
 
 

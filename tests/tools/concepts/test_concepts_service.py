@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hexmcp.core.registrar import Registrar
 from hexmcp.core import McpServer
 from hexmcp.tools.concepts.mcp_tools import register_concept_tools
 from hexmcp.tools.knowledge.corpus import CorpusSpec
@@ -29,7 +30,7 @@ def test_registering_the_concept_tools_imports_nothing_heavy() -> None:
 async def test_a_changed_corpus_rebuilds_concepts_reading_only_what_changed(corpus_dir: Path, concepts_cache: Path,
                                                                            embedder) -> None:
     server = McpServer("concepts-test", "0")
-    knowledge = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+    knowledge = register_knowledge_tools(Registrar(server), KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
                                                                  cache_dir=concepts_cache))
     concepts = register_concept_tools(server, knowledge)
     await concepts.start()

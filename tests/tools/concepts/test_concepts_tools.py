@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hexmcp.core.registrar import Registrar
 from hexmcp.core import McpServer
 from hexmcp.tools.concepts import resolver
 from hexmcp.tools.concepts.vocabulary import RESOLVED_SCORE
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 @pytest.fixture
 async def client(corpus_dir: Path, concepts_cache: Path, embedder) -> CoreClient:
     server = McpServer("concepts-test", "0")
-    knowledge = register_knowledge_tools(server, KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+    knowledge = register_knowledge_tools(Registrar(server), KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
                                                                  cache_dir=concepts_cache))
     concepts = register_concept_tools(server, knowledge)
     client = CoreClient(server, RecordingPeer())
