@@ -79,7 +79,7 @@ class RestEndpoint:
         if outcome is GONE:
             return  # nobody will read the answer: the work was stopped (a queued classification is dropped)
         if isinstance(outcome, Ok):
-            await respond_json(send, 200, jsonrpc.dumps(outcome.result))
+            await respond_json(send, 200, jsonrpc.dumps(outcome.encodable()))
         else:
             await send_rest_error(send, outcome)  # the core logged it under its eventId
 
