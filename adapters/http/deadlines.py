@@ -13,24 +13,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, TypeVar
 
-from .asgi import LOOP, TASK, Scope
-
 T = TypeVar("T")
 
 _EARLY_S = 0.001  # a timer may fire up to a clock tick (uvloop: 1 ms) before its deadline
-
-
-def request_task(scope: Scope) -> asyncio.Task[Any] | None:
-    """The task serving this HTTP request, looked up once per request and kept in the scope.
-
-    Under hexmcp's uvicorn protocol the scope names the event loop (`LOOP`), which spares
-    `asyncio.current_task` its `get_running_loop` (a getpid system call per lookup on Python 3.11).
-    Only for code that runs in the request's own task (not a batch item's `gather` task)."""
-    task = scope.get(TASK)
-    if task is None:
-        loop = scope.get(LOOP)
-        task = scope[TASK] = asyncio.current_task(loop) if loop is not None else asyncio.current_task()
-    return task
 
 
 class Deadlines:
@@ -48,8 +33,8 @@ class Deadlines:
     async def run(self, work: Awaitable[T], task: asyncio.Task[Any] | None = None) -> T:
         """Await `work` in the current task; TimeoutError if it is still running after `timeout_s`.
 
-        `task`: the current task, when the caller knows it (`request_task`): looking it up costs more
-        than the rest of this (on Python 3.11 `get_running_loop` makes a getpid system call)."""
+        `task`: the current task, when the caller knows it (`HttpRequest.serving_task`): looking it up
+        costs more than the rest of this (on Python 3.11 `get_running_loop` makes a getpid system call)."""
         if self.timeout_s is None:
             return await work
         if task is None:

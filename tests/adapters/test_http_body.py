@@ -151,11 +151,11 @@ def _healthy(base: str) -> bool:
 
 @pytest.mark.parametrize("arrived", [True, False], ids=["whole-body-arrived", "may-still-arrive"])
 def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arrived: bool) -> None:
-    """The fence's BODY_ARRIVED: a body already in the server's buffer cannot stall, so no deadline is kept."""
+    """The fence's `body_arrived`: a body already in the server's buffer cannot stall, so no deadline is kept."""
     import asyncio
 
-    from hexmcp.adapters.http.asgi import BODY_ARRIVED
-    from hexmcp.adapters.http.body import BODY, BodyBuffer
+    from hexmcp.adapters.http.body import BodyBuffer
+    from hexmcp.adapters.http.request import HttpRequest
 
     buffer = BodyBuffer(mcp_path="/mcp", limit=1024, timeout_s=5.0)
     under_deadline: list[int] = []
@@ -164,15 +164,13 @@ def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arriv
         under_deadline.append(len(buffer.deadlines))
         return {"type": "http.request", "body": b"{}", "more_body": False}
 
-    async def main() -> dict[str, object]:
-        scope: dict[str, object] = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
-        if arrived:
-            scope[BODY_ARRIVED] = True
-        assert await buffer.read(scope, receive, _never_sent)
-        return scope
+    async def main() -> HttpRequest:
+        request = HttpRequest({"type": "http", "method": "POST", "path": "/mcp", "headers": []}, body_arrived=arrived)
+        assert await buffer.read(request, receive, _never_sent)
+        return request
 
-    scope = asyncio.run(main())
-    assert scope[BODY] == b"{}"
+    request = asyncio.run(main())
+    assert request.body == b"{}"
     assert under_deadline == [0 if arrived else 1]
     assert len(buffer.deadlines) == 0 and buffer.reading == 0
 
@@ -182,7 +180,7 @@ async def _never_sent(message: object) -> None:
 
 
 def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalled_one_with() -> None:
-    """The live half of BODY_ARRIVED: hexmcp's uvicorn protocol marks a body that came in one piece, so
+    """The live half of `body_arrived`: hexmcp's uvicorn protocol marks a body that came in one piece, so
     the app reads it without registering a deadline, while a body still arriving is read under one."""
     with live_server(build_demo_server(), body_timeout_s=0.5) as live:
         deadlines = live.app.bodies.deadlines
