@@ -143,7 +143,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self.scope[REQUEST].body_arrived = True  # type: ignore[typeddict-item]
+        request = self.scope.get(REQUEST)  # gone when the app answered before the body was in (413)
+        if request is not None:
+            request.body_arrived = True
 
     def handle_websocket_upgrade(self) -> None:
         super().handle_websocket_upgrade()

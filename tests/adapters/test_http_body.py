@@ -212,3 +212,32 @@ def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalle
         finally:
             sock.close()
         assert status == 408 and uses == [True]
+
+
+def test_a_body_that_arrives_after_its_answer_leaves_the_connection_usable() -> None:
+    """An oversized body is refused on its Content-Length, before it arrives; when it does arrive, the app
+    has finished with the request, and the next request on the connection is served as usual."""
+    with live_server(build_demo_server(), max_body_bytes=4096) as live:
+        sock = socket.create_connection(("127.0.0.1", live.config.port), timeout=10)
+        try:
+            host = f"Host: 127.0.0.1:{live.config.port}\r\n"
+            sock.sendall(f"POST /mcp/tools/call HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+                         "Content-Length: 5000\r\n\r\n".encode())
+            assert _one_response(sock)[0] == 413
+            _until(lambda: live.app.limit.in_flight == 0 and not live.app.bodies.reading, "the app to be done")
+            sock.sendall(b" " * 5000 + f"GET /mcp/tools/call HTTP/1.1\r\n{host}\r\n".encode())
+            assert _one_response(sock)[0] == 405
+        finally:
+            sock.close()
+
+
+def _one_response(sock: socket.socket) -> tuple[int, bytes]:
+    """Read one response with a Content-Length from a connection that stays open."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        raw += sock.recv(65536)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1]), body
