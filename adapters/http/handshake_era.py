@@ -66,7 +66,7 @@ class HandshakeEraTransport:
         """The awaitable that answers the request (returned, not awaited here: no frame for a switch)."""
         method = request.scope["method"]
         if method == "POST":
-            return self.post(request, receive, send, header_version)
+            return self.post(request, send, header_version)
         if method == "GET" and not self.config.stateless:
             return self.get(request, receive, send)
         if method == "DELETE" and not self.config.stateless:
@@ -76,50 +76,26 @@ class HandshakeEraTransport:
 
     # --- POST ------------------------------------------------------------------------------------
 
-    async def post(self, request: HttpRequest, receive: Receive, send: Send, header_version: str | None) -> None:
-        json_ok, sse_ok = request.accepts()
-        if not (json_ok or sse_ok):
-            await refuse(send, ErrorCode.INVALID_REQUEST,
-                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
-                         request_id=readable_id(request))
+    async def post(self, request: HttpRequest, send: Send, header_version: str | None) -> None:
+        read = await self._read_messages(request, send)
+        if read is None:
             return
-        value = await json_body(request, send)
-        if value is NOT_JSON:
-            return
-        batch = isinstance(value, list)
-        if batch and not value:
-            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
-            return
-        messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
-
+        messages, batch, json_ok = read
         if self.config.stateless:
             await self._post_stateless(request, send, messages, batch, header_version, json_ok)
             return
         raw_id = request.header(SESSION_HEADER)
-        created = False
         first = messages[0]
+        if raw_id is None and (batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize"):
+            # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
+            # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
+            await self._post_one_shot(request, send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
+            return
         # Echo the request's id in refusals when it could be read; only unreadable ids are null.
         first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
-        if raw_id is None:
-            if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
-                # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
-                # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
-                await self._post_one_shot(request, send, messages, batch, header_version or SESSIONLESS_VERSION,
-                                          json_ok)
-                return
-            session = await self.sessions.create(client_identity(request))
-            if session is None:
-                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")], request_id=first_id)
-                return
-            created = True
-        else:
-            found = self.sessions.get(raw_id.decode("latin-1"))
-            if found is None:
-                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
-                             request_id=first_id)
-                return
-            session = found
+        session, created = await self._session_posted_to(request, send, raw_id, first_id)
+        if session is None:
+            return
         if batch and not _batching(session.core.version):
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          f"JSON-RPC batches are not allowed in protocol version {session.core.version}")
@@ -134,6 +110,42 @@ class HandshakeEraTransport:
             session.touch()
         if created and not answered:
             await self.sessions.remove(session.id)  # initialize failed: no session to keep
+
+    async def _read_messages(self, request: HttpRequest,
+                             send: Send) -> tuple[list[jsonrpc.Message], bool, bool] | None:
+        """A POST's messages, whether they came as a batch, and whether the client accepts JSON; None after
+        refusing the POST (an Accept naming neither JSON nor SSE, a body that is not JSON, an empty batch)."""
+        json_ok, sse_ok = request.accepts()
+        if not (json_ok or sse_ok):
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
+                         request_id=readable_id(request))
+            return None
+        value = await json_body(request, send)
+        if value is NOT_JSON:
+            return None
+        batch = isinstance(value, list)
+        if batch and not value:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
+            return None
+        messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
+        return messages, batch, json_ok
+
+    async def _session_posted_to(self, request: HttpRequest, send: Send, raw_id: bytes | None,
+                                 first_id: Any) -> tuple[HttpSession | None, bool]:
+        """The session a POST belongs to, and whether it was created for it (an initialize without a session
+        id); None after refusing the POST (too many sessions, an id unknown or ended)."""
+        if raw_id is None:
+            created = await self.sessions.create(client_identity(request))
+            if created is None:
+                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
+                             headers=[(b"retry-after", b"5")], request_id=first_id)
+            return created, True
+        found = self.sessions.get(raw_id.decode("latin-1"))
+        if found is None:
+            await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
+                         request_id=first_id)
+        return found, False
 
     async def _post_stateless(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
                               header_version: str | None, json_ok: bool) -> None:
@@ -172,8 +184,7 @@ class HandshakeEraTransport:
             elif errors:
                 await respond_json(send, 400, jsonrpc.dumps(errors))
             else:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
+                await _accepted(send)
             return True
 
         headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
@@ -181,24 +192,34 @@ class HandshakeEraTransport:
         reply = Reply(send, headers=headers, make_stream=make_stream,
                       priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
         if not batch:  # one request (the hot path): no lists, no gather
-            request = requests[0]
-            peer.replies[request.id] = reply
-            try:
-                outcome = await dispatch.run(core, request, self.deadlines, task)
-            finally:
-                peer.replies.pop(request.id, None)
-            succeeded = isinstance(outcome, Ok)
-            if announce and not succeeded and not reply.streaming:
-                headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
-            answer = rpc_layer.answer(request.id, outcome)
-            if answer is not None:
-                await (reply.finish(answer) if succeeded else reply.finish(answer, *_rate_limited(outcome)))
-            elif reply.streaming:
-                await reply.stream.close()  # type: ignore[union-attr]
-            else:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-            return succeeded
+            return await self._serve_one(send, core, peer, reply, headers, requests[0], task)
+        return await self._serve_batch(core, peer, reply, headers, requests, errors)
+
+    async def _serve_one(self, send: Send, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
+                         request: jsonrpc.Request, task: asyncio.Task[Any] | None) -> bool:
+        """`_serve` for a POST of one request. `headers`: the answer's, which `reply` holds (a session id to
+        announce, or none)."""
+        peer.replies[request.id] = reply
+        try:
+            outcome = await dispatch.run(core, request, self.deadlines, task)
+        finally:
+            peer.replies.pop(request.id, None)
+        succeeded = isinstance(outcome, Ok)
+        if not succeeded and not reply.streaming:
+            headers.clear()  # a failed initialize keeps no session: don't name one
+        answer = rpc_layer.answer(request.id, outcome)
+        if answer is not None:
+            await (reply.finish(answer) if succeeded else reply.finish(answer, *_rate_limited(outcome)))
+        elif reply.streaming:
+            await reply.stream.close()  # type: ignore[union-attr]
+        else:
+            await _accepted(send)
+        return succeeded
+
+    async def _serve_batch(self, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
+                           requests: list[jsonrpc.Request], errors: list[dict[str, Any]]) -> bool:
+        """`_serve` for a batch: its requests run side by side, and their answers follow `errors`, the
+        answers to the batch's invalid messages."""
         for request in requests:
             peer.replies[request.id] = reply
         try:
@@ -208,7 +229,7 @@ class HandshakeEraTransport:
                 peer.replies.pop(request.id, None)
         answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
-        if announce and not succeeded and not reply.streaming:
+        if not succeeded and not reply.streaming:
             headers.clear()
         await reply.finish_many([*errors, *answers])
         return succeeded
@@ -300,6 +321,12 @@ async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -
         await until_done_or_gone(finished, receive, keepalive_s=keepalive_s, keepalive=stream.comment)
     finally:
         finished.cancel()
+
+
+async def _accepted(send: Send) -> None:
+    """202 with no body: what a POST of nothing but notifications and responses gets."""
+    await send({"type": "http.response.start", "status": 202, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _batching(version: str | None) -> bool:
