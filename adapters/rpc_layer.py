@@ -78,7 +78,7 @@ async def serve_notification(core: Session, notification: jsonrpc.Notification, 
 def answer(request_id: jsonrpc.RequestId, outcome: Outcome, *, with_version: bool = True) -> dict[str, Any] | None:
     """The JSON-RPC answer for an outcome; None for a cancelled request (the client wants no answer)."""
     if isinstance(outcome, Ok):
-        return jsonrpc.encode_result(request_id, outcome.result, with_version=with_version)
+        return jsonrpc.encode_result(request_id, outcome.encodable(), with_version=with_version)
     if outcome.code is ErrorCode.REQUEST_CANCELLED:
         return None
     return jsonrpc.encode_rejection(request_id, outcome, with_version=with_version)

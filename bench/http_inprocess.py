@@ -3,7 +3,7 @@
     python -m bench.http_inprocess [--app hexmcp|floor|ceiling] [--path mcp|rest] [--requests N] [--rounds R]
 
 Drives one ASGI app with the scope, `receive` and `send` uvicorn would give it (through hexmcp's own
-protocol, so `KEPT_ALIVE`, `CLIENT_GONE`, `LOOP` and `BODY_ARRIVED` are in the scope), one task per request as uvicorn runs
+protocol, so the scope carries the `HttpRequest` uvicorn_fence makes), one task per request as uvicorn runs
 them, and prints the thread CPU time per request (best of the rounds). `hexmcp` is the `hexmcp serve`
 app with the echo tool of `bench/servers/hexmcp_http_echo.py`; `floor` and `ceiling` are the apps of
 `core_asgi_floor.py` and `raw_asgi_echo.py`. `--path rest` posts to the REST dialect (hexmcp only).
@@ -27,12 +27,11 @@ import orjson
 import uvloop
 
 from hexmcp.adapters.http import HttpConfig, create_app
-from hexmcp.adapters.http import asgi
-from hexmcp.adapters.http.asgi import CLIENT_GONE, KEPT_ALIVE
 
-# An older checkout (measured against this one, A/B) has no LOOP key and ignores it.
-LOOP = getattr(asgi, "LOOP", "hexmcp.loop")
-BODY_ARRIVED = getattr(asgi, "BODY_ARRIVED", "hexmcp.body_arrived")
+try:
+    from hexmcp.adapters.http.request import NOT_TAKEN, REQUEST, HttpRequest
+except ImportError:  # an older checkout (measured against this one, A/B): the fence's loose scope keys
+    NOT_TAKEN = REQUEST = HttpRequest = None  # type: ignore[assignment,misc]
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 HEADERS = [(b"host", b"127.0.0.1:8090"), (b"user-agent", b"wrk"), (b"content-type", b"application/json"),
@@ -57,10 +56,17 @@ async def call(app: Any, path: str, headers: list[tuple[bytes, bytes]], body: by
     """One request as uvicorn hands it over: the whole body at once, then (never reached) a disconnect.
     `loop`: the running loop, which the fence puts in the scope (given, so the harness does not pay a
     lookup per request that uvicorn does not pay)."""
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-             "server": ("127.0.0.1", 8090), "client": ("127.0.0.1", 50000), "scheme": "http", "method": "POST",
-             "root_path": "", "path": path, "raw_path": path.encode(), "query_string": b"", "headers": headers,
-             "state": {}, KEPT_ALIVE: True, CLIENT_GONE: None, LOOP: loop or asyncio.get_running_loop(), BODY_ARRIVED: True}
+    scope: dict[str, Any] = {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+        "server": ("127.0.0.1", 8090), "client": ("127.0.0.1", 50000), "scheme": "http", "method": "POST",
+        "root_path": "", "path": path, "raw_path": path.encode(), "query_string": b"", "headers": headers,
+        "state": {}}
+    loop = loop or asyncio.get_running_loop()
+    if HttpRequest is not None:
+        scope[REQUEST] = HttpRequest(NOT_TAKEN, loop, True, True, True)  # as the fence makes it, body arrived
+    else:
+        scope.update({"hexmcp.kept_alive": True, "hexmcp.client_gone": None, "hexmcp.loop": loop,
+                      "hexmcp.body_arrived": True})
     sent: list[dict[str, Any]] = []
     delivered = False
 

@@ -23,7 +23,7 @@ from .params import (CallToolParams, CompleteParams, GetPromptParams, Initialize
                      PaginatedParams, ResourceParams, SetLevelParams)
 from .routing import Call, Route
 from .session import Session
-from .tools import OutputSchemaViolation, RegisteredTool, to_call_result
+from .tools import OutputSchemaViolation, RegisteredTool, ToolAnswer, to_call_result
 
 log = structlog.get_logger("hexmcp.core")
 
@@ -80,7 +80,7 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
 
 
 async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext,
-                   call: Call | None = None) -> models.CallToolResult:
+                   call: Call | None = None) -> models.CallToolResult | ToolAnswer:
     """Run a tool and turn how it ended into a result: its failures become `isError` results, a protocol
     error or a question for the client (`InputNeeded`) goes up. Under `call`, the request's cancellation
     and the tool timeout apply; without it (a task's work), only `tasks/cancel` stops it."""

@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import attrs
 
 from .errors import Rejection
+from .json_encoder import embedded
 from .ports import RequestKey
 
 
@@ -20,6 +21,14 @@ from .ports import RequestKey
 @attrs.define
 class Ok:
     result: dict[str, Any]
+    structured_json: bytes | None = attrs.field(default=None, eq=False, repr=False)
+    """`result["structuredContent"]` as the core encoded it already, for the tool's text block."""
+
+    def encodable(self) -> dict[str, Any]:
+        """`result` for the encoder: structured content encoded once goes in as its bytes, not walked again."""
+        if self.structured_json is None:
+            return self.result
+        return {**self.result, "structuredContent": embedded(self.structured_json)}
 
 
 Outcome = Ok | Rejection

@@ -28,6 +28,7 @@ from .ports import Peer, RequestKey
 from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
 from .tasks.calls import CreatedTask
+from .tools import ToolAnswer
 
 log = structlog.get_logger("hexmcp.core")
 
@@ -109,7 +110,7 @@ class Session:
             result = await route.handler(self, parse_params(params, route.params), call)
             # An initialize answer is shaped for the version it agrees on, not the one assumed before it.
             version = result.protocol_version if type(result) is models.InitializeResult else call.version
-            outcome = Ok(self._shape(result, version))
+            outcome = self._shape(result, version)
             return outcome
         except ProtocolError as error:  # the handler's, or an observer's refusal (a rate limit)
             outcome = self._reject(error.code, error.message, error.data, method=method)
@@ -252,8 +253,14 @@ class Session:
 
     # --- results and rejections -----------------------------------------------------------------
 
-    def _shape(self, result: Any, version: str) -> dict[str, Any]:
-        wire = result.wire() if isinstance(result, CreatedTask) else to_wire(result, version)
+    def _shape(self, result: Any, version: str) -> Ok:
+        structured_json = None
+        if type(result) is ToolAnswer:
+            wire, structured_json = result.shaped(version)
+        elif isinstance(result, CreatedTask):
+            wire = result.wire()
+        else:
+            wire = to_wire(result, version)
         if not versions.features(version).handshake:
             is_input = isinstance(result, models.InputRequiredResult)
             if not isinstance(result, CreatedTask):  # a CreatedTask says "task" itself
@@ -263,7 +270,7 @@ class Session:
                 wire["cacheScope"] = self.server.options.cache_scope
             meta = wire.setdefault("_meta", {})
             meta[META_SERVER_INFO] = _server_info_wire(self.server, version)
-        return wire
+        return Ok(wire, structured_json)
 
     def _reject(self, code: SemanticCode, message: str, data: dict[str, Any] | None, *, method: str) -> Rejection:
         event_id = new_event_id()

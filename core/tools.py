@@ -10,15 +10,15 @@ written by hand. A tool returns a `CallToolResult`, text, content blocks, or a s
 from __future__ import annotations
 
 import inspect
-import json
 from typing import Any, Awaitable, Callable
 
 import attrs
-import orjson
 
-from . import models
+from . import models, versions
 from .context import ToolContext
+from .convert import to_wire
 from .errors import ErrorCode, ProtocolError
+from .json_encoder import dumps
 from .schemas.quick_check import Check, compile_quick_check
 from .schemas.from_types import input_schema_for, schema_for
 from .tasks.model import LongRunning
@@ -177,14 +177,35 @@ def _is_typeddict(cls: type) -> bool:
     return typing.is_typeddict(cls)
 
 
-def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
-    """Whatever a tool returned, as a CallToolResult (structured values also as JSON text)."""
+@attrs.define  # built for most tools/call answers: define's __init__ is half the cost of frozen's
+class ToolAnswer:
+    """A tool's text or structured value in the wire's own terms: the usual answers skip the
+    `CallToolResult` model and its cattrs walk. A structured value is encoded once, and its JSON is both
+    the text block and (`Ok.structured_json`) the bytes written as `structuredContent`."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    structured_json: bytes | None = None
+
+    def shaped(self, version: str) -> tuple[dict[str, Any], bytes | None]:
+        """What `to_wire` makes of the same CallToolResult for `version`, key for key, and the structured
+        content's JSON when that version carries it."""
+        wire: dict[str, Any] = {"content": [{"text": self.text, "type": "text"}]}
+        if self.structured is None or not versions.features(version).structured_output:
+            return wire, None
+        wire["structuredContent"] = self.structured
+        return wire, self.structured_json
+
+
+def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult | ToolAnswer:
+    """Whatever a tool returned, as a result: text and structured values (also as JSON text) as a
+    `ToolAnswer`, a result or content blocks the tool built as a CallToolResult."""
     if type(value) is dict:  # the common answer first: one type test, not a chain of isinstance
         structured = value
+    elif isinstance(value, str):
+        return ToolAnswer(text=value)
     elif isinstance(value, models.CallToolResult):
         return value
-    elif isinstance(value, str):
-        return models.CallToolResult(content=[models.TextContent(text=value)])
     elif isinstance(value, _CONTENT_TYPES):
         return models.CallToolResult(content=[value])
     elif isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
@@ -199,20 +220,18 @@ def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult:
             error = best_error(tool.output_validator, structured)
             if error is not None:
                 raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")
-    return models.CallToolResult(content=[models.TextContent(text=json_text(structured))],
-                                 structured_content=structured)
+    encoded = dumps(structured)
+    return ToolAnswer(text=encoded.decode(), structured=structured, structured_json=encoded)
+
+
+def result_wire(result: models.CallToolResult | ToolAnswer, version: str) -> dict[str, Any]:
+    """A tool's result as the wire dict for `version` (a task's stored result)."""
+    return result.shaped(version)[0] if type(result) is ToolAnswer else to_wire(result, version)
 
 
 def json_text(value: Any) -> str:
-    """Compact JSON for a text block: orjson (ADR 0401), the stdlib for what orjson refuses
-    (integers beyond 64 bits, subclasses it does not know)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # only now OPT_NON_STR_KEYS, which costs ~40 % more on every value (jsonrpc.py)
-        try:
-            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON for a text block, from the one encoder."""
+    return dumps(value).decode()
 
 
 class OutputSchemaViolation(Exception):

@@ -29,7 +29,7 @@ from hexmcp.wire import jsonrpc
 
 from hexmcp.core.startup import failure_reason
 from . import trace_headers
-from .asgi import KEPT_ALIVE, ASGIApp, Receive, Scope, Send
+from .asgi import ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
 from .config import HttpConfig
 from .endpoint import McpEndpoint
@@ -38,6 +38,7 @@ from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
 from .refusals import refuse, refuse_upgrade
+from .request import REQUEST, HttpRequest, request_of
 from .rest import RestEndpoint
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -100,40 +101,47 @@ class HttpApp:
             return
         if self._capture_trace_headers:
             trace_headers.capture(scope)
-        if kind == "http" or kind == "websocket":
-            refused = self.guard.denial(scope)
+        if kind != "http" and kind != "websocket":
+            await self._after_guard(scope, receive, send)
+            return
+        request = scope[REQUEST] = request_of(scope)  # the protocol's, or made here; passed on explicitly
+        try:
+            refused = self.guard.denial(request)
             if refused is not None:
                 await deny(scope, send, refused)
                 return
-        await self._after_guard(scope, receive, send)
+            await self._after_guard(scope, receive, send)
+        finally:
+            del scope[REQUEST]  # request and scope hold each other: parted, both go when the request does
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Auth → body → concurrency cap → route, for a request the guard (and CORS) let through."""
-        kind = scope["type"]
-        if self._auth_required and (kind == "http" or kind == "websocket"):
-            refused = self.auth.denial(scope)
+        request: HttpRequest = scope[REQUEST]
+        if self._auth_required:
+            refused = self.auth.denial(request)
             if refused is not None:
                 await deny(scope, send, refused)
                 return
-        if kind != "http":
-            await self._route(scope, receive, send)
+        if scope["type"] != "http":
+            await self._route(request, receive, send)
             return
-        if not await self.bodies.read(scope, receive, send):
+        if not await self.bodies.read(request, receive, send):
             return
         if scope["path"] in self.limit.exempt:
-            await self._route(scope, receive, send)
+            await self._route(request, receive, send)
             return
-        if not self.limit.take(scope):
-            await self.limit.refuse(scope, send)
+        if not self.limit.take(request):
+            await self.limit.refuse(request, send)
             return
         try:
-            await self._route(scope, receive, send)
+            await self._route(request, receive, send)
         finally:
-            release_slot(scope)
+            release_slot(request)
 
-    def _route(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    def _route(self, request: HttpRequest, receive: Receive, send: Send) -> Awaitable[None]:
         """The awaitable that answers the request: its route's, or a refusal (a plain function returning
         it, so the hot path pays no coroutine frame for a dict lookup)."""
+        scope = request.scope
         path = scope["path"]
         http = scope["type"] == "http"
         app = self.routes.get(path)
@@ -146,10 +154,10 @@ class HttpApp:
             if not http:
                 return refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
             return refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
-        if self.stopping and http and path != HEALTH_PATH and scope.get(KEPT_ALIVE, True):
+        if self.stopping and http and path != HEALTH_PATH and request.kept_alive:
             # A connection's first request was sent before the listener closed: it is served.
             return refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
-                          request_id=readable_id(scope))
+                          request_id=readable_id(request))
         return app(scope, receive, send)
 
     def endpoints(self) -> list[str]:

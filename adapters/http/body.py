@@ -3,17 +3,17 @@
 A client that sends its headers and then stalls mid-body (`Content-Length: 100`, one byte sent) would
 otherwise hold a slot for as long as it liked, and a few hundred such sockets would turn every other
 request away with 503. So `BodyBuffer` sits outside `ConcurrencyLimit`: it reads the body of a POST to
-the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes`, leaves it in the
-scope for the endpoint (`scope[BODY]`), and only then lets the request on towards a slot. A stalled
+the MCP endpoint or the REST dialect within `body_timeout_s` and `max_body_bytes`, leaves it on the
+request for the endpoint (`HttpRequest.body`), and only then lets the request on towards a slot. A stalled
 upload gets 408 and an oversized one 413, each naming a logged eventId in the error shape of the endpoint it
 was sent to (JSON-RPC on `{path}`, REST on `{path}/{method}`). When the server begins to stop, bodies
 still arriving get `STOP_GRACE_S` to finish (the bytes of a body a proxy forwards whole are already
 in the socket), then are cut short with 503 instead of waiting for uvicorn to cancel them when its
 graceful-shutdown timeout runs out. A new POST while stopping is refused (503) unless it is the first
-request of its connection (`KEPT_ALIVE`): that one was sent before the listener closed.
+request of its connection (`HttpRequest.kept_alive`): that one was sent before the listener closed.
 
 The deadlines share one timer (`deadlines.py`): a read pays two dict operations, not a timer; and a body
-that has arrived whole before the app reads it (`BODY_ARRIVED`, which hexmcp's uvicorn protocol sets: the
+that has arrived whole before the app reads it (`body_arrived`, which hexmcp's uvicorn protocol sets: the
 usual case for a JSON-RPC POST) cannot stall, so it is read with no deadline at all.
 `BodyBuffer` is a step the app runs (`app.py`), not a middleware layer: `read` says whether the request
 goes on.
@@ -26,12 +26,9 @@ import asyncio
 from hexmcp.core import ErrorCode
 from hexmcp.wire.deadlines import Deadlines
 
-from .asgi import BODY_ARRIVED, KEPT_ALIVE, RawHeaders, Receive, Scope, Send, request_task
+from .asgi import RawHeaders, Receive, Send
 from .refusals import refuse, refuse_rest
-from .request_headers import header
-
-BODY = "hexmcp.body"
-"""Scope key of a POST body already read in full (by `body.BodyBuffer`, before the concurrency cap)."""
+from .request import HttpRequest
 
 
 class BodyTooLarge(Exception):
@@ -42,9 +39,9 @@ class ClientGone(Exception):
     """The client disconnected before its request body arrived."""
 
 
-async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+async def read_body(request: HttpRequest, receive: Receive, limit: int) -> bytes:
     """The request body, refused as soon as it passes `limit` bytes (never buffered past it)."""
-    declared = header(scope, b"content-length")
+    declared = request.header(b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
     first = await receive()
@@ -88,22 +85,23 @@ class BodyBuffer:
         self._mcp_path = mcp_path
         self._rest_prefix = mcp_path + "/"
 
-    async def read(self, scope: Scope, receive: Receive, send: Send) -> bool:
-        """Read the body of a POST to the MCP endpoint or the REST dialect into the scope (True), or answer
-        it (413, 408, 503) or see it gone (False); any other request goes on untouched (True)."""
+    async def read(self, request: HttpRequest, receive: Receive, send: Send) -> bool:
+        """Read the body of a POST to the MCP endpoint or the REST dialect into the request (True), or
+        answer it (413, 408, 503) or see it gone (False); any other request goes on untouched (True)."""
+        scope = request.scope
         path = scope["path"]
         if scope["method"] != "POST" or not (path == self._mcp_path or path.startswith(self._rest_prefix)):
             return True
         rest = path != self._mcp_path
-        if self.stopping and scope.get(KEPT_ALIVE, True):
+        if self.stopping and request.kept_alive:
             await _refuse(send, rest, ErrorCode.SERVER_BUSY, STOPPING, headers=STOPPING_HEADERS)
             return False
         self.reading += 1
         try:
-            reading = read_body(scope, receive, self.limit)
-            if not scope.get(BODY_ARRIVED):  # else it is whole in the server's buffer and cannot stall
-                reading = self.deadlines.run(reading, request_task(scope))
-            scope[BODY] = await reading
+            reading = read_body(request, receive, self.limit)
+            if not request.body_arrived:  # else it is whole in the server's buffer and cannot stall
+                reading = self.deadlines.run(reading, request.serving_task())
+            request.body = await reading
         except BodyTooLarge:
             await _refuse(send, rest, ErrorCode.PAYLOAD_TOO_LARGE,
                           f"Payload too large: the limit is {self.limit} bytes")

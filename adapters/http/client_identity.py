@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import hashlib
 
-from .asgi import Scope
-from .request_headers import header
+from .request import HttpRequest
 
 _DIGEST_CHARS = 16  # 64 bits: ample to tell clients apart, short enough to key a table
 
 
-def client_identity(scope: Scope) -> str:
-    """`token:<digest>` for a request with a bearer token, else `address:<host>` (HTTP or WebSocket scope)."""
-    authorization = header(scope, b"authorization")
+def client_identity(request: HttpRequest) -> str:
+    """`token:<digest>` for a request with a bearer token, else `address:<host>` (HTTP or WebSocket)."""
+    authorization = request.header(b"authorization")
     if authorization is not None:
         scheme, _, token = authorization.strip().partition(b" ")
         token = token.strip()
         if scheme.lower() == b"bearer" and token:
             return "token:" + hashlib.sha256(token).hexdigest()[:_DIGEST_CHARS]
-    client = scope.get("client")
+    client = request.scope.get("client")
     return f"address:{client[0]}" if client else "address:unknown"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, TypeVar
 
-from .asgi import CLIENT_GONE, CLIENT_LEFT, Receive, Scope, request_task
+from .asgi import Receive
+from .request import HttpRequest
 
 T = TypeVar("T")
 
@@ -45,19 +46,20 @@ async def until_done_or_gone(work: asyncio.Future[Any], receive: Receive, *, kee
         gone.cancel()
 
 
-async def unless_gone(scope: Scope, receive: Receive, start: Callable[[asyncio.Task[Any] | None], Awaitable[T]]) -> T:
+async def unless_gone(request: HttpRequest, receive: Receive,
+                      start: Callable[[asyncio.Task[Any] | None], Awaitable[T]]) -> T:
     """The result of the work `start(task)` begins, or GONE when the client disconnects first: the work is
     then cancelled. `start` is told the task the work runs in (the request's own, so a deadline need not
     look it up), or None when it gets a task of its own; it is not called at all for a client already gone."""
-    if CLIENT_GONE not in scope:  # not under our protocol (`uvicorn_fence`): a task watches `receive`
+    if not request.watched:  # not under our protocol (`uvicorn_fence`): a task watches `receive`
         future = asyncio.ensure_future(start(None))
         if not await until_done_or_gone(future, receive):
             future.cancel()
             return GONE  # type: ignore[no-any-return]
         return future.result()
-    if scope[CLIENT_GONE] == CLIENT_LEFT:  # the connection was lost before this request started its work
+    if request.client_left:  # the connection was lost before this request started its work
         return GONE  # type: ignore[no-any-return]
-    task = request_task(scope)
+    task = request.serving_task()
     assert task is not None
     left = False
 
@@ -67,7 +69,7 @@ async def unless_gone(scope: Scope, receive: Receive, start: Callable[[asyncio.T
         task.cancel()
 
     cancelling = task.cancelling()
-    scope[CLIENT_GONE] = on_gone
+    request.on_client_gone = on_gone
     try:
         return await start(task)
     except asyncio.CancelledError:
@@ -76,4 +78,4 @@ async def unless_gone(scope: Scope, receive: Receive, start: Callable[[asyncio.T
             return GONE  # type: ignore[no-any-return]
         raise
     finally:
-        scope[CLIENT_GONE] = None
+        request.on_client_gone = None

@@ -15,7 +15,7 @@ from .. import rpc_layer
 async def run(core: Session, request: jsonrpc.Request, deadlines: Deadlines | None,
               task: asyncio.Task[Any] | None = None) -> Outcome:
     """`deadlines` None: no deadline (long-lived requests such as subscriptions/listen). `task`: the
-    current task when the caller knows it (`asgi.request_task`)."""
+    current task when the caller knows it (`HttpRequest.serving_task`)."""
     trace_id = rpc_layer.HTTP_TRACES.next()
     work = rpc_layer.serve_request(core, request, trace_id)
     if deadlines is None:

@@ -16,7 +16,7 @@ from hexmcp.core import McpServer, versions
 from .asgi import Receive, Scope, Send
 from .config import HttpConfig
 from .handshake_era import HandshakeEraTransport
-from .request_headers import header
+from .request import REQUEST, HttpRequest
 from .sessions import SessionStore
 from .stateless_era import StatelessEraTransport
 
@@ -32,10 +32,11 @@ class McpEndpoint:
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         """A POST's body has been read already (`body.BodyBuffer`); GET and DELETE carry none. Returns the
         era's awaitable rather than awaiting it: the choice costs no coroutine frame of its own."""
-        raw = header(scope, b"mcp-protocol-version")
+        request: HttpRequest = scope[REQUEST]  # the app put it there (`request.request_of`)
+        raw = request.header(b"mcp-protocol-version")
         if raw is None:
-            return self.handshake_era.handle(scope, receive, send, None)
+            return self.handshake_era.handle(request, receive, send, None)
         version = _HANDSHAKE.get(raw) or _HANDSHAKE.get(raw.strip())  # a copy only for a padded value
         if version is not None:
-            return self.handshake_era.handle(scope, receive, send, version)
-        return self.stateless_era.handle(scope, receive, send)
+            return self.handshake_era.handle(request, receive, send, version)
+        return self.stateless_era.handle(request, receive, send)

@@ -6,7 +6,7 @@ against allow-lists (loopback names on any port, the bound host, and whatever wa
 Requests without an Origin (non-browser clients) pass the Origin check. `BearerAuth` compares tokens
 in constant time. Both validate their configuration in `__init__` and cost a cache lookup or two per request.
 
-Each is a predicate, not a middleware: `denial(scope)` is None or the `Refusal` to answer, and the HTTP
+Each is a predicate, not a middleware: `denial(request)` is None or the `Refusal` to answer, and the HTTP
 app (`app.py`) and the WebSocket handshake (`ws/handshake.py`) answer it in their own wire shape. A
 middleware layer per gate cost a coroutine frame per request each, for a check of a few dict lookups.
 """
@@ -24,7 +24,7 @@ from hexmcp.core import ErrorCode
 
 from .asgi import Scope, Send
 from .refusals import refuse, refuse_upgrade
-from .request_headers import header, header_table
+from .request import HttpRequest
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
@@ -112,9 +112,9 @@ class HostOriginGuard:
             return False  # includes the opaque "null" origin of sandboxed pages and file:// documents
         return _split_host(parts.netloc)[0] in self.origin_names
 
-    def denial(self, scope: Scope) -> Refusal | None:
+    def denial(self, request: HttpRequest) -> Refusal | None:
         """An HTTP or WebSocket request's Host, then its Origin."""
-        headers = header_table(scope)
+        headers = request.headers
         if not self.host_allowed(headers.get(b"host")):
             return HOST_REFUSED
         if not self.origin_allowed(headers.get(b"origin")):
@@ -129,12 +129,13 @@ class BearerAuth:
         self._expected = f"Bearer {token}".encode() if token else None
         self._open = frozenset(open_paths)
 
-    def denial(self, scope: Scope) -> Refusal | None:
+    def denial(self, request: HttpRequest) -> Refusal | None:
         """An HTTP or WebSocket request's token, unless none is configured, the path is open or the request
         is a CORS preflight (which carries no credentials)."""
+        scope = request.scope
         if self._expected is None or scope["path"] in self._open or scope.get("method") == "OPTIONS":
             return None
-        given = header(scope, b"authorization") or b""
+        given = request.header(b"authorization") or b""
         # The scheme name is case-insensitive; normalise it, then compare the rest in constant time.
         if given[:7].lower() == b"bearer ":
             given = b"Bearer " + given[7:].strip()

@@ -26,7 +26,7 @@ from hexmcp.wire.pending import PendingRequests
 from .. import rpc_layer
 from ..retry_hint import retry_after_header
 from . import dispatch
-from .asgi import RawHeaders, Receive, Scope, Send, request_task
+from .asgi import RawHeaders, Receive, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import until_done_or_gone
@@ -34,7 +34,7 @@ from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
 from .refusals import refuse
-from .request_headers import accepts, header
+from .request import HttpRequest
 from .responses import respond_json
 from .sessions import HttpSession, SessionStore
 from .sse import EventStream, Reply
@@ -62,64 +62,40 @@ class HandshakeEraTransport:
         self.open_streams = 0
         self.deadlines = Deadlines(config.request_timeout_s)
 
-    def handle(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> Awaitable[None]:
+    def handle(self, request: HttpRequest, receive: Receive, send: Send, header_version: str | None) -> Awaitable[None]:
         """The awaitable that answers the request (returned, not awaited here: no frame for a switch)."""
-        method = scope["method"]
+        method = request.scope["method"]
         if method == "POST":
-            return self.post(scope, receive, send, header_version)
+            return self.post(request, send, header_version)
         if method == "GET" and not self.config.stateless:
-            return self.get(scope, receive, send)
+            return self.get(request, receive, send)
         if method == "DELETE" and not self.config.stateless:
-            return self.delete(scope, send)
+            return self.delete(request, send)
         return refuse(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: {method}", status=405,
                       headers=ALLOW_STATELESS if self.config.stateless else ALLOW)
 
     # --- POST ------------------------------------------------------------------------------------
 
-    async def post(self, scope: Scope, receive: Receive, send: Send, header_version: str | None) -> None:
-        json_ok, sse_ok = accepts(scope)
-        if not (json_ok or sse_ok):
-            await refuse(send, ErrorCode.INVALID_REQUEST,
-                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
-                         request_id=readable_id(scope))
+    async def post(self, request: HttpRequest, send: Send, header_version: str | None) -> None:
+        read = await self._read_messages(request, send)
+        if read is None:
             return
-        value = await json_body(scope, send)
-        if value is NOT_JSON:
-            return
-        batch = isinstance(value, list)
-        if batch and not value:
-            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
-            return
-        messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
-
+        messages, batch, json_ok = read
         if self.config.stateless:
-            await self._post_stateless(scope, send, messages, batch, header_version, json_ok)
+            await self._post_stateless(request, send, messages, batch, header_version, json_ok)
             return
-        raw_id = header(scope, SESSION_HEADER)
-        created = False
+        raw_id = request.header(SESSION_HEADER)
         first = messages[0]
+        if raw_id is None and (batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize"):
+            # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
+            # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
+            await self._post_one_shot(request, send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
+            return
         # Echo the request's id in refusals when it could be read; only unreadable ids are null.
         first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
-        if raw_id is None:
-            if batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize":
-                # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
-                # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
-                await self._post_one_shot(scope, send, messages, batch, header_version or SESSIONLESS_VERSION,
-                                          json_ok)
-                return
-            session = await self.sessions.create(client_identity(scope))
-            if session is None:
-                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")], request_id=first_id)
-                return
-            created = True
-        else:
-            found = self.sessions.get(raw_id.decode("latin-1"))
-            if found is None:
-                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
-                             request_id=first_id)
-                return
-            session = found
+        session, created = await self._session_posted_to(request, send, raw_id, first_id)
+        if session is None:
+            return
         if batch and not _batching(session.core.version):
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          f"JSON-RPC batches are not allowed in protocol version {session.core.version}")
@@ -128,19 +104,55 @@ class HandshakeEraTransport:
         try:
             answered = await self._serve(send, session.core, session.peer, session.pending, messages, batch,
                                          json_ok=json_ok, make_stream=session.new_stream, session_id=session.id,
-                                         announce=created, task=request_task(scope))
+                                         announce=created, task=request.serving_task())
         finally:
             session.active -= 1
             session.touch()
         if created and not answered:
             await self.sessions.remove(session.id)  # initialize failed: no session to keep
 
-    async def _post_stateless(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool,
-                              header_version: str | None, json_ok: bool) -> None:
-        await self._post_one_shot(scope, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+    async def _read_messages(self, request: HttpRequest,
+                             send: Send) -> tuple[list[jsonrpc.Message], bool, bool] | None:
+        """A POST's messages, whether they came as a batch, and whether the client accepts JSON; None after
+        refusing the POST (an Accept naming neither JSON nor SSE, a body that is not JSON, an empty batch)."""
+        json_ok, sse_ok = request.accepts()
+        if not (json_ok or sse_ok):
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
+                         request_id=readable_id(request))
+            return None
+        value = await json_body(request, send)
+        if value is NOT_JSON:
+            return None
+        batch = isinstance(value, list)
+        if batch and not value:
+            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
+            return None
+        messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
+        return messages, batch, json_ok
 
-    async def _post_one_shot(self, scope: Scope, send: Send, messages: list[jsonrpc.Message], batch: bool, version: str,
-                             json_ok: bool) -> None:
+    async def _session_posted_to(self, request: HttpRequest, send: Send, raw_id: bytes | None,
+                                 first_id: Any) -> tuple[HttpSession | None, bool]:
+        """The session a POST belongs to, and whether it was created for it (an initialize without a session
+        id); None after refusing the POST (too many sessions, an id unknown or ended)."""
+        if raw_id is None:
+            created = await self.sessions.create(client_identity(request))
+            if created is None:
+                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
+                             headers=[(b"retry-after", b"5")], request_id=first_id)
+            return created, True
+        found = self.sessions.get(raw_id.decode("latin-1"))
+        if found is None:
+            await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
+                         request_id=first_id)
+        return found, False
+
+    async def _post_stateless(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
+                              header_version: str | None, json_ok: bool) -> None:
+        await self._post_one_shot(request, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+
+    async def _post_one_shot(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
+                             version: str, json_ok: bool) -> None:
         """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries)."""
         if batch and not _batching(version):
             await refuse(send, ErrorCode.INVALID_REQUEST,
@@ -151,16 +163,16 @@ class HandshakeEraTransport:
         peer = HttpPeer(pending=self.stateless_pending, timeout_s=self.config.client_request_timeout_s)
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
                                         assume_version=None if handshake else version,
-                                        client_id=client_identity(scope), transport="http")
+                                        client_id=client_identity(request), transport="http")
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
                           make_stream=lambda: EventStream(None), session_id=None, announce=False,
-                          task=request_task(scope))
+                          task=request.serving_task())
 
     async def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
                      messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
                      session_id: str | None, announce: bool, task: asyncio.Task[Any] | None) -> bool:
         """Answer one POST's messages; True when every request in it succeeded. `task`: the request's own
-        (`asgi.request_task`), which a single request runs in."""
+        (`HttpRequest.serving_task`), which a single request runs in."""
         if not batch and isinstance(messages[0], jsonrpc.Request):
             requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
             errors: list[dict[str, Any]] = []
@@ -172,8 +184,7 @@ class HandshakeEraTransport:
             elif errors:
                 await respond_json(send, 400, jsonrpc.dumps(errors))
             else:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
+                await _accepted(send)
             return True
 
         headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
@@ -181,24 +192,34 @@ class HandshakeEraTransport:
         reply = Reply(send, headers=headers, make_stream=make_stream,
                       priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
         if not batch:  # one request (the hot path): no lists, no gather
-            request = requests[0]
-            peer.replies[request.id] = reply
-            try:
-                outcome = await dispatch.run(core, request, self.deadlines, task)
-            finally:
-                peer.replies.pop(request.id, None)
-            succeeded = isinstance(outcome, Ok)
-            if announce and not succeeded and not reply.streaming:
-                headers.clear()  # a failed initialize keeps no session: don't name one (Reply holds this list)
-            answer = rpc_layer.answer(request.id, outcome)
-            if answer is not None:
-                await (reply.finish(answer) if succeeded else reply.finish(answer, *_rate_limited(outcome)))
-            elif reply.streaming:
-                await reply.stream.close()  # type: ignore[union-attr]
-            else:
-                await send({"type": "http.response.start", "status": 202, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-            return succeeded
+            return await self._serve_one(send, core, peer, reply, headers, requests[0], task)
+        return await self._serve_batch(core, peer, reply, headers, requests, errors)
+
+    async def _serve_one(self, send: Send, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
+                         request: jsonrpc.Request, task: asyncio.Task[Any] | None) -> bool:
+        """`_serve` for a POST of one request. `headers`: the answer's, which `reply` holds (a session id to
+        announce, or none)."""
+        peer.replies[request.id] = reply
+        try:
+            outcome = await dispatch.run(core, request, self.deadlines, task)
+        finally:
+            peer.replies.pop(request.id, None)
+        succeeded = isinstance(outcome, Ok)
+        if not succeeded and not reply.streaming:
+            headers.clear()  # a failed initialize keeps no session: don't name one
+        answer = rpc_layer.answer(request.id, outcome)
+        if answer is not None:
+            await (reply.finish(answer) if succeeded else reply.finish(answer, *_rate_limited(outcome)))
+        elif reply.streaming:
+            await reply.stream.close()  # type: ignore[union-attr]
+        else:
+            await _accepted(send)
+        return succeeded
+
+    async def _serve_batch(self, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
+                           requests: list[jsonrpc.Request], errors: list[dict[str, Any]]) -> bool:
+        """`_serve` for a batch: its requests run side by side, and their answers follow `errors`, the
+        answers to the batch's invalid messages."""
         for request in requests:
             peer.replies[request.id] = reply
         try:
@@ -208,7 +229,7 @@ class HandshakeEraTransport:
                 peer.replies.pop(request.id, None)
         answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
-        if announce and not succeeded and not reply.streaming:
+        if not succeeded and not reply.streaming:
             headers.clear()
         await reply.finish_many([*errors, *answers])
         return succeeded
@@ -233,20 +254,20 @@ class HandshakeEraTransport:
 
     # --- GET: the standalone stream, or resumption ------------------------------------------------
 
-    async def get(self, scope: Scope, receive: Receive, send: Send) -> None:
-        _, sse_ok = accepts(scope)
+    async def get(self, request: HttpRequest, receive: Receive, send: Send) -> None:
+        _, sse_ok = request.accepts()
         if not sse_ok:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream",
                          status=406)
             return
-        session = await self._session_for(scope, send)
+        session = await self._session_for(request, send)
         if session is None:
             return
         if self.open_streams >= self.config.max_streams:
             await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later",
                          headers=[(b"retry-after", b"5")])
             return
-        last_event_id = header(scope, b"last-event-id")
+        last_event_id = request.header(b"last-event-id")
         resumed = session.find_event(last_event_id.decode("latin-1").strip()) if last_event_id else None
         if resumed is not None:
             stream, after = resumed
@@ -261,7 +282,7 @@ class HandshakeEraTransport:
             session.peer.standalone = stream
             version = session.core.version or versions.LATEST_HANDSHAKE_VERSION
             await stream.open(send, [], priming=version >= PRIMING_SINCE)
-        release_slot(scope)
+        release_slot(request)
         session.active += 1
         self.open_streams += 1
         try:
@@ -274,16 +295,16 @@ class HandshakeEraTransport:
 
     # --- DELETE ----------------------------------------------------------------------------------
 
-    async def delete(self, scope: Scope, send: Send) -> None:
-        session = await self._session_for(scope, send)
+    async def delete(self, request: HttpRequest, send: Send) -> None:
+        session = await self._session_for(request, send)
         if session is None:
             return
         await self.sessions.remove(session.id)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 
-    async def _session_for(self, scope: Scope, send: Send) -> HttpSession | None:
-        raw_id = header(scope, SESSION_HEADER)
+    async def _session_for(self, request: HttpRequest, send: Send) -> HttpSession | None:
+        raw_id = request.header(SESSION_HEADER)
         if raw_id is None:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
             return None
@@ -300,6 +321,12 @@ async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -
         await until_done_or_gone(finished, receive, keepalive_s=keepalive_s, keepalive=stream.comment)
     finally:
         finished.cancel()
+
+
+async def _accepted(send: Send) -> None:
+    """202 with no body: what a POST of nothing but notifications and responses gets."""
+    await send({"type": "http.response.start", "status": 202, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _batching(version: str | None) -> bool:

@@ -7,16 +7,16 @@ from typing import Any
 from hexmcp.core import ErrorCode
 from hexmcp.wire import jsonrpc
 
-from .asgi import Scope, Send
-from .body import BODY
+from .asgi import Send
 from .refusals import refuse
-from .request_headers import JSON, header
+from .request import HttpRequest
+from .request_headers import JSON
 
 
-def readable_id(scope: Scope) -> Any:
+def readable_id(request: HttpRequest) -> Any:
     """The id of the JSON-RPC request in this POST's body, for a refusal made before the body was parsed
     (a busy server, a wrong Accept): an answer names the request it refuses whenever the id can be read."""
-    raw = scope.get(BODY)
+    raw = request.body
     if not raw:
         return None
     try:
@@ -30,16 +30,16 @@ NOT_JSON = object()
 """What `json_body` returns after it has refused the request itself."""
 
 
-async def json_body(scope: Scope, send: Send) -> Any:
+async def json_body(request: HttpRequest, send: Send) -> Any:
     """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or NOT_JSON once the request
     was refused (415 or parse error)."""
-    content_type = header(scope, b"content-type")
+    content_type = request.header(b"content-type")
     if content_type is None or not content_type.lower().startswith(JSON):
         await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
                      status=415)
         return NOT_JSON
     try:
-        return jsonrpc.decode(scope[BODY])
+        return jsonrpc.decode(request.body)  # type: ignore[arg-type]
     except ValueError as exc:
         await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
         return NOT_JSON

@@ -3,9 +3,9 @@
 Beyond the cap a request is refused at once with 503 + Retry-After (and a JSON-RPC -32005 body), so
 load beyond capacity costs almost nothing instead of queueing into timeouts. Long-lived streams (the
 GET stream, `subscriptions/listen`) give their slot back when they settle into waiting, by calling
-`release_slot(scope)`; they are bounded separately (`max_streams`). Request bodies are read before a
+`release_slot(request)`; they are bounded separately (`max_streams`). Request bodies are read before a
 request gets here (`body.py`), so a slow or stalled upload never holds a slot. A step the app runs
-(`app.py`) rather than a middleware layer: `take` is a counter and a scope key, not a coroutine frame.
+(`app.py`) rather than a middleware layer: `take` is a counter and a field, not a coroutine frame.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Iterable
 
 from hexmcp.core import ErrorCode
 
-from .asgi import Scope, Send
+from .asgi import Send
 from .json_body import readable_id
 from .refusals import refuse
+from .request import HttpRequest
 
-RELEASE = "hexmcp.release_slot"
 RETRY_AFTER_S = b"1"
 
 
@@ -31,23 +31,24 @@ class ConcurrencyLimit:
         self.exempt = frozenset(exempt_paths)
         """Paths never capped (/health, /metrics): a probe must get through a saturated server."""
 
-    def take(self, scope: Scope) -> bool:
+    def take(self, request: HttpRequest) -> bool:
         """A slot for an HTTP request (False: the cap is reached); the caller runs the request, then calls
-        `release_slot(scope)`, which a request that becomes a stream calls first (the second call is a
-        no-op). The slot is a scope key, not a closure: nothing is allocated per request."""
+        `release_slot(request)`, which a request that becomes a stream calls first (the second call is a
+        no-op). The slot is a field of the request, not a closure: nothing is allocated per request."""
         if self.in_flight >= self.limit:
             return False
         self.in_flight += 1
-        scope[RELEASE] = self
+        request.slot = self
         return True
 
-    async def refuse(self, scope: Scope, send: Send) -> None:
+    async def refuse(self, request: HttpRequest, send: Send) -> None:
         await refuse(send, ErrorCode.SERVER_BUSY, f"Server busy: {self.limit} requests already in flight, retry shortly",
-                     headers=[(b"retry-after", RETRY_AFTER_S)], request_id=readable_id(scope))
+                     headers=[(b"retry-after", RETRY_AFTER_S)], request_id=readable_id(request))
 
 
-def release_slot(scope: Scope) -> None:
+def release_slot(request: HttpRequest) -> None:
     """Give back the request's concurrency slot, once (no-op if it holds none, or gave it back already)."""
-    limit = scope.pop(RELEASE, None)
+    limit = request.slot
     if limit is not None:
+        request.slot = None
         limit.in_flight -= 1

@@ -22,13 +22,12 @@ from hexmcp.wire.deadlines import Deadlines
 
 from . import dispatch
 from .asgi import Receive, Scope, Send
-from .body import BODY
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import GONE, unless_gone
 from .headers import Problem
 from .refusals import refuse_rest, send_rest_error
-from .request_headers import header
+from .request import REQUEST, HttpRequest
 from .responses import respond_json
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
@@ -50,7 +49,8 @@ class RestEndpoint:
             await refuse_rest(send, ErrorCode.INVALID_REQUEST, f"Method not allowed: use POST {scope['path']}",
                               status=405, headers=[(b"allow", b"POST")])
             return
-        body = scope[BODY]
+        http: HttpRequest = scope[REQUEST]  # the app put it there (`request.request_of`)
+        body = http.body
         try:
             # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.
             params = _params(method, jsonrpc.decode(body) if body.strip() else None)
@@ -61,7 +61,7 @@ class RestEndpoint:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        version = _version(header(scope, b"mcp-protocol-version"))
+        version = _version(http.header(b"mcp-protocol-version"))
         if version in versions.STATELESS_VERSIONS:
             problem = _envelope_problem(params)
             if problem is not None:
@@ -73,13 +73,13 @@ class RestEndpoint:
         else:
             assume = None if method == "initialize" else version
         core = self.server.open_session(session_id=f"rest-{next(self._ids):x}", peer=self._peer,
-                                        assume_version=assume, client_id=client_identity(scope), transport="rest")
+                                        assume_version=assume, client_id=client_identity(http), transport="rest")
         request = jsonrpc.Request(f"rest-{next(self._ids):x}", method, params)
-        outcome = await unless_gone(scope, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
+        outcome = await unless_gone(http, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
         if outcome is GONE:
             return  # nobody will read the answer: the work was stopped (a queued classification is dropped)
         if isinstance(outcome, Ok):
-            await respond_json(send, 200, jsonrpc.dumps(outcome.result))
+            await respond_json(send, 200, jsonrpc.dumps(outcome.encodable()))
         else:
             await send_rest_error(send, outcome)  # the core logged it under its eventId
 

@@ -34,7 +34,7 @@ from .json_body import NOT_JSON, json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
 from .refusals import refuse
-from .request_headers import accepts
+from .request import HttpRequest
 from .sse import EventStream, Reply
 from .status import rpc_status
 
@@ -59,18 +59,19 @@ class StatelessEraTransport:
         if self._listening:
             await asyncio.wait(list(self._listening.values()), timeout=grace_s)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, http: HttpRequest, receive: Receive, send: Send) -> None:
+        scope = http.scope
         if scope["method"] != "POST":
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          f"Method not allowed: {scope['method']} (protocol 2026-07-28 has no sessions or GET streams)",
                          status=405, headers=ALLOW)
             return
-        json_ok, sse_ok = accepts(scope)
+        json_ok, sse_ok = http.accepts()
         if not json_ok:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
-                         status=406, request_id=readable_id(scope))
+                         status=406, request_id=readable_id(http))
             return
-        value = await json_body(scope, send)
+        value = await json_body(http, send)
         if value is NOT_JSON:
             return
         message = jsonrpc.classify(value)
@@ -100,9 +101,9 @@ class StatelessEraTransport:
             await refuse(send, code, text, data=data, request_id=message.id, status=rpc_status(code))
             return
         if message.method == LISTEN:
-            await self._listen(scope, receive, send, message, sse_ok)
+            await self._listen(http, receive, send, message, sse_ok)
             return
-        await self._serve(scope, receive, send, message)
+        await self._serve(http, receive, send, message)
 
     def _check_params(self, scope: Scope, params: dict) -> headers.Problem | None:
         tool = self.server.tools.get(params.get("name")) if isinstance(params.get("name"), str) else None
@@ -115,19 +116,19 @@ class StatelessEraTransport:
             self._annotations[id(schema)] = cached
         return headers.check_param_headers(scope, cached[1], params.get("arguments")) if cached[1] else None
 
-    def _open(self, scope: Scope, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
+    def _open(self, http: HttpRequest, send: Send, request: jsonrpc.Request) -> tuple[Reply, Session]:
         """A one-request core session whose answer (and any stream) goes out through `send`."""
         reply = Reply(send, headers=[], make_stream=lambda: EventStream(None))
         peer = HttpPeer(pending=None)
         peer.replies[request.id] = reply
         return reply, self.server.open_session(session_id=f"r{next(self._ids):x}", peer=peer,
-                                               client_id=client_identity(scope), transport="http")
+                                               client_id=client_identity(http), transport="http")
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
+    async def _serve(self, http: HttpRequest, receive: Receive, send: Send, request: jsonrpc.Request) -> None:
         """Answer one request on its reply, unless the client closes the stream first: that is how 2026
         cancels, so the work is cancelled and its session closed."""
-        reply, core = self._open(scope, send, request)
-        outcome = await unless_gone(scope, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
+        reply, core = self._open(http, send, request)
+        outcome = await unless_gone(http, receive, lambda task: dispatch.run(core, request, self.deadlines, task))
         if outcome is GONE:
             await core.close()
             return
@@ -143,7 +144,7 @@ class StatelessEraTransport:
             return
         await _finish(reply, request, work.result())
 
-    async def _listen(self, scope: Scope, receive: Receive, send: Send, request: jsonrpc.Request,
+    async def _listen(self, http: HttpRequest, receive: Receive, send: Send, request: jsonrpc.Request,
                       sse_ok: bool) -> None:
         if not sse_ok:
             await refuse(send, ErrorCode.INVALID_REQUEST,
@@ -154,8 +155,8 @@ class StatelessEraTransport:
             await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later", request_id=request.id,
                          headers=[(b"retry-after", b"5")])
             return
-        release_slot(scope)
-        reply, core = self._open(scope, send, request)
+        release_slot(http)
+        reply, core = self._open(http, send, request)
         self.open_streams += 1
         try:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time

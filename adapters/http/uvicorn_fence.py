@@ -26,12 +26,14 @@ On top of uvicorn's protocol:
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
-- a request whose whole body has arrived says so (`BODY_ARRIVED`): reading it cannot stall, so it is
+- each request gets its `request.HttpRequest` at its first byte (in the scope under `REQUEST`), which
+  says whether it is the connection's first and names the event loop, so the app finds its request's
+  task without a `get_running_loop` (`HttpRequest.serving_task`);
+- a request whose whole body has arrived says so (`body_arrived`): reading it cannot stall, so it is
   read without a body deadline;
-- the scope names the event loop (`LOOP`), so the app finds its request's task without a
-  `get_running_loop` (`asgi.request_task`);
-- a request whose client leaves is told at once (`CLIENT_GONE`): a callback it put in its scope is
-  called from `connection_lost`, so noticing a disconnect costs no watcher task (`disconnects.py`);
+- a request whose client leaves is told at once (`client_left`, and the callback it put in
+  `on_client_gone` is called from `connection_lost`), so noticing a disconnect costs no watcher task
+  (`disconnects.py`);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
@@ -54,8 +56,8 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
-from .asgi import BODY_ARRIVED, CLIENT_GONE, CLIENT_LEFT, KEPT_ALIVE, LOOP
 from .coalesce import CoalescingTransport
+from .request import NOT_TAKEN, REQUEST, HttpRequest
 
 log = structlog.get_logger("hexmcp.adapters.http")
 
@@ -117,19 +119,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._release()
         cycle = self.cycle
         on_gone = None
-        if cycle is not None and not cycle.response_complete and CLIENT_GONE in cycle.scope:
-            on_gone = cycle.scope[CLIENT_GONE]
-            if on_gone is None:  # the request has not asked yet: it will find this when it does
-                cycle.scope[CLIENT_GONE] = CLIENT_LEFT  # type: ignore[typeddict-unknown-key]
+        if cycle is not None and not cycle.response_complete:
+            request = cycle.scope.get(REQUEST)
+            if request is not None:
+                request.client_left = True  # a request that has not asked yet finds this when it does
+                on_gone = request.on_client_gone
         super().connection_lost(exc)  # marks the cycle disconnected first, as a `receive` watcher would see it
-        if callable(on_gone):
+        if on_gone is not None:
             on_gone()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.scope[KEPT_ALIVE] = self._requests_begun > 0  # type: ignore[typeddict-unknown-key]
-        self.scope[CLIENT_GONE] = None  # type: ignore[typeddict-unknown-key]
-        self.scope[LOOP] = self.loop  # type: ignore[typeddict-unknown-key]
+        # Not given its scope yet (the app does that): an app that never takes it leaves no cycle behind.
+        # Positional (scope, loop, kept_alive, watched): keywords would cost a dict per request.
+        request = HttpRequest(NOT_TAKEN, self.loop, self._requests_begun > 0, True)
+        self.scope[REQUEST] = request  # type: ignore[typeddict-unknown-key]
         self._requests_begun += 1
         if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
@@ -140,7 +144,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self.scope[BODY_ARRIVED] = True  # type: ignore[typeddict-unknown-key]
+        request = self.scope.get(REQUEST)  # gone when the app answered before the body was in (413)
+        if request is not None:
+            request.body_arrived = True
 
     def handle_websocket_upgrade(self) -> None:
         super().handle_websocket_upgrade()

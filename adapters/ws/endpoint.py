@@ -19,6 +19,7 @@ from hexmcp.wire import jsonrpc
 
 from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
+from ..http.request import request_of
 from ..http.responses import respond
 from .config import WsConfig
 from .connection import WsConnection
@@ -55,7 +56,7 @@ class WsEndpoint:
             await refuse(scope, send, refusal)
             return
         connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
-                                  receive, send, client_id=client_identity(scope))
+                                  receive, send, client_id=client_identity(request_of(scope)))
         self.connections.add(connection)
         try:
             await connection.run()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..http.asgi import Scope, Send
 from ..http.guard import BearerAuth, HostOriginGuard, Refusal, deny
+from ..http.request import request_of
 from .config import WsConfig
 
 __all__ = ["HandshakeGuard", "Refusal", "refuse"]
@@ -26,7 +27,8 @@ class HandshakeGuard:
 
     def check(self, scope: Scope) -> Refusal | None:
         """None when the handshake may proceed; the refusal otherwise (Host/Origin first, as over HTTP)."""
-        return self._hosts.denial(scope) or self._token.denial(scope)
+        request = request_of(scope)
+        return self._hosts.denial(request) or self._token.denial(request)
 
 
 async def refuse(scope: Scope, send: Send, refusal: Refusal) -> None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 from typing import Any, Callable
+
+from hexmcp.core.json_encoder import dumps
 
 from ..http.asgi import Send
 
@@ -36,7 +37,7 @@ class Outbox:
         """Queue one message (the `send` coroutine RpcConnection calls); never blocks."""
         if self.closed:
             return
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        text = dumps(message).decode()
         # A lone message larger than the character bound still goes out: the bound is for backlog.
         if self._queue and (len(self._queue) >= self._max_messages or self._chars + len(text) > self._max_chars):
             self.closed = True

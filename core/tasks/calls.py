@@ -16,9 +16,9 @@ import attrs
 
 from .. import models, versions
 from ..context import ToolContext
-from ..convert import to_wire
 from ..errors import ErrorCode, ProtocolError
 from ..routing import Call
+from ..tools import ToolAnswer, result_wire
 from .model import REQUIRED_CAPABILITY, TASKS_EXTENSION, LongRunning, TaskRecord
 
 
@@ -49,7 +49,7 @@ def wanted(long_running: LongRunning, call: Call) -> bool:
 
 
 async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running: LongRunning,
-                       run: Callable[[], Awaitable[models.CallToolResult]]) -> Any:
+                       run: Callable[[], Awaitable[models.CallToolResult | ToolAnswer]]) -> Any:
     runner = session.server.tasks
     if not long_running.inputs_first:
         channel = await runner.open(session.client_id)
@@ -79,9 +79,9 @@ async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running:
     return CreatedTask(channel.record)
 
 
-async def _shaped(work: Awaitable[models.CallToolResult], call: Call) -> dict[str, Any]:
+async def _shaped(work: Awaitable[models.CallToolResult | ToolAnswer], call: Call) -> dict[str, Any]:
     """The tool's result as the task's `result`: the CallToolResult for the request's version."""
-    return to_wire(await work, call.version)
+    return result_wire(await work, call.version)
 
 
 def _retrieved(work: asyncio.Future[Any]) -> None:

@@ -151,11 +151,11 @@ def _healthy(base: str) -> bool:
 
 @pytest.mark.parametrize("arrived", [True, False], ids=["whole-body-arrived", "may-still-arrive"])
 def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arrived: bool) -> None:
-    """The fence's BODY_ARRIVED: a body already in the server's buffer cannot stall, so no deadline is kept."""
+    """The fence's `body_arrived`: a body already in the server's buffer cannot stall, so no deadline is kept."""
     import asyncio
 
-    from hexmcp.adapters.http.asgi import BODY_ARRIVED
-    from hexmcp.adapters.http.body import BODY, BodyBuffer
+    from hexmcp.adapters.http.body import BodyBuffer
+    from hexmcp.adapters.http.request import HttpRequest
 
     buffer = BodyBuffer(mcp_path="/mcp", limit=1024, timeout_s=5.0)
     under_deadline: list[int] = []
@@ -164,15 +164,13 @@ def test_only_a_body_that_may_still_be_arriving_is_read_under_the_deadline(arriv
         under_deadline.append(len(buffer.deadlines))
         return {"type": "http.request", "body": b"{}", "more_body": False}
 
-    async def main() -> dict[str, object]:
-        scope: dict[str, object] = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
-        if arrived:
-            scope[BODY_ARRIVED] = True
-        assert await buffer.read(scope, receive, _never_sent)
-        return scope
+    async def main() -> HttpRequest:
+        request = HttpRequest({"type": "http", "method": "POST", "path": "/mcp", "headers": []}, body_arrived=arrived)
+        assert await buffer.read(request, receive, _never_sent)
+        return request
 
-    scope = asyncio.run(main())
-    assert scope[BODY] == b"{}"
+    request = asyncio.run(main())
+    assert request.body == b"{}"
     assert under_deadline == [0 if arrived else 1]
     assert len(buffer.deadlines) == 0 and buffer.reading == 0
 
@@ -182,7 +180,7 @@ async def _never_sent(message: object) -> None:
 
 
 def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalled_one_with() -> None:
-    """The live half of BODY_ARRIVED: hexmcp's uvicorn protocol marks a body that came in one piece, so
+    """The live half of `body_arrived`: hexmcp's uvicorn protocol marks a body that came in one piece, so
     the app reads it without registering a deadline, while a body still arriving is read under one."""
     with live_server(build_demo_server(), body_timeout_s=0.5) as live:
         deadlines = live.app.bodies.deadlines
@@ -214,3 +212,32 @@ def test_under_uvicorn_a_body_sent_whole_is_read_without_a_deadline_and_a_stalle
         finally:
             sock.close()
         assert status == 408 and uses == [True]
+
+
+def test_a_body_that_arrives_after_its_answer_leaves_the_connection_usable() -> None:
+    """An oversized body is refused on its Content-Length, before it arrives; when it does arrive, the app
+    has finished with the request, and the next request on the connection is served as usual."""
+    with live_server(build_demo_server(), max_body_bytes=4096) as live:
+        sock = socket.create_connection(("127.0.0.1", live.config.port), timeout=10)
+        try:
+            host = f"Host: 127.0.0.1:{live.config.port}\r\n"
+            sock.sendall(f"POST /mcp/tools/call HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+                         "Content-Length: 5000\r\n\r\n".encode())
+            assert _one_response(sock)[0] == 413
+            _until(lambda: live.app.limit.in_flight == 0 and not live.app.bodies.reading, "the app to be done")
+            sock.sendall(b" " * 5000 + f"GET /mcp/tools/call HTTP/1.1\r\n{host}\r\n".encode())
+            assert _one_response(sock)[0] == 405
+        finally:
+            sock.close()
+
+
+def _one_response(sock: socket.socket) -> tuple[int, bytes]:
+    """Read one response with a Content-Length from a connection that stays open."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        raw += sock.recv(65536)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1]), body

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hexmcp.adapters.http.client_identity import client_identity
+from hexmcp.adapters.http.request import HttpRequest
 from hexmcp.core import ErrorCode, McpServer
 from hexmcp.tools.classification import ClassificationConfig
 from hexmcp.tools.classification.mcp_tools import register_classification_tools
@@ -30,15 +31,15 @@ FLOOD = 6
 CALL = {"name": "classify_text", "arguments": {"text": "Prove that the square root of 2 is irrational"}}
 
 
-def _scope(headers: list[tuple[bytes, bytes]], client: tuple[str, int] | None = ("10.0.0.7", 50000)) -> dict[str, Any]:
-    return {"type": "http", "headers": headers, "client": client}
+def _request(headers: list[tuple[bytes, bytes]], client: tuple[str, int] | None = ("10.0.0.7", 50000)) -> HttpRequest:
+    return HttpRequest({"type": "http", "headers": headers, "client": client})
 
 
 @given(st.binary(min_size=1, max_size=64).filter(lambda t: t.strip() == t and b" " not in t),
        st.binary(min_size=1, max_size=64).filter(lambda t: t.strip() == t and b" " not in t))
 def test_a_bearer_token_names_the_client_without_revealing_the_token(first: bytes, second: bytes) -> None:
-    one = client_identity(_scope([(b"authorization", b"Bearer " + first)]))
-    other = client_identity(_scope([(b"authorization", b"bearer " + second)], client=("10.9.9.9", 1)))
+    one = client_identity(_request([(b"authorization", b"Bearer " + first)]))
+    other = client_identity(_request([(b"authorization", b"bearer " + second)], client=("10.9.9.9", 1)))
     # A digest of 16 hex digits can contain a short token's hex by chance: only tokens of 8 bytes and
     # more (any real credential) are checked for leaking into the identity.
     assert one.startswith("token:") and (len(first) < 8 or first.hex() not in one)
@@ -46,9 +47,9 @@ def test_a_bearer_token_names_the_client_without_revealing_the_token(first: byte
 
 
 def test_without_a_token_the_address_names_the_client() -> None:
-    assert client_identity(_scope([])) == client_identity(_scope([], client=("10.0.0.7", 1))) == "address:10.0.0.7"
-    assert client_identity(_scope([(b"authorization", b"Basic abc")])) == "address:10.0.0.7"
-    assert client_identity(_scope([], client=None)) == "address:unknown"
+    assert client_identity(_request([])) == client_identity(_request([], client=("10.0.0.7", 1))) == "address:10.0.0.7"
+    assert client_identity(_request([(b"authorization", b"Basic abc")])) == "address:10.0.0.7"
+    assert client_identity(_request([], client=None)) == "address:unknown"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """`disconnects.unless_gone`: a request's work stops when its client leaves, told apart from any other
-cancellation, with the protocol's callback (`CLIENT_GONE`, set by uvicorn_fence) or, without it, a
+cancellation, with the protocol's callback (`HttpRequest.on_client_gone`, called by uvicorn_fence) or, without it, a
 watcher on `receive`. The live test through the real protocol is test_http_rest.py's
 `test_a_rest_call_whose_client_leaves_is_cancelled`."""
 
@@ -10,8 +10,20 @@ from typing import Any
 
 import pytest
 
-from hexmcp.adapters.http.asgi import CLIENT_GONE, CLIENT_LEFT
 from hexmcp.adapters.http.disconnects import GONE, unless_gone
+from hexmcp.adapters.http.request import HttpRequest
+
+
+def _request(fenced: bool) -> HttpRequest:
+    """A request as uvicorn_fence makes it (`watched`), or as the app makes one for any other server."""
+    return HttpRequest({"type": "http", "headers": []}, watched=fenced)
+
+
+def _connection_lost(request: HttpRequest) -> None:
+    """What uvicorn_fence's connection_lost does to the request being answered."""
+    request.client_left = True
+    if request.on_client_gone is not None:
+        request.on_client_gone()
 
 
 def _receive_until(gone: asyncio.Event) -> Any:
@@ -39,9 +51,9 @@ async def _answer() -> str:
 @pytest.mark.parametrize("fenced", [True, False], ids=["protocol-callback", "receive-watcher"])
 def test_work_finishing_first_gives_its_result(fenced: bool) -> None:
     async def main() -> Any:
-        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
-        result = await unless_gone(scope, _receive_until(asyncio.Event()), lambda _task: _answer())
-        assert scope.get(CLIENT_GONE) is None  # nothing left registered for a later request
+        request = _request(fenced)
+        result = await unless_gone(request, _receive_until(asyncio.Event()), lambda _task: _answer())
+        assert request.on_client_gone is None  # nothing left registered for a later request
         return result
 
     assert asyncio.run(main()) == "answer"
@@ -52,12 +64,12 @@ def test_a_client_leaving_first_stops_the_work(fenced: bool) -> None:
     record: list[str] = []
 
     async def main() -> Any:
-        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        request = _request(fenced)
         gone = asyncio.Event()
-        served = asyncio.ensure_future(unless_gone(scope, _receive_until(gone), lambda _task: _blocked(record)))
+        served = asyncio.ensure_future(unless_gone(request, _receive_until(gone), lambda _task: _blocked(record)))
         await asyncio.sleep(0.01)
         if fenced:
-            scope[CLIENT_GONE]()  # what uvicorn_fence's connection_lost does
+            _connection_lost(request)
         else:
             gone.set()
         return await served
@@ -72,11 +84,11 @@ def test_another_cancellation_still_cancels_the_request(client_left_too: bool) -
     record: list[str] = []
 
     async def main() -> None:
-        scope: dict[str, Any] = {CLIENT_GONE: None}
-        served = asyncio.ensure_future(unless_gone(scope, _receive_until(asyncio.Event()), lambda _task: _blocked(record)))
+        request = _request(fenced=True)
+        served = asyncio.ensure_future(unless_gone(request, _receive_until(asyncio.Event()), lambda _task: _blocked(record)))
         await asyncio.sleep(0.01)
         if client_left_too:
-            scope[CLIENT_GONE]()
+            _connection_lost(request)
         served.cancel()
         with pytest.raises(asyncio.CancelledError):
             await served
@@ -86,7 +98,7 @@ def test_another_cancellation_still_cancels_the_request(client_left_too: bool) -
 
 
 def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
-    """The connection was lost before the request registered its callback: the protocol left CLIENT_LEFT."""
+    """The connection was lost before the request registered its callback: the protocol set `client_left`."""
     record: list[str] = []
 
     async def work() -> str:
@@ -94,7 +106,9 @@ def test_a_client_that_left_before_the_work_began_gets_no_work_done() -> None:
         return "answer"
 
     async def main() -> Any:
-        return await unless_gone({CLIENT_GONE: CLIENT_LEFT}, _receive_until(asyncio.Event()), lambda _task: work())
+        request = _request(fenced=True)
+        _connection_lost(request)
+        return await unless_gone(request, _receive_until(asyncio.Event()), lambda _task: work())
 
     assert asyncio.run(main()) is GONE
     assert record == []
@@ -106,7 +120,7 @@ def test_the_work_is_told_the_task_it_runs_in(fenced: bool) -> None:
     with a watcher it gets a task of its own, which `start` is not told (None)."""
 
     async def main() -> tuple[Any, Any, Any]:
-        scope: dict[str, Any] = {CLIENT_GONE: None} if fenced else {}
+        request = _request(fenced)
         told: list[Any] = []
 
         async def work() -> Any:
@@ -116,7 +130,7 @@ def test_the_work_is_told_the_task_it_runs_in(fenced: bool) -> None:
             told.append(task)
             return work()
 
-        ran_in = await unless_gone(scope, _receive_until(asyncio.Event()), start)
+        ran_in = await unless_gone(request, _receive_until(asyncio.Event()), start)
         return told[0], ran_in, asyncio.current_task()
 
     told, ran_in, request_task = asyncio.run(main())

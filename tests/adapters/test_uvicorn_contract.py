@@ -42,7 +42,7 @@ def test_uvicorn_builds_the_protocol_with_the_keywords_we_pass_through() -> None
 
 
 def test_connection_lost_marks_the_cycle_whose_scope_carries_the_gone_callback() -> None:
-    """The CLIENT_GONE callback is found through `self.cycle` (the request being answered): its `scope`,
+    """The request's `on_client_gone` is found through `self.cycle` (the request being answered): its `scope`,
     and `response_complete` saying whether anyone still waits for the answer."""
     lost = inspect.getsource(HttpToolsProtocol.connection_lost)
     assert "self.cycle" in lost and "response_complete" in lost and "disconnected = True" in lost
@@ -72,7 +72,7 @@ def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:
 
 
 def test_a_complete_body_sets_the_event_receive_waits_on() -> None:
-    """BODY_ARRIVED (set after uvicorn's on_message_complete) promises that `receive` returns at once: uvicorn
+    """`body_arrived` (set after uvicorn's on_message_complete) promises that `receive` returns at once: uvicorn
     marks the body complete and sets the event its `receive` waits on, so the wait cannot stall."""
     complete = inspect.getsource(HttpToolsProtocol.on_message_complete)
     assert "self.cycle.more_body = False" in complete and "self.cycle.message_event.set()" in complete

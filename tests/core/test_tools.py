@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from hexmcp.core import ErrorCode, McpServer, ServerOptions
+from hexmcp.core import ErrorCode, McpServer, Ok, ServerOptions, json_encoder, models, versions
+from hexmcp.core.convert import to_wire
+from hexmcp.core.tools import ToolAnswer, ToolRegistry, to_call_result
 
 from ..fixtures.demo_server import SECRET, build_demo_server
 from ..support.peer import CoreClient
@@ -160,3 +162,40 @@ async def test_extra_arguments_are_dropped_for_decorated_tools() -> None:
     assert isinstance(outcome, Ok)
     assert not outcome.result.get("isError")
     assert outcome.result["content"][0]["text"] == "HI"
+
+
+@pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)
+@pytest.mark.parametrize("value", ["hi", {"sum": 5, "é": [1.5, None, {"deep": True}]}, {}])
+def test_a_tool_answer_is_the_wire_form_of_the_call_tool_result_it_replaces(version: str, value: object) -> None:
+    """Text and structured answers skip the CallToolResult model; their wire form must not change."""
+    tool = ToolRegistry().add("t", _returns, description="", input_schema={"type": "object"})
+    answer = to_call_result(value, tool)
+    assert isinstance(answer, ToolAnswer)
+    if isinstance(value, str):
+        model = models.CallToolResult(content=[models.TextContent(text=value)])
+    else:
+        model = models.CallToolResult(content=[models.TextContent(text=json.dumps(value, ensure_ascii=False,
+                                                                                  separators=(",", ":")))],
+                                      structured_content=value)
+    wire, structured_json = answer.shaped(version)
+    assert list(wire.items()) == list(to_wire(model, version).items())
+    assert list(wire["content"][0]) == list(to_wire(model, version)["content"][0])  # key order too
+    assert (structured_json is not None) == ("structuredContent" in wire)
+    # Encoded once: the bytes spliced in are the text block's, and the answer reads as the value it was.
+    ok = Ok(wire, structured_json)
+    assert json_encoder.dumps(ok.encodable()) == json_encoder.dumps(wire)
+
+
+async def _returns(arguments: dict, ctx: object) -> object:
+    return arguments
+
+
+@pytest.mark.parametrize("value", [{1: "non-string key"}, {"big": 2**70}, {"big": [2**70, {"k": 2**65}]}])
+def test_an_embedded_value_is_written_whichever_way_the_encoder_has_to_go(value: object) -> None:
+    """orjson, orjson with non-string keys, or the standard library: a value encoded once and spliced into
+    a larger one reads back as the value itself."""
+    encoded = json_encoder.dumps(value)
+    assert json.loads(encoded) == json.loads(json.dumps(value))
+    outer = {"id": 2**66, "result": json_encoder.embedded(encoded)}  # the big id sends it to the stdlib
+    assert json.loads(json_encoder.dumps(outer)) == {"id": 2**66, "result": json.loads(encoded)}
+    assert json_encoder.dumps_line(outer) == json_encoder.dumps(outer) + b"\n"
