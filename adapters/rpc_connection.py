@@ -46,7 +46,7 @@ class RpcConnection:
         self._traces = rpc_layer.TraceIds(self.session_id[:8])
         self._closed = False
         # The loop serving this connection, looked up once: on CPython 3.11 every `get_running_loop()`
-        # (and `current_task()` without a loop) is a getpid() system call, ~3 % of a request's CPU.
+        # (and `current_task()` without a loop) is a getpid() system call, too dear to repeat on every request.
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- inbound ---------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ class RpcConnection:
             return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
-        # `_reply` and `_send_message` written out: two coroutine frames fewer on every request.
+        # `_reply` and `_send_message` written out instead of awaited: this runs for every request.
         try:
             reply = rpc_layer.answer(request.id, await work, with_version=self._with_version)
             if reply is not None:

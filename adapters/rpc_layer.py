@@ -62,11 +62,11 @@ async def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) 
     """One request through the core, every log line it causes carrying its session and trace ids.
 
     The ids are bound and left (`bind`), not reset afterwards: binding and resetting costs several times
-    more (ADR 0008), and every caller runs this in a task of its own (an HTTP request, a batch item, a
+    more, and every caller runs this in a task of its own (an HTTP request, a batch item, a
     2026 request) or on a reader that binds again before its next message.
     """
     bind(core.session_id, trace_id)
-    # `begin_request` is what `handle_request` awaits: one coroutine frame fewer per request.
+    # `begin_request` directly: `handle_request` only awaits it, and this runs for every request.
     return await core.begin_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
 
 

@@ -1,11 +1,13 @@
 """A `TaskStore` in Redis (redis-py's asyncio client), so that `--stateless` replicas behind a load
 balancer share their tasks: any replica answers `tasks/get`, and `tasks/update` / `tasks/cancel` reach
-the replica running the work through a per-task signal list it waits on (BLPOP). ADR 1002 says why Redis.
+the replica running the work through a per-task signal list it waits on (BLPOP).
 
 Keys, under a prefix (default `hexmcp:`): `task:<id>` holds the record as JSON, with Redis's own expiry
 once the task has ended (PXAT its `expires_at`); `active:<owner>` is the set of an owner's unfinished task
 ids, which bounds them (checked and added in one Lua script, so two replicas cannot both admit the
 bound's last task); `signals:<id>` is the task's signal list.
+
+Why Redis: docs/adr/1002-task-store-redis.md.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
 
 
 # Commands whose parser is built alone when the command line starts with one: building every command's
-# parser costs `hexmcp stdio` ~10 ms of its start. `hexmcp --help`, any other first word, a config file
+# parser is a noticeable part of `hexmcp stdio`'s start. `hexmcp --help`, any other first word, a config file
 # (checked against every command's settings) and a usage error get the whole parser.
 BUILT_ALONE = ("stdio", "serve", "index")
 

@@ -57,7 +57,7 @@ def parse_tool_rate(text: str) -> tuple[str, float, int | None]:
 
 
 def add_guard_arguments(parser: argparse.ArgumentParser) -> None:
-    audit = parser.add_argument_group("audit trail (README: Audit log)")
+    audit = parser.add_argument_group("audit trail (docs/operations.md: Audit log)")
     audit.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
     audit.add_argument("--audit-redact", action="append", default=[], metavar="FIELD",
                        help="also redact argument fields named FIELD, at any depth (repeatable; always redacted: "
@@ -66,7 +66,7 @@ def add_guard_arguments(parser: argparse.ArgumentParser) -> None:
                        help="rotate FILE to FILE.1 when it reaches BYTES (default: never)")
     audit.add_argument("--audit-backups", type=_at_least(0), default=5, metavar="N",
                        help="rotated files kept, FILE.1 to FILE.N (default 5)")
-    limits = parser.add_argument_group("rate limits (README: Rate limits)")
+    limits = parser.add_argument_group("rate limits (docs/operations.md: Rate limits)")
     limits.add_argument("--rate-limit", type=parse_rate, default=None, metavar="RATE",
                         help="requests a second per client and transport (N, N/s, N/min, N/h; default: none)")
     limits.add_argument("--rate-burst", type=_burst, default=None, metavar="N",
@@ -103,7 +103,7 @@ def install_guards(server: McpServer, args: argparse.Namespace,
     """Register the audit log and the rate limiter `args` ask for; returns what closes them at exit."""
     closers: list[Callable[[], None]] = []
     if args.audit_log:
-        from hexmcp.adapters.audit import AuditFile, AuditLog, Redaction  # only with --audit-log (ADR 0011)
+        from hexmcp.adapters.audit import AuditFile, AuditLog, Redaction  # only with --audit-log
 
         try:
             file = AuditFile(args.audit_log, max_bytes=args.audit_max_bytes, backups=args.audit_backups)

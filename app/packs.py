@@ -1,7 +1,7 @@
 """The installed tool packs: every `hexmcp.packs` entry point, hexmcp's own included, in composition order.
 
-Scanning the environment's entry points costs a start about 30 ms (importing importlib.metadata, then
-reading every distribution's metadata), a sixth of `hexmcp stdio`'s start. The scan's result is kept in
+Scanning the environment's entry points (importing importlib.metadata, then reading every
+distribution's metadata) is a large part of `hexmcp stdio`'s start. The scan's result is kept in
 `$HEXMCP_CACHE_DIR/start/packs-<interpreter>.json`, keyed by the modification time of every folder on
 sys.path: installing or removing a distribution rewrites its folder, so any change rescans. A missing,
 stale, foreign or corrupt file only means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too.

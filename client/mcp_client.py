@@ -163,8 +163,8 @@ class McpClient:
                 progress: ProgressCallback | None = None) -> Coroutine[Any, Any, dict[str, Any]]:
         """The result of one request as the wire carries it (await it); idempotent methods are retried.
 
-        A plain function handing back the dispatcher's coroutine rather than a coroutine of its own:
-        one frame fewer to create and to pass through on every call's way in and out (ADR 0811).
+        A plain function handing back the dispatcher's coroutine rather than a coroutine of its own,
+        which every call would otherwise pass through on its way in and out.
         """
         params = self._envelope(params or {}, self.protocol_version) if self.stateless else params or {}
         timeout = self.timeout if timeout is None else timeout

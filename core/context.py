@@ -76,7 +76,7 @@ class ToolContext:
         self.trace_id = trace_id
         # Who is asking, across sessions (a bearer token's digest, else an address): key per-client limits on it.
         self.client_id = client_id or session_id
-        # The `TaskChannel` when this call runs as a task (task_calls.py): questions and progress go to it.
+        # The `TaskChannel` when this call runs as a task (tasks/calls.py): questions and progress go to it.
         self.task: Any = None
         # For an inputs-first long-running tool, until it begins its task: the future `begin_task` resolves.
         self.task_gate: Any = None

@@ -104,7 +104,7 @@ def _json_object(value: dict[str, Any]) -> dict[str, Any]:
 def _content_blocks(converter: cattrs.Converter):
     """`list[ContentBlock]` (every tool result) without cattrs' generic list walk and union dispatch: each
     block goes through its own class's hook, the one the union would pick (its runtime class), looked up
-    once per class: ~2 µs less a result (ADR 0012, addendum)."""
+    once per class, since every tool result comes through here."""
     hooks: dict[type, Any] = {}
 
     def unstructure(blocks: list[Any]) -> list[Any]:

@@ -5,7 +5,7 @@ are bound per request by the adapters (`bind_request_ids`), eventId by whoever m
 the standard `logging` module (uvicorn, onnxruntime's quantiser) go through the same renderer, so an
 operator's log parser sees one format.
 
-Libraries log their internals at info (onnxruntime's quantiser writes ~40 lines per model conversion,
+Libraries log their internals at info (onnxruntime's quantiser writes dozens of lines per model conversion,
 through the root logger): below warning, a library's records are shown only with `--log-level debug`.
 hexmcp's own lines are structlog's, so they are not affected.
 """
@@ -22,8 +22,8 @@ from typing import Any, Iterator
 import structlog
 
 # The ids of the request being served, set once per request (one ContextVar.set) and written into a line
-# only when one is logged: binding them as two structlog context variables cost ~1-2 µs per request,
-# paid on every request by a server that logs almost nothing per request (issue 14).
+# only when one is logged: binding them as two structlog context variables would add
+# work to every request, for a server that logs almost nothing per request.
 _REQUEST_IDS: ContextVar[tuple[str, str] | None] = ContextVar("hexmcp_request_ids", default=None)
 
 

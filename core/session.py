@@ -302,7 +302,7 @@ class Session:
         entry.task = current
         timeout = self.server.options.tool_timeout_s
         try:
-            if timeout is None:  # the work awaited here, not in `_with_timeout`: one coroutine frame fewer
+            if timeout is None:  # the work awaited here, not in `_with_timeout`: this is every call's path
                 return await work
             async with asyncio.timeout(timeout):
                 return await work

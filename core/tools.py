@@ -36,10 +36,10 @@ class RegisteredTool:
     validator: Any
     output_validator: Any | None
     quick_check: Check | None = None  # a fast "valid" for simple input schemas (quick_check.py)
-    output_quick_check: Check | None = None  # the same for the output schema (ADR 0005)
+    output_quick_check: Check | None = None  # the same for the output schema
     long_running: LongRunning | None = None  # runs as a task for clients that declare the tasks extension
     output_checked_in_tests: bool = False
-    """A built-in tool whose results property tests check against its output schema (ADR 0012): not
+    """A built-in tool whose results property tests check against its output schema: not
     re-checked on every call. Every other tool's result is checked on every call."""
 
     @property
@@ -95,11 +95,11 @@ class ToolRegistry:
     ) -> RegisteredTool:
         """Register a tool whose handler takes `(arguments, ctx)`. Its schemas are checked and compiled now,
         once (an invalid one raises jsonschema's SchemaError here), unless `schemas_checked_in_tests`: a
-        built-in tool whose schemas a test checks, compiled on first use instead (schema_validation.py).
+        built-in tool whose schemas a test checks, compiled on first use instead (schemas/validation.py).
         `long_running` makes the tool answer with a task (`CreateTaskResult`) when the client declares the
         tasks extension (True, or a `LongRunning` for the required / inputs-first variants).
         `output_checked_in_tests`: a built-in tool whose results a property test checks against its output
-        schema, so they are not checked again on every call (ADR 0012); never for a user's tool."""
+        schema, so they are not checked again on every call; never for a user's tool."""
         definition = models.Tool(name=name, description=description, input_schema=input_schema,
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)

@@ -1,6 +1,6 @@
 """Where hexmcp keeps what it builds once per machine: `$HEXMCP_CACHE_DIR`, default `~/.cache/hexmcp`.
 
-The model cache, the knowledge index and the command's compiled start-up code (ADR 0013) live under it.
+The model cache, the knowledge index and the command's compiled start-up code live under it.
 A module of its own so that the command can find it before any tool module is imported.
 """
 

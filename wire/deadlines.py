@@ -9,7 +9,7 @@ overdue waiter is timed out in the way that fits how it waits:
   may itself wait): it is cancelled, and `run` raises TimeoutError, told apart from any other
   cancellation the way `asyncio.timeout` does it;
 - a future that only waits for the answer to a request already written (`watch`: the client's streaming
-  wires, ADR 0811): it fails with TimeoutError, with no cancellation at all on its path.
+  wires): it fails with TimeoutError, with no cancellation at all on its path.
 
 The deadlines are kept in a dict, in deadline order as long as they arrive in that order, which they do
 when every request gets the same timeout (the server's case): then the timer only ever needs the first

@@ -3,8 +3,8 @@
 `classify()` turns one decoded JSON value into a `Request`, `Notification`, `Response` (to a request this
 end sent) or `Invalid`; `encode_*` build the dicts to send. `ERROR_CODES` is the one table from the core's
 semantic codes to JSON-RPC codes (a tool pack's own codes carry theirs: `code_for`). The WebSocket ChatGPT dialect omits the `jsonrpc` member, so
-checking it is optional. `decode`/`dumps` are the one JSON codec every adapter uses: orjson, for
-the reasons and figures in docs/adr/0401-json-codec.md.
+checking it is optional. `decode`/`dumps` are the one JSON codec every adapter uses: orjson (`dumps` is
+core/json_encoder.py's, which says why).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 httpx-sse keeps a complete, spec-following (WHATWG event-stream) line splitter and field decoder, but
 exposes them only through `EventSource`, which needs an httpx response. hexmcp's outbound HTTP reads with
-aiohttp (the MCP client, ADR 0802; the LLM gateway, ADR 0704), so this sans-IO module is the one fence
+aiohttp (the MCP client and the LLM gateway), so this sans-IO module is the one fence
 through which hexmcp reaches the two private classes; `tests/client/test_client_properties.py` feeds them
 streams split at every byte, so a release that moves or changes them fails there, not in a user's session.
 """

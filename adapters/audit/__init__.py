@@ -1,4 +1,7 @@
-"""The audit trail (ADR 0922): one JSON line per tool call, appended atomically, rotated by size, read back."""
+"""The audit trail: one JSON line per tool call, appended atomically, rotated by size, read back.
+
+The design and its trade-offs: docs/adr/0922-audit-trail.md.
+"""
 
 from .log_file import AuditFile
 from .observer import AuditLog

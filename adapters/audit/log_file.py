@@ -1,7 +1,7 @@
 """The audit file: whole lines appended with one `os.write` each on an O_APPEND descriptor, rotated by size.
 
 Why this is safe with several writers (processes of `serve --workers N`, or a restart while the old
-process drains), and what "atomic" means here, is ADR 0922. In short: with O_APPEND the kernel moves to
+process drains), and what "atomic" means here: with O_APPEND the kernel moves to
 the end and writes under the file's lock, so two lines never interleave; a line is cut only when the
 process dies in the middle of a write that spans a page boundary, or the disk fills. Such a cut line is
 left without its newline; the next writer to open the file ends it first, so the damage stays one line

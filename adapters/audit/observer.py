@@ -1,7 +1,7 @@
 """The audit observer: one line per finished tools/call (refusals included), written as the call ends.
 
 The line is written directly from the event loop, not handed to a thread: an append to the page cache
-costs a few microseconds (bench/audit_write.py, ADR 0922), and writing it at once is what lets a crash
+is cheap, and writing it at once is what lets a crash
 lose at most the line being written, where a queue would lose everything still queued. A failing write
 (a full disk) is counted and logged, never raised: the client's answer does not depend on the audit.
 """

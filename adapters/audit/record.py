@@ -2,7 +2,7 @@
 
 Arguments are untrusted JSON from the client; secret-looking fields are replaced at any depth before
 anything is written, and an oversized argument object is replaced by its size and digest so one line
-stays small enough to be appended in one piece (ADR 0922: why small lines matter for atomicity).
+stays small enough to be appended in one piece (log_file.py says why that matters).
 """
 
 from __future__ import annotations

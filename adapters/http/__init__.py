@@ -1,7 +1,9 @@
 """The HTTP adapter: MCP Streamable HTTP (every version), a REST dialect, and /health, on uvicorn.
 
 Public surface: `create_app(server, config, ...)` builds the ASGI app, `HttpConfig` holds every knob,
-`run_http(server, config, ...)` serves it (blocking). See docs/adr/0201-http-adapter.md.
+`run_http(server, config, ...)` serves it (blocking).
+
+The design and its trade-offs: docs/adr/0201-http-adapter.md.
 """
 
 from .app import HttpApp, create_app

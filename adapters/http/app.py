@@ -5,8 +5,8 @@ whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). The ste
 Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → body reading (POSTs to
 the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot) → concurrency cap
 (not /health or /metrics) → router. They are steps of one function (`_serve`), not one middleware
-object each: the MCP endpoint is the hot path, and a coroutine frame per layer cost more than the
-checks themselves (docs/adr/0211-http-hot-path.md). The router is a dict lookup.
+object each: the MCP endpoint is the hot path, and a coroutine frame per layer would cost more than the
+checks themselves. The router is a dict lookup.
 
 Lifecycle: on startup the `on_startup` hooks run in the background (a model may take seconds to load;
 /health says "starting" meanwhile) and the idle-session sweeper starts. A hook that fails sets `failure`:

@@ -3,8 +3,8 @@
 POST carries client messages. Requests are answered as `application/json`, or as an SSE stream when
 the handler sends something first (see `sse.Reply`); notifications and responses (answers to our
 sampling/elicitation requests) get 202. `initialize` mints the `Mcp-Session-Id`; a request that carries
-one unknown or ended gets 404. A POST with no session id is served one-shot, as in stateless mode (ADR 0501);
-GET and DELETE without one get 400. GET opens the session's standalone stream, or
+one unknown or ended gets 404. A POST with no session id (a router's one-shot call) is served one-shot, as
+in stateless mode; GET and DELETE without one get 400. GET opens the session's standalone stream, or
 with `Last-Event-ID` resumes a broken one. DELETE ends the session.
 
 In stateless mode there are no sessions: each POST is served by a fresh core session that assumes
@@ -87,7 +87,7 @@ class HandshakeEraTransport:
         raw_id = request.header(SESSION_HEADER)
         first = messages[0]
         if raw_id is None and (batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize"):
-            # A sessionless POST (a router's one-shot tools/call, ADR 0501) is served like stateless
+            # A sessionless POST (a router's one-shot tools/call) is served like stateless
             # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
             await self._post_one_shot(request, send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
             return

@@ -95,7 +95,7 @@ def run_http(server: McpServer, config: HttpConfig, *, log_level: str = "warning
     (ExitCode.FAILED_AFTER_START when a start-up hook failed and stopped the server).
 
     Runs on the loop uvicorn would pick for itself (uvloop when installed): a plain `asyncio.run`
-    would leave uvicorn on the stdlib loop, which costs about a quarter of the throughput.
+    would leave uvicorn on the stdlib loop, which serves noticeably fewer requests a second.
     The soft open-files limit is raised to the hard one first, so the connection cap can use it.
     `sockets`: listening sockets to serve on instead of binding `config.host:port` (a worker of
     `serve --workers N` gets its parent's). `announce`: log where it listens once it accepts (one line,

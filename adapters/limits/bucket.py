@@ -4,7 +4,8 @@ A bucket of `burst` tokens refilled at `rate` tokens a second is the same thing 
 the "theoretical arrival time" (TAT) at which the bucket would be full again: a request at `now` is
 admitted when `max(TAT, now) + 1/rate - now <= burst/rate`, and then moves the TAT on by `1/rate`.
 One float per key, no refill timer, and the wait before the next admission falls out of the same sum,
-which is what a `Retry-After` needs (ADR 0921 says why not `limits`, `aiolimiter` or `pyrate-limiter`).
+which is what a `Retry-After` needs. Not a library: `limits` has windows rather than burst-then-rate,
+`aiolimiter` waits instead of refusing, and `pyrate-limiter` needs several rates and a leak task.
 
 Memory stays bounded by the clients active lately: a key whose TAT has passed has a full bucket, the same
 as a key never seen, so it can be forgotten without changing any answer. Keys are kept in order of last

@@ -365,7 +365,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
-    switches), for a small price in start-up time (ADR 0008 keeps the figures).
+    switches), for a small price in start-up time.
     """
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,

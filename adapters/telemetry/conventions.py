@@ -2,7 +2,7 @@
 
 One place for the attribute names and for how a transport, an outcome and an error code become
 attribute values, so the Prometheus labels and the span attributes can never disagree.
-(semantic-conventions docs/gen-ai/mcp.md; ADR 0901 explains the choices.)
+(The conventions: semantic-conventions docs/gen-ai/mcp.md.)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Mounted by the composition root as one of the HTTP app's routes, so it sits behind the same Host/Origin
 guard as every route and behind the bearer token when one is configured (Prometheus sends one with
 `authorization: {credentials: ...}` in its scrape config); like /health it is exempt from the
-concurrency cap, so a saturated server can still be scraped (ADR 0901).
+concurrency cap, so a saturated server can still be scraped.
 """
 
 from __future__ import annotations

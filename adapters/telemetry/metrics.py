@@ -3,12 +3,14 @@
 `MetricsObserver` is a `RequestObserver` (core/observation.py): it times every admitted request into
 `mcp_server_operation_duration_seconds` and every session that ends into
 `mcp_server_session_duration_seconds` (OTel name -> Prometheus name: dots become underscores and the
-unit `s` becomes the `_seconds` suffix, as the OTel-to-Prometheus compatibility spec says; ADR 0901),
+unit `s` becomes the `_seconds` suffix, as the OTel-to-Prometheus compatibility spec says),
 counts requests in flight per transport, and at scrape time counts the sessions still open per transport.
 
 Label values are bounded: the method is one the core admitted (its route table), and a tool name is a
 label only when a tool of that name is registered; a client asking for made-up tools would otherwise
 mint a time series per name. Those become `_OTHER`, the conventions' fallback value.
+
+The design and its trade-offs: docs/adr/0901-prometheus-metrics.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One OpenTelemetry SERVER span per MCP request, in the MCP semantic conventions (ADR 0902).
+"""One OpenTelemetry SERVER span per MCP request, in the MCP semantic conventions.
 
 `TracingObserver` is a `RequestObserver`: `request_started` runs in the task that serves the request,
 so the span it opens is made current there and stays current while the tool runs (outbound aiohttp calls,

@@ -3,7 +3,7 @@
 Tracing is on when `OTEL_TRACES_EXPORTER` names an exporter (`otlp`, `console`), or, with that variable
 unset, when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`).
 `OTEL_SDK_DISABLED=true` and `OTEL_TRACES_EXPORTER=none` turn it off. With none of them set nothing is
-registered and the SDK is never imported: an untraced server pays nothing (ADR 0902). A value hexmcp
+registered and the SDK is never imported: an untraced server pays nothing. A value hexmcp
 cannot honour (another exporter, the grpc protocol) stops start-up with the variable and the reason,
 instead of a server that silently exports nothing.
 """

@@ -2,7 +2,9 @@
 
 Public surface: `websocket_route(server, config)` (a Starlette route) or `WsEndpoint(server, config)`
 (a pure ASGI app, e.g. for the HTTP app's `extra_routes`), `WsConfig`, and `make_server` for running
-it under uvicorn with the right shutdown order. See docs/adr/0301-websocket-chatgpt-dialect.md.
+it under uvicorn with the right shutdown order.
+
+The design and its trade-offs: docs/adr/0301-websocket-chatgpt-dialect.md.
 """
 
 from .config import WsConfig

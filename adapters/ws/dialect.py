@@ -1,7 +1,7 @@
 """The two wire dialects a socket can speak, chosen at the handshake, and the close-code table.
 
 - `CHATGPT` (the default): JSON-RPC 2.0 shapes without the `jsonrpc` member, in either direction; a
-  frame that does carry `"jsonrpc": "2.0"` is still understood. See docs/adr/0301.
+  frame that does carry `"jsonrpc": "2.0"` is still understood.
 - `MCP` (subprotocol `mcp`, what the official SDK 1.x `websocket_client` asks for): strict JSON-RPC
   2.0, `jsonrpc` required in and always sent out.
 

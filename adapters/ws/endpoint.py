@@ -3,7 +3,7 @@
 `WsEndpoint` is a pure ASGI app. Mount it with `websocket_route(server, config)` in a Starlette app,
 or as `extra_routes={"/ws": endpoint}` in the HTTP adapter's `create_app`. Either way the app's
 shutdown must call `await endpoint.shutdown()` *before* uvicorn's own connection shutdown, which would
-otherwise close every socket at once with 1012 (see `runner.py` and docs/adr/0301).
+otherwise close every socket at once with 1012 (see `runner.py`).
 """
 
 from __future__ import annotations

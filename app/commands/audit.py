@@ -32,7 +32,7 @@ def add_audit_command(commands: Any) -> None:
 
 
 def _time(text: str) -> Any:
-    from hexmcp.adapters.audit.reader import parse_time  # the reader is `hexmcp audit`'s alone, off the servers' start (ADR 0011)
+    from hexmcp.adapters.audit.reader import parse_time  # the reader is `hexmcp audit`'s alone, off the servers' start
 
     try:
         return parse_time(text)

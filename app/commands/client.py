@@ -2,9 +2,9 @@
 
 TARGET is a URL (`http(s)://.../mcp`, `ws(s)://...`, `ws+chatgpt://...`, `rest+http(s)://...`,
 `stdio:COMMAND`), or given by `--rest URL` or `--stdio "COMMAND ARGS"` instead of the positional
-(the flags are declared in `cli_client_args.py`).
+(the flags are declared in `client_args.py`).
 Failures print one line on stderr and exit with the code `EXIT_CODES` gives their `ClientErrorCode`;
-the table is documented in README.md ("hexmcp as a client").
+the table is documented in docs/client.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The flags of `hexmcp call|tools|resources|prompts|read|bench|record|replay` (run by `cli_client.py`).
+"""The flags of `hexmcp call|tools|resources|prompts|read|bench|record|replay` (run by `client.py`).
 
 Kept apart from the commands so that `hexmcp serve` and `hexmcp stdio`, which parse the same command
 line, never import the client (aiohttp, websockets, tenacity) on their start path.

@@ -4,7 +4,7 @@
     [serve]                      # a command's table: its own flags, over the top level
     port = 8091
     docs = ["handbook/"]
-    [gateway]                    # the LLM gateway's settings (the --gateway-config schema, ADR 0701)
+    [gateway]                    # the LLM gateway's settings (the --gateway-config schema)
     url = "http://127.0.0.1:8000/v1"
     [[upstream]]                 # an MCP server mounted as tools (hexmcp serve, hexmcp stdio)
     name = "kb"
@@ -12,7 +12,7 @@
 
 Every key is checked against every command, whichever command runs, so a misspelt `[call]` key stops
 `hexmcp serve` too, and `hexmcp config check` finds what any command would. The keys come from the
-parsers (config_schema.py); this module knows only the layout.
+parsers (schema.py); this module knows only the layout.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def read_config_file(path: str | Path, keys: Mapping[str, Mapping[str, ConfigKey
                      upstream_parse: Callable[[str], Any] | None) -> ConfigFile:
     """Read and check the file against `keys` (command -> dest -> key); ConfigError on the first problem.
     `upstream_parse` checks an `[[upstream]]` table's name and target (the --upstream flag's type)."""
-    import tomllib  # only when a file is named: not on the start path of a command without one (ADR 0013)
+    import tomllib  # only when a file is named: not on the start path of a command without one
 
     path = Path(path)
     name = path.name

@@ -1,10 +1,12 @@
 """`--config FILE` on every command: each setting from the flag, else `HEXMCP_<DEST>`, else the file,
-else the parser's default (ADR 0911).
+else the parser's default.
 
-The command line is parsed as it always was; then every setting it did not give is filled from the
-environment or the file, through the flag's own type and choices (config_schema.py). Which setting
+The command line is parsed as usual; then every setting it did not give is filled from the
+environment or the file, through the flag's own type and choices (schema.py). Which setting
 came from where is kept on the namespace (`config_origins`), for `hexmcp config check` and for the
 gateway, which ranks its own variables between the two.
+
+The design and its trade-offs: docs/adr/0911-one-config-file.md.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def parse_with_config(build: Callable[[], argparse.ArgumentParser], argv: Sequen
     """Parse `argv` as `build()`'s parser does, then fill what it did not give from env and the file.
     `build_all`, when `build` makes only the named command's parser: every command's, built when a config
     file is named, since the file is checked whole. A bad file or variable prints one line on stderr and
-    exits 2 (ADR 0502)."""
+    exits 2, before anything starts."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build()
     given = _given(parser, argv)
@@ -127,7 +129,7 @@ def parse_with_config(build: Callable[[], argparse.ArgumentParser], argv: Sequen
 
 def _given(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Only what the command line says: parsed with every optional argument's default suppressed and none
-    required, then the parser put back as it was (one parser, built once: building costs ~100x a parse)."""
+    required, then the parser put back as it was (one parser, built once: building one costs far more than a parse)."""
     saved = [(action, action.default, action.required) for command in command_parsers(parser).values()
              for action in command._actions if action.option_strings]
     for action, _, _ in saved:

@@ -1,4 +1,4 @@
-"""The configuration keys of every command, derived from its argparse parser (ADR 0911).
+"""The configuration keys of every command, derived from its argparse parser.
 
 A key is an optional argument's `dest`; how a value is written follows the action (a switch, a count,
 one value, a list), and every value goes through the action's own `type` and `choices`. So a flag
@@ -83,7 +83,7 @@ class ConfigKey:
             return int(text)
         if self.kind is Kind.VALUE:
             return self._one(text, where)
-        import shlex  # only for a list given in one variable (ADR 0013)
+        import shlex  # only for a list given in one variable
 
         try:
             words = shlex.split(text)  # a list in one variable: space-separated, quoted as in a shell

@@ -1,8 +1,8 @@
 """attrs' generated methods, compiled once per machine instead of on every start of the command.
 
 attrs writes the source of each class's `__init__`, `__eq__`, `__repr__`, `__hash__`... when the class is
-defined and compiles it with `compile()`: for the ~110 hexmcp classes defined on the way to `hexmcp stdio`'s
-first answer that was about 30 % of all the instructions the process ran before answering (ADR 0013).
+defined and compiles it with `compile()`: for the hexmcp classes defined on the way to `hexmcp stdio`'s
+first answer that was a large share of all the work the process did before answering.
 The source is a pure function of the class definition and the attrs release, and compiling it always gives
 the same code object, so the compiled code can be kept as a .pyc keeps a module's: keyed by the exact
 (filename, source) attrs hands over, so an edited class or a new attrs release misses and compiles as
@@ -170,7 +170,7 @@ def attrs_methods_cached(cache: CodeCache | None) -> Iterator[CodeCache | None]:
         yield None
         return
     # Imported here, not at the top: the command enters this block with the collector already paused
-    # (start_phase.py), and importing attrs makes thousands of objects.
+    # (phase.py), and importing attrs makes thousands of objects.
     import attr._make as attrs_make
 
     original = getattr(attrs_make, "_compile_and_eval", None)

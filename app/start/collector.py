@@ -1,14 +1,14 @@
 """The cyclic garbage collector during the command's start: paused, and what start-up made frozen.
 
-Start-up makes about 100,000 objects that live as long as the process (modules, classes, the methods
+Start-up makes a great many objects that live as long as the process (modules, classes, the methods
 attrs generates, the server's registries) and almost no cyclic garbage. With collection on, every 700
-allocations the collector walks the young objects and every tenth pass the older ones: ~70 passes
-that free next to nothing. Merely paused, they are replaced by one pass that walks everything at once
-(~20 ms, on the way to the first answer). So on the way out of a pause, what exists joins the
-collector's permanent generation (gc.freeze), which later passes never walk (ADR 0011).
+allocations the collector walks the young objects and every tenth pass the older ones: dozens of passes
+that free next to nothing. Merely paused, they are replaced by one pass that walks everything at once,
+a long one, on the way to the first answer. So on the way out of a pause, what exists joins the
+collector's permanent generation (gc.freeze), which later passes never walk.
 
-The price: the few thousand objects of cyclic garbage start-up leaves (a few hundred KB) are never
-reclaimed. Only the command (app/cli.py) pauses, and only while it imports and composes.
+The price: the little cyclic garbage start-up leaves is never reclaimed. Only the command (app/cli.py)
+pauses, and only while it imports and composes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What every start-up block of the command runs under: the cyclic collector paused, with what start-up
-made frozen on the way out (start_gc.py, ADR 0011), and attrs' generated methods taken from the compiled
-code cache (start_code_cache.py, ADR 0013)."""
+made frozen on the way out (collector.py), and attrs' generated methods taken from the compiled
+code cache (code_cache.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The aiohttp session under both HTTP wires (Streamable HTTP, REST), and how its failures read as ours.
 
 aiohttp rather than httpx for its per-request cost: with its C-accelerated parser a POST round trip
-costs about a quarter of httpx's on the same server (ADR 0802 has the figures).
+costs a fraction of httpx's on the same server.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def env_proxy(url: str) -> str | None:
     """The HTTP(S)_PROXY that applies to `url` (none when NO_PROXY covers its host), as httpx honoured it.
 
     Read once per wire: aiohttp's own `trust_env` reads it, and ~/.netrc, in a worker thread on every
-    request, which cost two thread hand-offs per call (ADR 0802).
+    request, which cost two thread hand-offs per call.
     """
     parts = urllib.parse.urlsplit(url)
     if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):

@@ -8,7 +8,7 @@ raises `ClientError` when the exchange failed; streaming transports (stdio, WebS
 A wire may also offer `write_now(message) -> bool`: write the message without awaiting anything and say
 True, or say False (nothing written) when it would have to wait, e.g. for a full pipe to drain; the
 dispatcher then awaits `send`. A request written that way needs no cancellation scope: it only waits
-for its answer, whose future the deadline fails directly (ADR 0811). Wires without it are always sent.
+for its answer, whose future the deadline fails directly. Wires without it are always sent.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ server's own sans-IO splitter) and handed to the dispatcher in the same callback
 one event-loop turn, not a reader task's wake-up (nor the extra `call_soon` asyncio's subprocess
 transport puts before each `pipe_data_received`; stdin, stderr and the exit still go through that
 transport). A send is one pipe write that waits only when the
-pipe's buffer is over its high-water mark (ADR 0803); below it, `write_now` writes without a coroutine,
-so the dispatcher needs no cancellation scope for the request (ADR 0811).
+pipe's buffer is over its high-water mark; below it, `write_now` writes without a coroutine,
+so the dispatcher needs no cancellation scope for the request.
 
 A stdout line that is not JSON (a banner, a stray print) is logged and skipped, not fatal. The
 server's stderr is read into a short ring of its last lines, so a server that dies at start-up

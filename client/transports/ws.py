@@ -2,7 +2,7 @@
 
 Two dialects, chosen when connecting: strict JSON-RPC 2.0 asking for subprotocol `mcp` (what the
 official SDK's WebSocket transport speaks), or the ChatGPT dialect: no subprotocol, and messages
-without the `jsonrpc` member (hexmcp's default on /ws, docs/adr/0301).
+without the `jsonrpc` member (hexmcp's default on /ws).
 """
 
 from __future__ import annotations

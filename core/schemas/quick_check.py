@@ -1,7 +1,7 @@
 """A fast "valid" for the simple JSON Schemas tool signatures produce, compiled to plain predicates.
 
 jsonschema walks a schema through its generic keyword dispatch on every call, which for a small object
-costs as much as the rest of a `tools/call` (figures in ADR 0006). Schemas derived from type hints use a
+costs as much as the rest of a `tools/call`. Schemas derived from type hints use a
 handful of keywords, so for those `compile_quick_check` builds a predicate of plain type and key checks. The predicate is only trusted when it says *valid*: it may be stricter
 than the schema where JSON Schema is subtle (there 1.0 is an integer, here it is not), and when it
 says no, the full validator decides and explains. A schema using any keyword outside the subset, or
@@ -88,7 +88,7 @@ def _type(value: Any) -> Check | None:
 
 def _member_types(check: Check) -> frozenset[type] | None:
     """The allowed classes when `check` is a bare type check; then a container tests all its members at
-    once with `allowed.issuperset(map(type, members))`, with no Python call per member (ADR 0006)."""
+    once with `allowed.issuperset(map(type, members))`, with no Python call per member."""
     return getattr(check, "types", None)
 
 

@@ -1,11 +1,11 @@
 """Full JSON Schema validation (jsonschema), imported only when something needs it.
 
-jsonschema is a large part of `hexmcp stdio`'s cold start (figures in ADR 0007), and nothing before the
+jsonschema is a large part of `hexmcp stdio`'s cold start, and nothing before the
 `initialize` answer needs it. A tool registered by `ToolRegistry.add` still has its schemas checked
 there and then (`compile_validator` imports jsonschema at that point); only tools whose schemas are
 checked by our own tests (the built-in ones, `schemas_checked_in_tests=True`) get a `LazyValidator`,
 which compiles on first use: the first argument the quick check does not pass, or the first result to
-explain (ADR 0007).
+explain.
 """
 
 from __future__ import annotations

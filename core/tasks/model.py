@@ -1,8 +1,8 @@
 """The tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) as values: a task record, its statuses,
 the one table of legal status changes, and the `TaskStore` port a record lives behind.
 
-Pure: no I/O, no clock reads (every change is handed `now`), no asyncio. `task_runner.py` runs the work
-and writes records through the store; `task_methods.py` serves `tasks/get`, `tasks/update` and
+Pure: no I/O, no clock reads (every change is handed `now`), no asyncio. `runner.py` runs the work
+and writes records through the store; `methods.py` serves `tasks/get`, `tasks/update` and
 `tasks/cancel`. A record is owned by the client identity that created it (`Session.client_id`: a bearer
 token's digest or an address), never by a connection, so a client that reconnects gets its task back and
 another client cannot see it.

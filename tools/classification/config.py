@@ -23,26 +23,26 @@ def _optional_path(value: object) -> Path | None:
 class ClassificationConfig:
     # What to classify into. None: the built-in taxonomy (math, science, technology, history, general).
     taxonomy_path: Path | None = attrs.field(default=None, converter=_optional_path)
-    # Embedding model. int8 is the measured default (docs/adr/0101): ~2x faster, same accuracy band.
+    # Embedding model. int8 by default: much faster than fp32, with accuracy in the same band.
     quantization: str = attrs.field(default="int8", validator=v.in_(QUANTIZATIONS))
     max_tokens: int = attrs.field(default=256, validator=[v.instance_of(int), v.ge(3), v.le(512)])
     max_text_chars: int = attrs.field(default=20_000, validator=[v.instance_of(int), v.ge(1)])
-    # onnxruntime intra-op threads. 1 measured best on the 2-core target (docs/adr/0101).
+    # onnxruntime intra-op threads. 1: the inference pool's workers keep the cores busy, a pass each.
     threads: int = attrs.field(default=1, validator=[v.instance_of(int), v.ge(1)])
     # None: $HEXMCP_CACHE_DIR, else ~/.cache/hexmcp (resolved at start()).
     cache_dir: Path | None = attrs.field(default=None, converter=_optional_path)
-    # Routing (docs/adr/0103).
+    # Routing (routing.py).
     default_model: str = "llama-3.1-8b-instruct"  # for categories whose policy names no model
     low_confidence_threshold: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
     fallback_model: str | None = None  # recommended instead when confidence is low; None: keep
     # A catch-all category that absorbs texts unlike any domain example; None disables the gate.
     general_category: str | None = "general"
     general_similarity_quantile: float = attrs.field(default=0.02, validator=[v.gt(0.0), v.lt(0.5)])
-    # Classifier head (docs/adr/0102).
+    # Classifier head (head.py).
     l2_penalty: float = attrs.field(default=1e-4, validator=v.gt(0.0))
     calibration_folds: int = attrs.field(default=5, validator=[v.instance_of(int), v.ge(2)])
     seed: int = 0
-    # Inference pool (docs/adr/0104). None: one worker per `threads` cores, so both cores of the
+    # Inference pool (embedding/inference_pool.py). None: one worker per `threads` cores, so both cores of the
     # target machine each run a text.
     workers: int | None = attrs.field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     max_queue: int = attrs.field(default=256, validator=[v.instance_of(int), v.ge(1)])
@@ -52,7 +52,7 @@ class ClassificationConfig:
     request_timeout_s: float = attrs.field(default=10.0, validator=v.gt(0.0))
     # Nice steps the inference workers run below the event loop (Linux; 0: the same priority). Under load
     # the loop then gets a core at once to read requests and write answers, but on a machine shared with
-    # other busy processes the workers also yield to those: off by default (docs/adr/0112).
+    # other busy processes the workers also yield to those: off by default.
     worker_nice_increment: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0), v.le(19)])
 
     def encoder_config(self) -> EncoderConfig:

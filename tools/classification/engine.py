@@ -67,7 +67,7 @@ class ClassifierEngine:
     def classify(self, text: str) -> Prediction:
         """`probabilities` for one text, in as few numpy calls as the arithmetic allows: this runs on
         every request, right after the forward pass, when each call costs several times its warm
-        price (ADR 0104)."""
+        price."""
         sentence32, rows = self.encoder.embed_one(text)
         features = rows[0].astype(np.float64) if len(rows) == 1 else rows.astype(np.float64).mean(axis=0)
         matrix, offset = self.head.folded

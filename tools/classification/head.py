@@ -1,6 +1,6 @@
 """The classifier head: calibrated softmax regression on [last | mid-layer] segment features.
 
-Training (docs/adr/0102):
+Training:
 1. z-score each feature column (statistics from the training rows only);
 2. fit L2-penalised multinomial logistic regression on the training rows: one per example, or one
    per segment of each example with the example's rows weighted to sum to one (segments.py);
@@ -8,6 +8,8 @@ Training (docs/adr/0102):
    cross-validation (folds split examples, never an example's segments), so probabilities are
    calibrated without ever looking at evaluation data.
 Deterministic: fixed fold assignment from `seed`, deterministic solver.
+
+The design and its trade-offs: docs/adr/0102-classifier-head.md.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def train_head(
         held_out = folds == fold
         if held_out.all() or not held_out.any():
             continue
-        # Warm start: a fold's solution lies near the full one (a fifth to a third fewer solver steps).
+        # Warm start: a fold's solution lies near the full one (so the solver needs fewer steps).
         fold_head = fit_on(~held_out[owners], head.weights)
         out_of_fold[held_out] = fold_head.logits(features[held_out])
     return attrs.evolve(head, temperature=fit_temperature(out_of_fold, labels))

@@ -51,7 +51,7 @@ def register_classification_tools(server: McpServer, config: Any) -> Classificat
 
 
 def _register_list_categories(registrar: Registrar, service: ClassificationService) -> None:
-    # Strings from a taxonomy checked when it loads; a property test checks the shape (ADR 0012).
+    # Strings from a taxonomy checked when it loads; a property test checks the shape.
     # classify_text keeps the check: its floats come from the model.
     @registrar.tool("list_categories", title="List categories", annotations=READ_ONLY,
                     description="List the categories classify_text chooses from, in class-index order, "

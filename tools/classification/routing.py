@@ -1,12 +1,14 @@
 """Routing policy: which model to recommend, and whether to turn reasoning on.
 
-Decision order (docs/adr/0103):
+Decision order:
 1. The category's policy may force reasoning on or off (`use_reasoning: true/false`).
 2. Otherwise ("auto") the prompt is scored: embedding similarity to exemplars of reasoning-heavy
    prompts minus similarity to simple ones, plus small lexical and length cues. Keywords alone
    misfire ("explain" can be trivial; "solve" can be one step), which is why the embedding leads.
 3. Low classifier confidence overrides both: reasoning on, and the fallback model if one is set,
    because a prompt we cannot place is one we should not under-serve.
+
+The design and its trade-offs: docs/adr/0103-routing-policy.md.
 """
 
 from __future__ import annotations

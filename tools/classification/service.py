@@ -112,7 +112,7 @@ class ClassificationService:
 
     def _build(self) -> ClassifierEngine:
         # OpenBLAS threads spin after every small matmul of the head and steal the cores onnxruntime
-        # needs: a batch of 11 took 58 ms instead of 41 ms. Must be set before numpy is imported;
+        # needs, slowing every batch. Must be set before numpy is imported;
         # setdefault keeps an operator's explicit choice.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         from .engine import build_engine

@@ -1,7 +1,7 @@
 """Passages (+ glossary) → ConceptBase: extract evidence per document, draft and de-duplicate
 concepts, find every passage that mentions each, summarise them from the corpus, relate them.
 
-Incremental where it is cheap (ADR 0620): a document's evidence is cached by its content, so after an
+Incremental where it is cheap: a document's evidence is cached by its content, so after an
 index change only changed documents are read again, and title vectors are cached by title, so only
 new titles are embedded. Mentions, relations and the graph are rebuilt whole: they are linear scans
 and cheap beside extraction.

@@ -3,7 +3,7 @@
 call into handlers got from a function when used.
 
 mcp_tools.py registers them over handlers made at once; first_use.py over handlers made on first use,
-which is how `hexmcp stdio` registers them before its `initialize` answer (issue 14, ADR 0013). The
+which is how `hexmcp stdio` registers them before its `initialize` answer. The
 signatures are the same either way, so tools/list cannot tell the two apart. Their annotations are
 evaluated here, so this module imports nothing heavy and has no `from __future__ import annotations`
 (the tool decorator reads the return annotation as a type).

@@ -18,7 +18,7 @@ from .model import Evidence, EvidenceKind
 from .text import MAX_TERM_WORDS, STOP_WORDS, clean_term, key_of, plausible_term, words
 
 KEYPHRASES_PER_DOCUMENT = 8
-KEYPHRASE_TEXT_CHARS = 6_000  # YAKE reads a document's opening only: ~20 µs a character, the dominant cost (ADR 0620)
+KEYPHRASE_TEXT_CHARS = 6_000  # YAKE reads a document's opening only: its cost grows with the text and dominates
 _NUMBERING = re.compile(r"^(?:[A-Z]{2,5}[ -])?\d[\d.]*\s*(?:[:.—–-]\s*)?|^(?:step|part|chapter)\s+\d+\s*[:.—–-]\s*",
                         re.IGNORECASE)
 _ASIDE = re.compile(r"\s*\([^)]*\)?")  # "(this 2-core VM" and "(optional)" are remarks, not names

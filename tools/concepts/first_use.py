@@ -1,5 +1,5 @@
 """The concept tools registered with their handlers made on first use: what `hexmcp stdio` does before
-its `initialize` answer (issue 14, ADR 0013).
+its `initialize` answer.
 
 The definitions (definitions.py) are registered at once; the handlers (mcp_tools.py, with the item
 builders and the concept layer's value classes under them) are imported and made by the first call,

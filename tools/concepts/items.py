@@ -1,6 +1,6 @@
 """The concept tools' result items: `{"items": [...]}` of kinds `concept`, `passage`, `graph` and
 `score` (the design's contract; their JSON Schemas are in schemas.py). A `passage` item has the knowledge tools'
-`searchPassages` shape plus its citation; every `score` and `confidence` is 0..1 (README, ADR 0620).
+`searchPassages` shape plus its citation; every `score` and `confidence` is 0..1 (docs/concepts.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The concept layer's value objects: evidence found in a passage, a concept, a citation, an edge.
 
-Scores in this package are all 0..1 and each says what it measures (README, ADR 0620):
+Scores in this package are all 0..1 and each says what it measures (docs/concepts.md):
 - `Concept.confidence`: how sure we are that the concept is a real term of the corpus (noisy-or of
   its evidence's priors: a glossary entry is 1.0, a bold definition 0.85, a heading 0.7 ...).
 - `Edge.weight`: how strong the relation is (see relations.py for each kind's formula).

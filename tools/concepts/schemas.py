@@ -3,7 +3,7 @@
 template.
 
 Plain types, apart from items.py, so the tools' definitions can be registered before the `initialize`
-answer without importing what builds the items (ADR 0013). No `from __future__ import annotations`
+answer without importing what builds the items. No `from __future__ import annotations`
 here: a TypedDict only sees `NotRequired` in annotations evaluated when the class is made.
 """
 

@@ -2,7 +2,7 @@
 and the score under which resolveConcept says `resolved: false`.
 
 Apart from model.py and resolver.py so that the tools' definitions, registered before the
-`initialize` answer, name them without defining the concept layer's value classes (ADR 0013).
+`initialize` answer, name them without defining the concept layer's value classes.
 """
 
 from __future__ import annotations

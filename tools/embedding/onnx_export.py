@@ -2,13 +2,13 @@
 
 numpy + the `onnx` package only (no torch). Standard ONNX operators at opset 17, except self-attention:
 onnxruntime's fused `Attention` (com.microsoft domain; its quantiser turns it into `QAttention`), which
-does in one kernel what took a dozen nodes per layer (docs/adr/0105). The graph takes `input_ids` and `attention_mask`
+does in one kernel what took a dozen nodes per layer. The graph takes `input_ids` and `attention_mask`
 (int64, [batch, seq]) and returns:
 - `sentence_embedding` (float32 [batch, hidden]): the last layer masked-mean-pooled and
   L2-normalised, i.e. the all-MiniLM-L6-v2 sentence embedding, used for similarity;
 - `last_layer_tokens` and `mid_layer_tokens` (float32 [batch, seq, hidden]): the token states of the
   last layer and of layer MID_LAYER, which the classifier pools per segment (segments.py). Middle
-  layers keep more lexical, topical detail than the similarity-tuned last layer (docs/adr/0102).
+  layers keep more lexical, topical detail than the similarity-tuned last layer.
 
 Constant folding done here rather than at runtime, each exact in float32 up to rounding:
 - token type ids are always 0 for single sentences, so that embedding row is added to the position

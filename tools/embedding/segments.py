@@ -6,8 +6,8 @@ text's rows weighted to sum to one, and reads a text through the mean of its row
 
 Why segments: a 200-token exam question pooled into one vector is a single training point; cut into
 segments of ~16 tokens it gives the head several views of the same topic, which regularises it the
-way more examples would. Cross-validated on the MMLU-Pro train rows this gained 1.2 points over
-whole-text pooling, with any segment length from 8 to 24 tokens (docs/adr/0102). Texts shorter than
+way more examples would. Cross-validation on the training rows favours it over
+whole-text pooling, and the exact segment length matters little. Texts shorter than
 1.5 segments stay one segment, so short prompts are pooled whole.
 """
 

@@ -1,8 +1,8 @@
 """Lowering the calling thread's CPU scheduling priority, so the inference workers yield to the event loop.
 
-At 16 callers both cores run a forward pass nearly all the time. At the same priority, the event loop
-thread (which reads requests and writes answers) waits for a core behind a pass: answers sat 0.5-3 ms
-(median) and 4-7 ms (slowest 2 %) between the pass ending and the loop running again (docs/adr/0112).
+Under heavy load every core runs a forward pass nearly all the time. At the same priority, the event
+loop thread (which reads requests and writes answers) waits for a core behind a pass, and an answer
+already computed waits with it.
 A worker a few nice steps down still gets every core cycle nobody else wants, but a thread that wakes
 at normal priority runs at once. Opt-in (`--classifier-nice`): the workers yield to every other busy
 process on the machine as well, and classification throughput did not gain from it.

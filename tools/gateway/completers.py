@@ -1,7 +1,7 @@
 """Argument completion (MCP `completion/complete`) for category names, model names and document ids.
 
 MCP's `completion/complete` suggests values for a prompt's or a resource template's argument while a
-user types; it is not text generation (that is routeCompletion, ADR 0703). Matching: names that start
+user types; it is not text generation (that is routeCompletion). Matching: names that start
 with what was typed first, then names that contain it, each case-insensitively and in their own order.
 """
 

@@ -32,7 +32,7 @@ GATEWAY_FLAGS = ("gateway_url", "provider_type", "default_model", "gateway_timeo
 def gateway_config(args: argparse.Namespace) -> GatewayConfig:
     """Resolve the gateway's configuration; raises GatewayConfigError (exit 2) on a bad value.
 
-    A flag's value that came from the config file (cli_config.py records each value's origin) ranks
+    A flag's value that came from the config file (the config layer records each value's origin) ranks
     as that file, below GATEWAY_URL and the other variables, as every file value does."""
     origins = getattr(args, "config_origins", {})
     given = {name: getattr(args, name, None) for name in GATEWAY_FLAGS}

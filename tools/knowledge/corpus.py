@@ -98,7 +98,7 @@ def bundled_files() -> list[CorpusFile]:
 def bundled_readme() -> SourceDocument | None:
     # The README ships as the distribution's long description: the one copy pip already installs.
     # importlib.metadata (and the email parser it reads metadata with) is imported here, in the index
-    # build, not on `hexmcp stdio`'s way to the initialize answer (ADR 0011).
+    # build, not on `hexmcp stdio`'s way to the initialize answer.
     import importlib.metadata
 
     try:

@@ -5,8 +5,10 @@ score = w · max(cos, 0) + (1 − w) · bm25 / best_bm25
 The dense half is absolute (a cosine means the same for every query); the lexical half is relative
 to the query's best lexical match, because raw BM25 grows with query length and has no fixed
 scale. A passage the dense search did not return gets the lowest cosine it did return (a bound,
-not a guess of zero). Reciprocal-rank fusion is kept for the measurements in ADR 0601: it throws
+not a guess of zero). Reciprocal-rank fusion is kept for comparison: it throws
 away how far apart scores are, which is what made it lose to MiniLM alone on held-out corpora.
+
+The design and its trade-offs: docs/adr/0601-knowledge-hybrid-retrieval.md.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy loads with the index; the tools module reads DENSE_WEIGHT at start-up
     import numpy as np
 
-DENSE_WEIGHT = 0.9  # ADR 0601: dense is the stronger retriever; lexical breaks near-ties on exact terms
+DENSE_WEIGHT = 0.9  # dense is the stronger retriever; lexical breaks near-ties on exact terms
 RRF_K = 60
 
 

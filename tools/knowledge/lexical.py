@@ -1,4 +1,4 @@
-"""BM25 over passages with bm25s (sparse-matrix BM25, chosen over rank-bm25 in ADR 0601),
+"""BM25 over passages with bm25s (sparse-matrix BM25: rank-bm25 scores in pure Python),
 English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets "indexed"."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ class Section:
 class SourceDocument:
     """One file of the corpus, read and split into sections.
 
-    `document_id` is the corpus-relative POSIX path (e.g. `docs/adr/0001-core.md`); `text` is the
+    `document_id` is the corpus-relative POSIX path (e.g. `guide/install.md`); `text` is the
     decoded source (for PDF, the extracted text), which passage offsets index into."""
 
     document_id: str

@@ -3,7 +3,7 @@ one place that knows a document's URI and URL.
 
 Making the service only lists the corpus's files (a bad --docs path, or one with nothing to read, stops
 start-up with a clear message). Parsing them waits for the server to be up (`ensure_documents`, the
-first step of the first build): on the bundled corpus it was most of a cold start (issue 14), and a
+first step of the first build): on the bundled corpus it would be most of a cold start, and a
 client's handshake should not wait for documents it may never read. The documents then reach the
 listeners as one change (all added): their resources appear with a list_changed notification. Tools
 that read documents wait for them; embedding the passages runs in a worker thread after that; search

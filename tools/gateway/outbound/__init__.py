@@ -1,7 +1,7 @@
 """The gateway pack's outbound client: configuration, the OpenAI-compatible client, retries, the error map.
 
 The client module (aiohttp) is imported only when a gateway is configured: `hexmcp stdio`
-without one starts as fast as before (ADR 0007).
+without one does not pay for it at start-up.
 """
 
 from .config import GatewayConfig, GatewayConfigError, load_gateway_config

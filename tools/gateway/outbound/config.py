@@ -235,7 +235,7 @@ def _read_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise GatewayConfigError(where, f"cannot be read ({error.strerror or error})") from None
-    import tomllib  # only with a config file, as PyYAML: neither is on `hexmcp stdio`'s start path (ADRs 0007, 0013)
+    import tomllib  # only with a config file, as PyYAML: neither is on `hexmcp stdio`'s start path
 
     import yaml
 

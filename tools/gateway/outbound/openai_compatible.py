@@ -1,7 +1,7 @@
 """`ChatGateway` for OpenAI-compatible chat-completions APIs (vLLM, OpenAI, LiteLLM, the semantic router).
 
-One `aiohttp.ClientSession` per gateway: pooled HTTP/1.1 connections kept alive between calls (ADR 0701;
-aiohttp rather than httpx for its per-call CPU cost, ADR 0704). A streamed completion (`stream: true`) is
+One `aiohttp.ClientSession` per gateway: pooled HTTP/1.1 connections kept alive between calls (aiohttp
+rather than httpx: it spends less CPU per call). A streamed completion (`stream: true`) is
 read as server-sent events (httpx-sse's decoder, through `hexmcp.wire.sse_events`), each text piece
 handed to the caller as it arrives. Every attempt runs under `with_retries` (retry.py); once text has
 reached the caller a broken stream is not retried, since a second attempt would repeat it.

@@ -1,10 +1,12 @@
-"""Which gateway failures are retried, and how long to wait before the next attempt (ADR 0702).
+"""Which gateway failures are retried, and how long to wait before the next attempt.
 
 Retried: rate limits (429), timeouts (and 408), connection errors and 5xx. Never: 400, 401, 403,
 404 or any other refusal, which would fail the same way again. Waits grow linearly or exponentially
 from `delay_s` (1 s, 2 s, 4 s by default), each scaled by a random factor in [1 - jitter, 1] so that
 callers rejected together do not all come back together; a `Retry-After` the gateway sent replaces the
 computed wait, up to `retry_after_cap_s`. tenacity runs the loop; this module only decides.
+
+The design and its trade-offs: docs/adr/0702-gateway-retries.md.
 """
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ walk with a filter that rejects nearly everything would be both slower and lossy
 
 Thread-safe: one lock serialises writers and readers (numpy and faiss release the GIL inside, so a
 search is never slowed by more than the write it waits behind). The graph is built off the lock, on a
-thread of its own (20-50 s at 30,000-50,000 rows): searches stay exact until it is ready, then rows
+thread of its own (at that size it takes far longer than any search): searches stay exact until it is ready, then rows
 written meanwhile are added and it takes over; a compaction meanwhile makes it stale and it is
-dropped. Thresholds and their measurements: docs/adr/0610-in-process-vector-store.md.
+dropped.
+
+The design and its thresholds: docs/adr/0610-in-process-vector-store.md.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from .ann import HnswConfig, HnswIndex
 from .port import VectorHit
 from .rows import prepare_query, prepare_rows
 
-#: Above this many live rows searches go through the HNSW graph. At 30,000 x 384 an exact search
-#: costs about 2 ms (p50) on the project's 2-core machine and grows linearly (about 4-8 ms at 50,000,
-#: 16 ms at 100,000), while the graph answers in under 2 ms at any of those sizes.
+#: Above this many live rows searches go through the HNSW graph: an exact search grows with the rows
+#: and the graph's barely does, while below it the exact search is as fast and never misses.
 ANN_THRESHOLD = 30_000
 _INITIAL_CAPACITY = 1024
 
