@@ -35,6 +35,11 @@ def quiet_session_options(threads: int) -> onnxruntime.SessionOptions:
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # x86 CPUs without VNNI run int8 products with an instruction that saturates pairs of them at 16 bits
+    # (VPMADDUBSW); this makes onnxruntime use exact u8u8 products there instead. VNNI CPUs are exact
+    # already and ignore it. Without it a text's vector depended on the CPU (cosine ~0.99 between the two
+    # kinds), enough to flip near ties in every score built on it.
+    options.add_session_config_entry("session.x64quantprecision", "1")
     return options
 
 
@@ -50,8 +55,9 @@ def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
 
 
 # Part of the embedding cache's key: bump when the way texts become features changes.
-# "single": every text runs in its own forward pass (see SentenceEncoder).
-ENCODING = "single"
+# "single": every text runs in its own forward pass (see SentenceEncoder); "exact": int8 products are
+# exact on every x86 CPU (quiet_session_options), so vectors cached on a CPU without VNNI are not reused.
+ENCODING = "single-exact"
 
 
 def features_key(model_id: str, weights_digest: str, converter: str, quantization: str, max_tokens: int) -> str:
