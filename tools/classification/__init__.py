@@ -5,15 +5,26 @@ tokenizers and onnx are only imported once ClassificationService.start() runs. T
 shared encoder it runs on (model files, model cache, a service not ready) are hexmcp.tools.embedding.errors.
 """
 
-from .config import ClassificationConfig
-from .errors import CacheDirError, ClassificationError, ClassificationInputError, TaxonomyError
-from .service import ClassificationService
+import importlib
+from typing import Any
 
-__all__ = [
-    "CacheDirError",
-    "ClassificationConfig",
-    "ClassificationError",
-    "ClassificationInputError",
-    "ClassificationService",
-    "TaxonomyError",
-]
+_EXPORTS = {
+    "CacheDirError": ".errors",
+    "ClassificationConfig": ".config",
+    "ClassificationError": ".errors",
+    "ClassificationInputError": ".errors",
+    "ClassificationService": ".service",
+    "TaxonomyError": ".errors",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Loaded on first use: finding the installed packs imports this package (for its pack module), and a
+    server started with --no-classifier must not pay for the service."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

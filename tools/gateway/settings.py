@@ -7,8 +7,12 @@ import argparse
 import os
 from typing import Any
 
-from hexmcp.tools.gateway.outbound import GatewayConfig, load_gateway_config
-from hexmcp.tools.gateway.outbound.config import PROVIDER_TYPES
+from typing import TYPE_CHECKING
+
+from .providers import PROVIDER_TYPES
+
+if TYPE_CHECKING:
+    from .outbound import GatewayConfig
 
 
 def add_gateway_flags(group: argparse._ArgumentGroup) -> None:
@@ -38,6 +42,8 @@ def gateway_config(args: argparse.Namespace) -> GatewayConfig:
     given = {name: getattr(args, name, None) for name in GATEWAY_FLAGS}
     from_file = {name: value for name, value in given.items() if getattr(origins.get(name), "source", "") == "file"}
     flags = {name: value for name, value in given.items() if name not in from_file}
+    from .outbound import load_gateway_config
+
     return load_gateway_config(flags, os.environ, getattr(args, "gateway_config", None),
                                table=getattr(args, "gateway_table", None),
                                table_file=getattr(args, "config_name", None) or "the config file", table_flags=from_file)

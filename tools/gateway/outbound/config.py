@@ -18,7 +18,7 @@ import attrs
 from hexmcp.core.suggestions import did_you_mean
 from .retry import BACKOFFS, RetryPolicy
 
-PROVIDER_TYPES = ("openai", "anthropic", "local")
+from ..providers import PROVIDER_TYPES
 LOG_LEVELS = ("debug", "info", "warning", "error")
 CONFIG_ENV = "GATEWAY_CONFIG"
 
