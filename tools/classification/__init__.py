@@ -5,9 +5,10 @@ tokenizers and onnx are only imported once ClassificationService.start() runs. T
 shared encoder it runs on (model files, model cache, a service not ready) are hexmcp.tools.embedding.errors.
 """
 
-import importlib
-from typing import Any
+from hexmcp._lazy import lazy_exports
 
+# Loaded on first use: finding the installed packs imports this package (for its pack module), and a
+# server started with --no-classifier must not pay for the service.
 _EXPORTS = {
     "CacheDirError": ".errors",
     "ClassificationConfig": ".config",
@@ -17,14 +18,4 @@ _EXPORTS = {
     "TaxonomyError": ".errors",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    """Loaded on first use: finding the installed packs imports this package (for its pack module), and a
-    server started with --no-classifier must not pay for the service."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
