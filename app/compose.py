@@ -95,7 +95,7 @@ def compose(server: McpServer, settings: argparse.Namespace, packs: list[Pack], 
     composed: list[Pack] = []
     for pack in packs:
         if not pack.enabled(settings) or any(port not in offered for port in pack.needs) or \
-                not _installed(pack, settings, command):
+                not _installed(pack, settings):
             continue
         ports = {port: offered[port] for port in (*pack.needs, *pack.uses) if port in offered}
         setup = Setup(server=server, settings=settings, ports=ports, transport="stdio" if command == "stdio" else "http",
@@ -106,7 +106,7 @@ def compose(server: McpServer, settings: argparse.Namespace, packs: list[Pack], 
     return Composition(server=server, packs=composed, command=command)
 
 
-def _installed(pack: Pack, settings: argparse.Namespace, command: str) -> bool:
+def _installed(pack: Pack, settings: argparse.Namespace) -> bool:
     """Whether its extra is installed. If not: a pack the settings ask for stops start-up (PackProblem);
     one they merely leave on is skipped, with one line saying how to install it."""
     absent = missing(pack.extra_modules)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import importlib.util
 
 from hexmcp.core.pack import PackProblem
-from hexmcp.tools.environment import pip_command
+from hexmcp.tools.environment import CLIENT_MODULES, pip_command
 
-CLIENT_MODULES = ("aiohttp", "httpx_sse", "tenacity")
-"""What the `client` extra installs: hexmcp's MCP client (the client commands; the upstreams pack names them too)."""
+__all__ = ["CLIENT_MODULES", "extra_problem", "missing", "require"]
 
 
 def missing(modules: tuple[str, ...]) -> str | None:

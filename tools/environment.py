@@ -6,6 +6,10 @@ import sys
 from pathlib import Path
 
 
+CLIENT_MODULES = ("aiohttp", "httpx_sse", "tenacity")
+"""What the `client` extra installs: hexmcp's MCP client (the client commands, --upstream, the gateway)."""
+
+
 def pip_command() -> str:
     """The pip of the interpreter running us, so a suggested install goes into this environment."""
     beside = Path(sys.executable).with_name("pip")

@@ -31,15 +31,16 @@ class ConceptsPack(Pack):
 
     def register(self, setup: Setup) -> None:
         """A bad --glossary stops start-up here with its file, line and reason."""
-        from .errors import GlossaryError
         from .first_use import register_concept_tools_on_first_use
 
-        try:
-            # The handlers load on first use or once the server answers, off the handshake's path.
-            self.service = register_concept_tools_on_first_use(setup.server, setup.ports[KnowledgeBase],
-                                                               setup.settings.glossary)
-        except GlossaryError as error:
-            raise PackProblem(str(error)) from error
+        # The handlers load on first use or once the server answers, off the handshake's path.
+        self.service = register_concept_tools_on_first_use(setup.server, setup.ports[KnowledgeBase],
+                                                           setup.settings.glossary)
+
+    def explain(self, error: Exception) -> PackProblem | None:
+        from .errors import GlossaryError
+
+        return PackProblem(str(error)) if isinstance(error, GlossaryError) else None
 
     async def start(self) -> None:
         await self.service.start()

@@ -9,13 +9,14 @@ import argparse
 from typing import Any, Iterable, Mapping
 
 from hexmcp.core.pack import BackgroundTask, MetricFamily, Pack, PackProblem, Sample, Setup
+from hexmcp.tools.environment import CLIENT_MODULES
 from hexmcp.tools.ports import Classifier, KnowledgeBase
 
 
 class GatewayPack(Pack):
     name = "gateway"
     extra = "gateway"
-    extra_modules = ("aiohttp", "httpx_sse", "tenacity")
+    extra_modules = CLIENT_MODULES
     uses = (Classifier, KnowledgeBase)
     order = 30
 
@@ -41,13 +42,7 @@ class GatewayPack(Pack):
         from .service import GatewaySettings
         from .settings import apply_gateway_log_level, build_gateway, gateway_config
 
-        try:
-            self.config = config = apply_gateway_log_level(gateway_config(setup.settings), setup.settings.log_level)
-        except Exception as error:
-            problem = self.explain(error)
-            if problem is None:
-                raise
-            raise problem from error
+        self.config = config = apply_gateway_log_level(gateway_config(setup.settings), setup.settings.log_level)
         knowledge = setup.ports.get(KnowledgeBase)
         classifier = setup.ports.get(Classifier)
         settings = GatewaySettings(provider=config.provider_type, default_model=config.default_model,

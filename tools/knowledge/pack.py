@@ -41,15 +41,8 @@ class KnowledgePack(Pack):
         from .mcp_tools import register_knowledge_tools
         from .vectors import check_vector_store_spec
 
-        settings = setup.settings
-        try:
-            check_vector_store_spec(settings.vector_store)
-            self.service = register_knowledge_tools(setup.registrar, knowledge_config(settings))
-        except Exception as error:
-            problem = self.explain(error)
-            if problem is None:
-                raise
-            raise problem from error
+        check_vector_store_spec(setup.settings.vector_store)
+        self.service = register_knowledge_tools(setup.registrar, knowledge_config(setup.settings))
         self.service.http_base = setup.http_base
 
     def ports(self) -> Mapping[type, Any]:

@@ -9,12 +9,13 @@ import argparse
 from typing import Any, Mapping
 
 from hexmcp.core.pack import BackgroundTask, Pack, Setup
+from hexmcp.tools.environment import CLIENT_MODULES
 
 
 class UpstreamsPack(Pack):
     name = "upstreams"
     extra = "client"
-    extra_modules = ("aiohttp", "httpx_sse", "tenacity")  # what the client extra installs
+    extra_modules = CLIENT_MODULES
     order = 50  # its tools are registered as each upstream connects, after every other pack's
 
     def __init__(self) -> None:
