@@ -1,14 +1,17 @@
-"""Retrieval quality on the bundled corpus: recall@5 and MRR for lexical, dense, RRF and hybrid,
-for `search` (documents) and `searchPassages` (passages), over bench/knowledge_relevance.yaml.
+"""Retrieval quality: hexmcp's `search` beside three anchors measured in the same run.
 
-    python -m bench.relevance [--docs PATH] [--set FILE] [--all-documents] [--max-chars N] [--dense-weight W]
-                              [--bare-passages]
+    python -m bench.relevance [--set NAME ...] [--json FILE]      # the public sets (default: all four)
+    python -m bench.relevance --bundled [--all-documents] [--max-chars N] [--dense-weight W] [--bare-passages]
 
-On the bundled corpus the measurement runs on the set's `judged_documents` (the documents its answers
-were checked against); `--all-documents` adds every newer one as an unjudged distractor.
+The public sets (bench/relevance_sets.py) are documentation corpora nobody here wrote, with questions
+written by reading their pages: recall@1/5/10, MRR@10 and nDCG@10 for `search` (hybrid, one result per
+page) and for the anchors BM25 (bm25s), MiniLM dense alone and reciprocal-rank fusion of the two, each a
+plain ranking of documents by their best passage, as a tutorial would build it.
 
-Relevance: a document hit is relevant when it is the question's document; a passage hit when it is
-in that document and its heading path contains the question's `heading` (when given).
+The bundled set (`--bundled`, bench/knowledge_relevance.yaml over hexmcp's own README and ADRs) also
+scores `searchPassages`: a passage hit is relevant when it is in the question's document and its heading
+path contains the question's `heading` (when given). It runs on the set's `judged_documents` (the documents
+its answers were checked against); `--all-documents` adds every newer one as an unjudged distractor.
 """
 
 from __future__ import annotations
@@ -75,12 +78,62 @@ def evaluate(index: KnowledgeIndex, questions: list[dict[str, Any]], method: Met
             "passages_recall5": passage_hits / n, "passages_mrr": passage_rr / n}
 
 
+ANCHORS = (Method.LEXICAL, Method.DENSE, Method.RRF)
+
+
+def rank_public(index: KnowledgeIndex, text: str, method: Method, distinct: bool) -> list[str]:
+    return [h.document.document_id for h in index.search_documents(text, 10, method=method, distinct=distinct)]
+
+
+def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None, levers: bool = False) -> dict[str, Any]:
+    """One public set: the index built once, then every system's measures over its questions."""
+    from . import relevance_sets
+
+    relevance_set = relevance_sets.load_public_set(name)
+    started = time.perf_counter()
+    documents = load_documents(CorpusSpec(roots=[str(relevance_set.corpus)]))
+    index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir)
+    built = time.perf_counter() - started
+    systems: dict[str, tuple[Method, bool]] = {"hexmcp": (Method.HYBRID, True),
+                                               **{m.value: (m, False) for m in ANCHORS}}
+    if levers:  # each lever alone: fusion without distinct pages, distinct pages without hybrid fusion
+        systems.update({"hybrid": (Method.HYBRID, False), "dense+d": (Method.DENSE, True),
+                        "rrf+d": (Method.RRF, True)})
+    page_of = lambda d: index.pages.page(d).key  # noqa: E731 - one line, used once
+    results: dict[str, Any] = {"set": name, "documents": len(documents), "passages": len(index.passages),
+                               "questions": len(relevance_set.questions), "build_seconds": round(built, 1),
+                               "systems": {}}
+    for system, (method, distinct) in systems.items():
+        per_question = [relevance_sets.score_ranking(rank_public(index, q.text, method, distinct), q.answers, page_of)
+                        for q in relevance_set.questions]
+        results["systems"][system] = relevance_sets.mean_scores(per_question)
+    return results
+
+
+def print_public(results: dict[str, Any]) -> None:
+    from .relevance_sets import MEASURES
+
+    print(f"\n{results['set']}: {results['documents']} documents, {results['passages']} passages, "
+          f"{results['questions']} questions (built in {results['build_seconds']} s)")
+    print(f"{'system':<8} " + " ".join(f"{m:>9}" for m in MEASURES))
+    for system, scores in results["systems"].items():
+        print(f"{system:<8} " + " ".join(f"{scores[m]:>9.3f}" for m in MEASURES))
+    anchors = {s: v for s, v in results["systems"].items() if s in {m.value for m in ANCHORS}}
+    best = max(anchors, key=lambda s: anchors[s]["recall@5"])
+    lead = results["systems"]["hexmcp"]["recall@5"] - anchors[best]["recall@5"]
+    print(f"hexmcp recall@5 {lead:+.3f} against the best anchor ({best})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", action="append", default=[], help="corpus root (default: the bundled docs)")
-    parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="relevance set (YAML)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], help="a public set (default: all)")
+    parser.add_argument("--json", type=Path, help="also write the public sets' figures here")
+    parser.add_argument("--levers", action="store_true", help="also each lever alone (ablation rows)")
+    parser.add_argument("--bundled", action="store_true", help="the bundled set over hexmcp's own documents")
+    parser.add_argument("--docs", action="append", default=[], help="bundled mode: corpus roots instead")
+    parser.add_argument("--bundled-set", type=Path, default=DEFAULT_SET, help="bundled mode: the set (YAML)")
     parser.add_argument("--all-documents", action="store_true",
-                        help="bundled corpus: add the documents newer than the set's judgements")
+                        help="bundled mode: add the documents newer than the set's judgements")
     parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     parser.add_argument("--dense-weight", type=float, default=fusion.DENSE_WEIGHT)
     parser.add_argument("--bare-passages", action="store_true",
@@ -90,9 +143,24 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.tools.knowledge.passages import Passage
 
         Passage.indexed_text = lambda self: self.text  # type: ignore[method-assign]
-    questions, judged = load_set(args.set)
-    started = time.perf_counter()
     embedder = PassageEmbedder.load()
+    if not args.bundled:
+        from hexmcp.tools.cache_dir import default_cache_dir
+
+        from .relevance_sets import PUBLIC_SETS
+
+        all_results = []
+        for name in args.sets or PUBLIC_SETS:
+            results = measure_public(name, embedder, default_cache_dir(), args.levers)
+            print_public(results)
+            all_results.append(results)
+        if args.json:
+            import json
+
+            args.json.write_text(json.dumps(all_results, indent=2) + "\n", encoding="utf-8")
+        return 0
+    questions, judged = load_set(args.bundled_set)
+    started = time.perf_counter()
     if args.docs or args.all_documents:
         documents = load_documents(CorpusSpec(roots=args.docs))
     else:

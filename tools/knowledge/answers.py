@@ -8,12 +8,21 @@
 from typing import Annotated, Any, NotRequired, TypedDict
 
 
+class CitationMetadata(TypedDict):
+    """Where the cited page sits: its path, its version, and its copies in other versions or forms."""
+
+    path: str
+    version: NotRequired[str]
+    otherVersions: NotRequired[list[str]]
+
+
 class Citation(TypedDict):
-    """One document found by `search`: the id of its best passage (for `fetch`), a title, a URL."""
+    """One page found by `search`: the id of its best passage (for `fetch`), a title, a URL."""
 
     id: str
     title: str
     url: str
+    metadata: NotRequired[CitationMetadata]
 
 
 class SearchResults(TypedDict):
@@ -57,6 +66,8 @@ class PassageHit(TypedDict):
     score: Annotated[float, {"minimum": 0, "maximum": 1}]
     headingPath: NotRequired[list[str]]
     offsets: Offsets
+    version: NotRequired[str]
+    otherVersions: NotRequired[list[str]]
 
 
 class PassageHits(TypedDict):

@@ -87,14 +87,16 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
                 cache_dir: Path | None = None, max_chars: int = DEFAULT_MAX_CHARS,
                 progress: Progress | None = None, publish: Publish | None = None,
                 cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset(),
-                cache_lookups: collections.Counter[str] | None = None) -> KnowledgeIndex:
+                cache_lookups: collections.Counter[str] | None = None,
+                preferred_version: str | None = None) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
     slowest document. The version of a partial index says so (`-partial`). `stored` names documents
     whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written.
-    `cache_lookups` counts the vector cache's hits and misses (one per document looked up)."""
+    `cache_lookups` counts the vector cache's hits and misses (one per document looked up).
+    `preferred_version` names the version whose copy of a page answers for it (default: the newest)."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
-    build = _Build(documents, embedder, store, cache, max_chars, progress)
+    build = _Build(documents, embedder, store, cache, max_chars, progress, preferred_version)
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
     pending = build.add_held(chunked, stored)
     publisher = _Publisher(publish, build.snapshot)
@@ -111,8 +113,10 @@ class _Build:
     """One build's progress: the documents indexed so far, in corpus order, with their passages."""
 
     def __init__(self, documents: Sequence[SourceDocument], embedder: object, store: VectorStore,
-                 cache: VectorCache, max_chars: int, progress: Progress | None) -> None:
+                 cache: VectorCache, max_chars: int, progress: Progress | None,
+                 preferred_version: str | None = None) -> None:
         self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
+        self.preferred_version = preferred_version
         self.model_key: str = embedder.model_key  # type: ignore[attr-defined]
         self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
         self.max_chars = max_chars
@@ -122,7 +126,8 @@ class _Build:
 
     def snapshot(self, final: bool) -> KnowledgeIndex:
         return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
-                              self.version if final else f"{self.version}-partial")
+                              self.version if final else f"{self.version}-partial",
+                              preferred_version=self.preferred_version)
 
     def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
         """First pass: add what the store or the cache already holds; the rest is returned, to embed."""

@@ -14,6 +14,9 @@ def add_knowledge_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--docs-url-base", metavar="URL",
                        help="document URLs become URL + path (e.g. a repository's web view); default: this "
                             "server's /docs/<path> over HTTP, the resource URI over stdio")
+    flags.add_argument("--docs-version", metavar="LABEL",
+                       help="the version whose copy of a versioned page answers for it (e.g. 2.1, v3, draft); "
+                            "default: the newest release among the copies")
     flags.add_argument("--vector-store", default="memory", metavar="SPEC",
                        help="where passage vectors live: memory (default), qdrant+path:DIR, "
                             "qdrant+http://HOST:PORT[?collection=NAME] (API key from $QDRANT_API_KEY)")
@@ -34,4 +37,5 @@ def knowledge_config(settings: argparse.Namespace) -> Any:
     return KnowledgeConfig(corpus=CorpusSpec(roots=settings.docs, include=settings.docs_include,
                                              exclude=settings.docs_exclude),
                            url_base=settings.docs_url_base, quantization=getattr(settings, "quantization", None) or "int8",
-                           vector_store=settings.vector_store)
+                           vector_store=settings.vector_store,
+                           preferred_version=getattr(settings, "docs_version", None))

@@ -32,6 +32,10 @@ READ_ONLY = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, op
 
 Query = Annotated[str, f"What to look for, in your own words (at most {MAX_QUERY_CHARS} characters)."]
 PassageLimit = Annotated[int, {"minimum": 1, "maximum": MAX_PASSAGE_LIMIT}]
+Version = Annotated[str, "Only this version's copies of versioned pages (e.g. 2.1, v3, 2025-06-18, draft); pages "
+                         "kept in one version only are always searched.", {"minLength": 1, "maxLength": 100}]
+PathFilter = Annotated[str, "Only documents under this folder (or matching this glob, where * crosses /).",
+                       {"minLength": 1, "maxLength": 500}]
 # An argument a client may leave out is typed `str = None`, not `str | None`: its schema stays
 # {"type": "string"}, so an explicit null stays invalid.
 
@@ -49,19 +53,23 @@ def register_knowledge_tools(registrar: Registrar, config: KnowledgeConfig) -> K
 
 def _register_search(registrar: Registrar, service: KnowledgeService) -> None:
     @registrar.tool("search", title="Search the documents", annotations=READ_ONLY, schemas_checked_in_tests=True,
-                    description="Search the knowledge base; returns up to 10 documents, each as the id of its "
-                                "best-matching passage (give it to fetch), a title and a URL to cite.")
-    async def search(query: Query) -> SearchResults:
+                    description="Search the knowledge base; returns up to 10 distinct pages, each as the id of its "
+                                "best-matching passage (give it to fetch), a title and a URL to cite. A page kept in "
+                                "several versions answers once, from the newest (its other versions in metadata); "
+                                "version and path narrow the search.")
+    async def search(query: Query, version: Version = None, path: PathFilter = None) -> SearchResults:  # type: ignore[assignment]
         index = await _current_index(service)
         started = time.perf_counter()
         try:
-            hits = index.search_documents(query, SEARCH_LIMIT)
+            hits = index.search_documents(query, SEARCH_LIMIT, version=version, path=path)
         except QueryError as error:
             raise _query_error("search", error) from None
         finally:
             service.record_search("search", time.perf_counter() - started)
         return {"results": [{"id": h.best.passage.passage_id, "title": _title(h.best.passage),
-                             "url": service.url(h.document.document_id)} for h in hits]}
+                             "url": service.url(h.document.document_id),
+                             "metadata": _versions({"path": h.document.document_id}, h.version, h.copies)}
+                            for h in hits]}
 
 
 def _register_fetch(registrar: Registrar, service: KnowledgeService) -> None:
@@ -107,23 +115,25 @@ def _register_search_passages(registrar: Registrar, service: KnowledgeService) -
                     description=f"Hybrid (BM25 + embedding) passage search. score is 0..1: {DENSE_WEIGHT:g} × "
                                 f"cosine similarity + {1 - DENSE_WEIGHT:g} × term overlap relative to the query's best "
                                 "lexical match; comparable across queries. documentId confines the search to one "
-                                "document.")
-    async def search_passages(query: Query, limit: PassageLimit = SEARCH_LIMIT,
-                              documentId: str = None) -> PassageHits:  # type: ignore[assignment]
+                                "document; version and path narrow it. A passage that several versions of a page "
+                                "hold answers once, from the newest (the others in otherVersions).")
+    async def search_passages(query: Query, limit: PassageLimit = SEARCH_LIMIT, documentId: str = None,  # type: ignore[assignment]
+                              version: Version = None, path: PathFilter = None) -> PassageHits:  # type: ignore[assignment]
         index = await _current_index(service)
         started = time.perf_counter()
         try:
-            hits = index.search_passages(query, int(limit), document_id=documentId)
+            hits = index.search_passages(query, int(limit), document_id=documentId, version=version, path=path)
         except QueryError as error:
             raise _query_error("searchPassages", error) from None
         except UnknownIdError as error:
             raise _unknown(error, "$.arguments.documentId") from None
         finally:
             service.record_search("searchPassages", time.perf_counter() - started)
-        return {"items": [{"kind": "passage", "documentId": h.passage.document_id, "passageId": h.passage.passage_id,
-                           "title": _title(h.passage), "text": h.passage.text, "score": round(h.score, 6),
-                           "headingPath": list(h.passage.headings),
-                           "offsets": {"start": h.passage.start, "end": h.passage.end}} for h in hits]}
+        return {"items": [_versions({
+            "kind": "passage", "documentId": h.passage.document_id, "passageId": h.passage.passage_id,
+            "title": _title(h.passage), "text": h.passage.text, "score": round(h.score, 6),
+            "headingPath": list(h.passage.headings), "offsets": {"start": h.passage.start, "end": h.passage.end}},
+            index.pages.label(h.passage.document_id), h.copies) for h in hits]}
 
 
 async def _current_index(service: KnowledgeService) -> Any:
@@ -140,6 +150,14 @@ def _query_error(tool: str, error: QueryError) -> ProtocolError:
 
 def _unknown(error: UnknownIdError, path: str) -> ProtocolError:
     return ProtocolError(ErrorCode.INVALID_PARAMS, str(error), {"path": path, "id": error.identifier})
+
+
+def _versions(item: Any, version: str | None, copies: tuple[str, ...]) -> Any:
+    if version is not None:
+        item["version"] = version
+    if copies:
+        item["otherVersions"] = list(copies)
+    return item
 
 
 def _title(passage: Any) -> str:

@@ -51,6 +51,7 @@ class KnowledgeConfig:
     cache_dir: Path | None = attrs.field(default=None, converter=_optional_path)
     quantization: str = "int8"
     vector_store: str = "memory"
+    preferred_version: str | None = None  # --docs-version: whose copy of a versioned page answers for it
 
 
 def resource_uri(document_id: str) -> str:
@@ -233,7 +234,8 @@ class KnowledgeService:
         self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
         index = build_index(list(self.documents.values()), self._embedder, self._store, cache_dir=cache,
                             publish=publish, cancelled=self._cancel.is_set, stored=stored,
-                            cache_lookups=self.vector_cache_lookups)
+                            cache_lookups=self.vector_cache_lookups,
+                            preferred_version=self.config.preferred_version)
         self._store_stale = False
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),

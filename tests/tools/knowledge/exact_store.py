@@ -3,7 +3,7 @@ store's ANN settings: exact inner products over every row, the port's semantics 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -26,9 +26,10 @@ class ExactStore:
     def delete_document(self, document_id: str) -> None:
         self.delete([pid for pid, (_, doc) in self.rows.items() if doc == document_id])
 
-    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None) -> list[VectorHit]:
+    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None,
+               document_ids: Collection[str] | None = None) -> list[VectorHit]:
         hits = [VectorHit(passage_id=pid, score=float(vector @ query)) for pid, (vector, doc) in self.rows.items()
-                if document_id is None or doc == document_id]
+                if (document_id is None or doc == document_id) and (document_ids is None or doc in document_ids)]
         return sorted(hits, key=lambda h: (-h.score, h.passage_id))[:limit]
 
     def __len__(self) -> int:

@@ -130,8 +130,8 @@ class _CountingStore:
         self.writes.append(("delete_document", frozenset({document_id})))
         self.inner.delete_document(document_id)
 
-    def search(self, query, limit, *, document_id=None):
-        return self.inner.search(query, limit, document_id=document_id)
+    def search(self, query, limit, **filters):
+        return self.inner.search(query, limit, **filters)
 
 
 @pytest.fixture

@@ -54,7 +54,8 @@ async def _exercise(session: ClientSession, url_prefix: str) -> None:
     results = json.loads(found.content[0].text)
     assert set(results) == {"results"} and found.structured_content == results
     first = results["results"][0]
-    assert set(first) == {"id", "title", "url"} and first["url"] == url_prefix + "guide/storage.md"
+    assert set(first) == {"id", "title", "url", "metadata"} and first["url"] == url_prefix + "guide/storage.md"
+    assert first["metadata"] == {"path": "guide/storage.md"}  # a page kept in one version names no others
     fetched = await session.call_tool("fetch", {"id": first["id"]})
     body = json.loads(fetched.content[0].text)
     assert len(fetched.content) == 1 and set(body) == {"id", "title", "text", "url", "metadata"}

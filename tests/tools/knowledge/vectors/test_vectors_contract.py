@@ -22,9 +22,11 @@ def vector(seed: int, dimension: int = DIMENSION) -> np.ndarray:
 
 
 def assert_same_answers(store: VectorStore, reference: ReferenceRows, query: np.ndarray, limit: int,
-                        document_id: str | None = None) -> None:
-    got = store.search(query, limit, document_id=document_id)
-    want = reference.search(query, limit, document_id)
+                        document_id: str | frozenset[str] | None = None) -> None:
+    """`document_id` a string confines the search to one document, a set to those documents."""
+    one, several = (document_id, None) if not isinstance(document_id, frozenset) else (None, document_id)
+    got = store.search(query, limit, document_id=one, document_ids=several)
+    want = reference.search(query, limit, one, several)
     # Scores are compared position by position and each hit against its own true score, so rows with
     # equal scores (duplicate vectors) may come in either order without hiding a wrong answer.
     assert len(got) == len(want)
@@ -33,7 +35,8 @@ def assert_same_answers(store: VectorStore, reference: ReferenceRows, query: np.
     unit = query / np.linalg.norm(query)
     for hit in got:
         row, row_document = reference.rows[hit.passage_id]
-        assert document_id is None or row_document == document_id
+        assert one is None or row_document == one
+        assert several is None or row_document in several
         assert hit.score == pytest.approx(float(row @ unit), abs=1e-5)
 
 
@@ -51,7 +54,7 @@ operations = st.lists(
 
 @pytest.mark.parametrize("kind", STORE_KINDS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=operations, query_seed=st.integers(0, 10**6), limit=st.integers(0, 30), filter_by=st.none() | documents)
+@given(steps=operations, query_seed=st.integers(0, 10**6), limit=st.integers(0, 30), filter_by=st.none() | documents | st.frozensets(documents, max_size=3))
 def test_any_sequence_of_writes_answers_as_exact_search(kind, steps, query_seed, limit, filter_by):
     reference = ReferenceRows()
     with tempfile.TemporaryDirectory() as folder:

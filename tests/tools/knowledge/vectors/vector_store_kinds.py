@@ -43,11 +43,12 @@ class ReferenceRows:
     def delete_document(self, document_id: str) -> None:
         self.delete([pid for pid, (_, doc) in self.rows.items() if doc == document_id])
 
-    def search(self, query: np.ndarray, limit: int, document_id: str | None = None) -> list[VectorHit]:
+    def search(self, query: np.ndarray, limit: int, document_id: str | None = None,
+               document_ids: frozenset[str] | None = None) -> list[VectorHit]:
         unit = query / np.linalg.norm(query)
         hits = [
             VectorHit(passage_id=pid, score=float(vector @ unit))
             for pid, (vector, doc) in self.rows.items()
-            if document_id is None or doc == document_id
+            if (document_id is None or doc == document_id) and (document_ids is None or doc in document_ids)
         ]
         return sorted(hits, key=lambda hit: -hit.score)[: max(limit, 0)]

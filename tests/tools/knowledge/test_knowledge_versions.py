@@ -1,0 +1,179 @@
+"""Versioned copies and mirrors: grouped into pages, the newest preferred, filters by version and path,
+and search results that name each page once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from exact_store import ExactStore
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hexmcp.tools.knowledge.builder import build_index
+from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
+from hexmcp.tools.knowledge.passages import SourceDocument
+from hexmcp.tools.knowledge.versions import PageCatalog, label_matches, path_matches, split_path, version_rank
+
+
+def _document(document_id: str, text: str, title: str = "") -> SourceDocument:
+    return SourceDocument(document_id=document_id, title=title or document_id, text=text, media_type="text/markdown",
+                          sections=())
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("docs/v1/guide.md", ("docs", "guide", "v1")),
+    ("docs/latest/guide.md", ("docs", "guide", "latest")),
+    ("docs/specification/2025-06-18/basic/lifecycle.mdx", ("docs/specification", "basic/lifecycle", "2025-06-18")),
+    ("docs/specification/draft/basic/lifecycle.md", ("docs/specification", "basic/lifecycle", "draft")),
+    ("website/versioned_docs/version-29.7/Configuration.md", ("website/docs", "Configuration", "version-29.7")),
+    ("guide/1.x/setup.rst", ("guide", "setup", "1.x")),
+    ("release-1.28/notes.txt", ("", "notes", "release-1.28")),
+    ("chapter/2/intro.md", ("", "chapter/2/intro", None)),  # a bare number is a chapter, not a version
+    ("releases/5.0.txt", ("", "releases/5.0", None)),  # the file name itself is never the version
+    ("v1.md", ("", "v1", None)),
+])
+def test_a_path_splits_into_folders_page_and_version(path: str, expected: tuple) -> None:
+    assert split_path(path) == expected
+
+
+def test_versions_rank_unreleased_below_releases_below_the_newest_alias() -> None:
+    ordered = ["draft", "next", "v1", "v1.10", "2.0", "latest"]
+    assert sorted(ordered, key=version_rank) == ["draft", "next", "v1", "v1.10", "2.0", "latest"]
+    assert version_rank("2025-06-18") > version_rank("2024-11-05")
+    assert version_rank("v1.10") > version_rank("v1.9")
+
+
+@pytest.mark.parametrize(("label", "wanted", "matches"), [
+    ("version-29.7", "29.7", True), ("v29.7", "29.7", True), ("29.7", "v29.7", True), ("29.7", "29", True),
+    ("29.x", "29", True), ("2025-06-18", "2025-06-18", True), ("Draft", "draft", True),
+    ("29.7", "2", False), ("30.0", "29", False), (None, "29", False), ("v1", "v10", False),
+])
+def test_a_version_filter_matches_its_labels(label, wanted, matches) -> None:
+    assert label_matches(label, wanted) is matches
+
+
+def test_a_path_filter_is_a_folder_prefix_or_a_glob() -> None:
+    assert path_matches("docs/api/a.md", "docs/api")
+    assert path_matches("docs/api/a.md", "docs/api/")
+    assert not path_matches("docs/apis/a.md", "docs/api")
+    assert path_matches("docs/api/deep/a.md", "docs/*.md")
+    assert not path_matches("docs/api/a.mdx", "docs/*.md")
+
+
+BODY = "Configure the cache directory, the workers and the reporters for every project in the repository. "
+
+
+def test_docusaurus_copies_group_with_the_unreleased_root_and_the_newest_release_answers() -> None:
+    catalog = PageCatalog([
+        _document("docs/Configuration.md", BODY + "A new option."),
+        _document("website/versioned_docs/version-29.7/Configuration.md", BODY),
+        _document("website/versioned_docs/version-30.0/Configuration.md", BODY + "Another."),
+        _document("docs/Other.md", "Something else entirely about snapshot files and their format."),
+    ])
+    page = catalog.page("docs/Configuration.md")
+    assert page.preferred == "website/versioned_docs/version-30.0/Configuration.md"
+    assert page.documents[1:] == ("website/versioned_docs/version-29.7/Configuration.md", "docs/Configuration.md")
+    assert catalog.label("docs/Configuration.md") == "next"
+    assert catalog.page("docs/Other.md").documents == ("docs/Other.md",)
+
+
+def test_a_configured_version_answers_for_its_pages() -> None:
+    documents = [_document(f"spec/{v}/lifecycle.mdx", BODY + v) for v in ("2024-11-05", "2025-06-18", "draft")]
+    assert PageCatalog(documents).page("spec/draft/lifecycle.mdx").preferred == "spec/2025-06-18/lifecycle.mdx"
+    assert PageCatalog(documents, "draft").page("spec/2024-11-05/lifecycle.mdx").preferred == "spec/draft/lifecycle.mdx"
+
+
+def test_mirrors_and_identical_texts_are_one_page_and_look_alike_paths_are_not() -> None:
+    catalog = PageCatalog([
+        _document("guide/setup.md", BODY), _document("guide/setup.mdx", BODY + "More."),
+        _document("mirror/copy-of-setup.md", BODY),
+        _document("main/index.md", "Welcome to the command line tool: flags, exit codes, shell completion."),
+        _document("index.md", "Release notes for every version, newest first, with upgrade steps."),
+    ])
+    assert set(catalog.page("guide/setup.md").documents) == {"guide/setup.md", "guide/setup.mdx",
+                                                             "mirror/copy-of-setup.md"}
+    assert catalog.page("guide/setup.md").preferred == "guide/setup.md"
+    assert catalog.page("main/index.md").documents == ("main/index.md",)
+    assert catalog.page("index.md").documents == ("index.md",)
+
+
+def test_the_version_filter_keeps_unversioned_pages_and_one_version_of_the_others() -> None:
+    catalog = PageCatalog([
+        _document("docs/v1/guide.md", BODY + "one"), _document("docs/v2/guide.md", BODY + "two"),
+        _document("docs/v1/removed.md", "A feature dropped in the second version: the legacy importer."),
+        _document("docs/faq.md", "Questions people ask about licences and support."),
+    ])
+    ids = ["docs/v1/guide.md", "docs/v2/guide.md", "docs/v1/removed.md", "docs/faq.md"]
+    assert catalog.admitted(ids, "v1", None) == {"docs/v1/guide.md", "docs/v1/removed.md", "docs/faq.md"}
+    assert catalog.admitted(ids, "2", None) == {"docs/v2/guide.md", "docs/faq.md"}
+    assert catalog.admitted(ids, None, "docs/v2") == {"docs/v2/guide.md"}
+
+
+VERSIONS = st.lists(st.sampled_from(["v1", "v2", "v2.1", "1.x", "2024-11-05", "2025-06-18", "draft", "latest"]),
+                    min_size=1, max_size=5, unique=True)
+
+
+@given(pages=st.lists(st.tuples(st.from_regex(r"[a-z]{3,8}", fullmatch=True), VERSIONS), min_size=1, max_size=6,
+                      unique_by=lambda p: p[0]))
+def test_every_page_s_copies_form_one_group_and_distinct_pages_never_merge(pages) -> None:
+    documents = [_document(f"docs/{version}/{name}.md", f"{name} " * 20 + BODY + f"{version} {index}")
+                 for index, (name, versions) in enumerate(pages) for version in versions]
+    catalog = PageCatalog(documents)
+    for name, versions in pages:
+        group = catalog.page(f"docs/{versions[0]}/{name}.md")
+        assert set(group.documents) == {f"docs/{v}/{name}.md" for v in versions}
+        newest = max(versions, key=version_rank)
+        if any(len(v) > 1 for _, v in pages):  # a version folder is one that holds copies of some page
+            assert version_rank(group.labels[group.preferred]) == version_rank(newest)
+
+
+CORPUS = {
+    "docs/v1/backups.md": "# Backups\n\nRun `tool dump` to copy the database to a file every night. See also: v1.\n",
+    "docs/v2/backups.md": "# Backups\n\nRun `tool dump` to copy the database to a file every night. See also: v2.\n",
+    "docs/v3/backups.md": "# Backups\n\nRun `tool dump` to copy the database to a file every night. See also: v3.\n",
+    "docs/v1/install.md": "# Install\n\nDownload the package and unpack it into /opt. See also: v1.\n",
+    "docs/v2/install.md": "# Install\n\nDownload the package and unpack it into /opt. See also: v2.\n",
+    "docs/v3/install.md": "# Install\n\nDownload the package and unpack it into /opt. See also: v3.\n",
+    "docs/weather.md": "# Weather\n\nThe forecast says rain and wind tomorrow.\n",
+}
+
+
+@pytest.fixture
+def versioned_index(tmp_path: Path, embedder):
+    for name, text in CORPUS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    documents = load_documents(CorpusSpec(roots=[tmp_path]))
+    return build_index(documents, embedder, ExactStore(embedder.dimension))
+
+
+@pytest.mark.slow
+def test_search_names_each_page_once_from_its_newest_copy(versioned_index) -> None:
+    hits = versioned_index.search_documents("how do I copy my database to a file", 3)
+    assert [h.document.document_id for h in hits][:2] == ["docs/v3/backups.md", "docs/v3/install.md"]
+    assert hits[0].version == "v3" and hits[0].copies == ("docs/v2/backups.md", "docs/v1/backups.md")
+    assert len({versioned_index.pages.page(h.document.document_id).key for h in hits}) == len(hits)
+    plain = versioned_index.search_documents("how do I copy my database to a file", 3, distinct=False)
+    assert sum(h.document.document_id.endswith("/backups.md") for h in plain) >= 2  # what distinct pages avoid
+
+
+@pytest.mark.slow
+def test_the_version_and_path_filters_confine_both_searches(versioned_index) -> None:
+    hits = versioned_index.search_documents("copy the database to a file", 5, version="v1")
+    assert {h.document.document_id for h in hits} <= {"docs/v1/backups.md", "docs/v1/install.md", "docs/weather.md"}
+    assert hits[0].document.document_id == "docs/v1/backups.md"
+    passages = versioned_index.search_passages("copy the database", 5, path="docs/v2")
+    assert passages and all(p.passage.document_id.startswith("docs/v2/") for p in passages)
+    # No copy is labelled v9: only the page kept in one version (weather) qualifies.
+    assert {h.document.document_id for h in versioned_index.search_documents("database", 5, version="v9")} <= {
+        "docs/weather.md"}
+
+
+@pytest.mark.slow
+def test_passages_of_copies_answer_once(versioned_index) -> None:
+    hits = versioned_index.search_passages("unpack the package into /opt", 5)
+    places = [(versioned_index.pages.page(h.passage.document_id).key, h.passage.headings) for h in hits]
+    assert len(places) == len(set(places))
+    assert hits[0].passage.document_id == "docs/v3/install.md"
+    assert set(hits[0].copies) == {"docs/v1/install.md", "docs/v2/install.md"}

@@ -1,0 +1,260 @@
+"""Which documents are copies of one page: version folders, mirrored formats, identical texts.
+
+Real documentation keeps a page under several version folders (`docs/v1/…`, `2025-06-18/…`,
+`versioned_docs/version-29.7/…`, `latest/…`) and in mirrored forms (`a.md` beside `a.mdx`). A result
+list made of five copies of one page answers one question five times and hides the other four pages,
+so search collapses each page's copies into one result: the preferred copy (the newest released
+version unless a preferred label is configured), with the other copies named beside it.
+
+A document's page key is its path with one version segment taken out and its file suffix dropped.
+Documents sharing a key are copies only if they also share a title or most of their words, so two
+unrelated pages that merely look alike by path (`main/index.md`, `index.md`) stay apart; a lone
+document is its own page. Documents whose texts are identical (after whitespace) are copies wherever
+they sit. The decision and its figures: docs/adr/0604-distinct-pages-across-versions.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from typing import Iterable, Sequence
+
+import attrs
+
+from .passages import SourceDocument
+
+# A version folder: v2, v1.4, 29.7, 3.5.2, 1.x, version-29.7, release-1.28, 2025-06-18, 2024-11.
+_NUMBERED = re.compile(r"^(?:v|version[-_]?|release[-_]?|rel[-_]?)?"
+                       r"(?P<number>\d+(?:\.\d+)+(?:\.x)?|\d+\.x|(?<=[vV])\d+|(?<=[-_])\d+)$", re.IGNORECASE)
+_DATED = re.compile(r"^(?P<date>\d{4}-\d{2}(?:-\d{2})?)$")
+#: Names that stand for the newest release, and for work not yet released (ranked below every release).
+RELEASED_ALIASES = frozenset({"latest", "stable", "current"})
+UNRELEASED_ALIASES = frozenset({"next", "dev", "devel", "development", "draft", "main", "master", "unreleased",
+                                "nightly", "canary", "edge", "preview", "trunk"})
+#: Docusaurus keeps old versions in versioned_docs/version-X/ and the unreleased one in docs/.
+_DOCUSAURUS_TREE = "versioned_docs"
+_VERSIONED_TREES = {_DOCUSAURUS_TREE: "docs"}
+_SUFFIX = re.compile(r"\.(?:md|mdx|markdown|rst|txt|pdf)$", re.IGNORECASE)
+
+
+def version_rank(label: str | None) -> tuple[int, tuple[int, ...]]:
+    """How new a version label is: unreleased < numbered/dated (by value) < an alias of the newest release.
+    A copy without a label ranks as the newest release (a site's root usually is)."""
+    if label is None:
+        return (2, ())
+    name = label.lower()
+    if name in RELEASED_ALIASES:
+        return (2, ())
+    if name in UNRELEASED_ALIASES:
+        return (0, ())
+    parts = tuple(int(p) for p in re.findall(r"\d+", name))
+    return (1, parts)
+
+
+def version_segment(segment: str) -> bool:
+    name = segment.lower()
+    return bool(_NUMBERED.match(name) or _DATED.match(name) or name in RELEASED_ALIASES or name in UNRELEASED_ALIASES)
+
+
+def split_path(document_id: str) -> tuple[str, str, str | None]:
+    """(folders before the version segment, the rest without its file suffix, the version label or None).
+    Without a version segment the whole suffix-less path is the rest."""
+    parts = document_id.split("/")
+    parts[-1] = _SUFFIX.sub("", parts[-1])
+    for index, part in enumerate(parts[:-1]):
+        if version_segment(part):
+            head = parts[:index]
+            if head and head[-1] in _VERSIONED_TREES:
+                head = [*head[:-1], _VERSIONED_TREES[head[-1]]]
+            return "/".join(head), "/".join(parts[index + 1:]), part
+    return "", "/".join(parts), None
+
+
+def page_key(document_id: str) -> str:
+    head, rest, _label = split_path(document_id)
+    return f"{head}/{rest}" if head else rest
+
+
+def normalise_label(label: str) -> str:
+    """`version-29.7`, `v29.7` and `29.7` name one version; so do `Latest` and `latest`."""
+    name = label.strip().lower()
+    return re.sub(r"^(?:version[-_]?|release[-_]?|rel[-_]?|v(?=\d))", "", name)
+
+
+def label_matches(label: str | None, wanted: str) -> bool:
+    """Whether a copy's label is the version a client asked for; `29` matches `29.7` and `29.x`."""
+    if label is None:
+        return False
+    have, want = normalise_label(label), normalise_label(wanted)
+    return have == want or have.startswith(want + ".") or have.startswith(want + "-")
+
+
+def path_matches(document_id: str, pattern: str) -> bool:
+    """A glob (`*` crosses `/`) when the pattern has one, else a folder or file prefix."""
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(document_id, pattern)
+    prefix = pattern.strip("/")
+    return document_id == prefix or document_id.startswith(prefix + "/")
+
+
+@attrs.frozen(kw_only=True)
+class Page:
+    """One page and its copies: `documents` newest first, the preferred copy first of all."""
+
+    key: str
+    documents: tuple[str, ...]
+    labels: dict[str, str | None] = attrs.field(eq=False)
+
+    @property
+    def preferred(self) -> str:
+        return self.documents[0]
+
+
+class PageCatalog:
+    """The corpus's documents grouped into pages; built once per index."""
+
+    def __init__(self, documents: Iterable[SourceDocument], preferred_version: str | None = None) -> None:
+        documents = list(documents)
+        self.preferred_version = preferred_version
+        by_id = {d.document_id: d for d in documents}
+        labels = {d.document_id: split_path(d.document_id)[2] for d in documents}
+        by_key: dict[str, list[str]] = {}
+        for document in documents:
+            by_key.setdefault(page_key(document.document_id), []).append(document.document_id)
+        _attach_unversioned_roots(by_key, labels, by_id)
+        groups = [group for members in by_key.values() for group in _similar_groups(members, by_id)]
+        groups = _join_identical(groups, by_id)
+        # A version folder is one that holds copies of some page; a page kept in only one version
+        # (added late, or dropped) keeps its label when its folder is such a folder.
+        versioned_heads = {split_path(d)[0] for members in groups if len(members) > 1
+                           for d in members if labels[d] is not None}
+        self._page_of: dict[str, Page] = {}
+        for members in groups:
+            page_labels: dict[str, str | None] = {d: labels[d] if split_path(d)[0] in versioned_heads else None
+                                                  for d in members}
+            if len(members) > 1 and any(labels[d] is not None for d in members):
+                docusaurus = any(d.split("/", 1)[0] in _VERSIONED_TREES or f"/{_DOCUSAURUS_TREE}/" in d
+                                 for d in members)
+                page_labels = {d: labels[d] if labels[d] is not None else ("next" if docusaurus else None)
+                               for d in members}
+            ordered = self._preferred_order(members, page_labels)
+            key = page_key(ordered[0]) if len(members) > 1 else ordered[0]
+            page = Page(key=key, documents=ordered, labels=page_labels)
+            for member in members:
+                self._page_of[member] = page
+
+    def _preferred_order(self, members: list[str], labels: dict[str, str | None]) -> tuple[str, ...]:
+        """Configured version first, then newest; among mirrors of one version the shorter path (.md
+        before .mdx), then by path. Both sorts are stable, so the second keeps the first's ties."""
+        ordered = sorted(members, key=lambda d: (len(d), d))
+
+        def rank(document_id: str) -> tuple:
+            label = labels[document_id]
+            configured = self.preferred_version is not None and label_matches(label, self.preferred_version)
+            return (configured, version_rank(label))
+
+        return tuple(sorted(ordered, key=rank, reverse=True))
+
+    def page(self, document_id: str) -> Page:
+        found = self._page_of.get(document_id)
+        return found if found is not None else Page(key=document_id, documents=(document_id,),
+                                                    labels={document_id: None})
+
+    def label(self, document_id: str) -> str | None:
+        return self.page(document_id).labels.get(document_id)
+
+    def copies(self, document_id: str) -> tuple[str, ...]:
+        """The other copies of this document's page, newest first."""
+        return tuple(d for d in self.page(document_id).documents if d != document_id)
+
+    def admits(self, document_id: str, version: str | None, path: str | None) -> bool:
+        """Whether a document passes a client's filters. A document outside every version folder passes
+        any version filter: it is the same text for every version."""
+        if path is not None and not path_matches(document_id, path):
+            return False
+        label = self.label(document_id)
+        return version is None or label is None or label_matches(label, version)
+
+    def admitted(self, document_ids: Sequence[str], version: str | None, path: str | None) -> set[str]:
+        return {d for d in document_ids if self.admits(d, version, path)}
+
+
+#: Copies share most of their words; two unrelated pages that merely share a path shape (`main/index.md`
+#: and `index.md`) do not. Versioned copies of one page measured 0.6-1.0 on the evaluation corpora.
+MIN_SHARED_WORDS = 0.4
+
+
+def _words(document: SourceDocument) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9]{3,}", document.text[:20000].lower()))
+
+
+def _attach_unversioned_roots(by_key: dict[str, list[str]], labels: dict[str, str | None],
+                              by_id: dict[str, SourceDocument]) -> None:
+    """A page whose copies all sit in version folders may keep its current copy elsewhere: Jest keeps
+    `website/versioned_docs/version-29.7/X.md` and the unreleased `docs/X.md`. An unversioned document
+    whose path ends with the versioned copies' path after the version folder, and which shares their
+    words, joins them (the most similar one, if several would)."""
+    by_tail: dict[str, list[str]] = {}
+    for key, members in by_key.items():
+        if len(members) == 1 and labels[members[0]] is None:
+            parts = key.split("/")
+            for start in range(1, len(parts)):
+                by_tail.setdefault("/".join(parts[start:]), []).append(key)
+    for key, members in list(by_key.items()):
+        if any(labels[d] is None for d in members) or key not in by_key:
+            continue
+        rest = split_path(members[0])[1]
+        anchor = _words(by_id[members[0]])
+        best: tuple[float, str] | None = None
+        for candidate in by_tail.get(rest, ()):
+            if candidate not in by_key:
+                continue
+            shared = _shared(anchor, _words(by_id[by_key[candidate][0]]))
+            if shared >= MIN_SHARED_WORDS and (best is None or shared > best[0]):
+                best = (shared, candidate)
+        if best is not None:
+            members.extend(by_key.pop(best[1]))
+
+
+def _shared(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / max(1, len(a | b))
+
+
+def _similar_groups(members: list[str], by_id: dict[str, SourceDocument]) -> list[list[str]]:
+    """Documents of one path key, split into groups of real copies: a document joins a group when it
+    has the title of, or mostly the same words as, any member (versions drift a little at each step)."""
+    if len(members) == 1:
+        return [members]
+    groups: list[list[tuple[str, frozenset[str], str]]] = []
+    for document_id in sorted(members):
+        document = by_id[document_id]
+        title, words = document.title.strip().lower(), _words(document)
+        for group in groups:
+            if any(title == t or _shared(words, w) >= MIN_SHARED_WORDS for _, w, t in group):
+                group.append((document_id, words, title))
+                break
+        else:
+            groups.append([(document_id, words, title)])
+    return [[document_id for document_id, _, _ in group] for group in groups]
+
+
+def _join_identical(groups: list[list[str]], by_id: dict[str, SourceDocument]) -> list[list[str]]:
+    """Groups holding documents with identical texts (after whitespace) are one page."""
+    owner: dict[int, int] = {i: i for i in range(len(groups))}
+
+    def root(i: int) -> int:
+        while owner[i] != i:
+            i = owner[i]
+        return i
+
+    first_with: dict[str, int] = {}
+    for index, members in enumerate(groups):
+        for document_id in members:
+            digest = hashlib.sha256(" ".join(by_id[document_id].text.split()).encode("utf-8")).hexdigest()
+            other = first_with.setdefault(digest, index)
+            owner[root(index)] = root(other)
+    joined: dict[int, list[str]] = {}
+    for index, members in enumerate(groups):
+        joined.setdefault(root(index), []).extend(members)
+    return list(joined.values())
