@@ -85,14 +85,15 @@ def rank_public(index: KnowledgeIndex, text: str, method: Method, distinct: bool
     return [h.document.document_id for h in index.search_documents(text, 10, method=method, distinct=distinct)]
 
 
-def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None, levers: bool = False) -> dict[str, Any]:
+def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None, levers: bool = False,
+                   max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
     """One public set: the index built once, then every system's measures over its questions."""
     from . import relevance_sets
 
     relevance_set = relevance_sets.load_public_set(name)
     started = time.perf_counter()
     documents = load_documents(CorpusSpec(roots=[str(relevance_set.corpus)]))
-    index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir)
+    index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir, max_chars=max_chars)
     built = time.perf_counter() - started
     systems: dict[str, tuple[Method, bool]] = {"hexmcp": (Method.HYBRID, True),
                                                **{m.value: (m, False) for m in ANCHORS}}
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 
         all_results = []
         for name in args.sets or PUBLIC_SETS:
-            results = measure_public(name, embedder, default_cache_dir(), args.levers)
+            results = measure_public(name, embedder, default_cache_dir(), args.levers, args.max_chars)
             print_public(results)
             all_results.append(results)
         if args.json:

@@ -62,6 +62,10 @@ async def _exercise(session: ClientSession, url_prefix: str) -> None:
     assert "database" in body["text"] and body["metadata"]["path"] == "guide/storage.md"
     passages = (await session.call_tool("searchPassages", {"query": QUESTION, "limit": 2})).structured_content
     assert passages["items"][0]["kind"] == "passage" and 0 <= passages["items"][0]["score"] <= 1
+    narrowed = (await session.call_tool("search", {"query": QUESTION, "path": "notes"})).structured_content
+    assert narrowed["results"] and all(r["metadata"]["path"].startswith("notes/") for r in narrowed["results"])
+    in_version = (await session.call_tool("searchPassages", {"query": QUESTION, "version": "v7"})).structured_content
+    assert in_version["items"]  # no document sits in a version folder: every one is in every version
     listed = (await session.call_tool("listDocuments", {})).structured_content
     assert {d["id"] for d in listed["documents"]} == {"guide/install.md", "guide/storage.md", "notes/cooking.rst",
                                                        "notes/weather.txt"}
@@ -77,7 +81,8 @@ async def _errors(session: ClientSession) -> None:
     """Each bad call is a protocol error (invalid_params) that names what was wrong."""
     cases = [("fetch", {"id": "p-nope"}, "p-nope"), ("search", {"query": "   "}, "empty"),
              ("searchPassages", {"query": "x" * (MAX_QUERY_CHARS + 1)}, str(MAX_QUERY_CHARS)),
-             ("searchPassages", {"query": "db", "documentId": "missing.md"}, "missing.md")]
+             ("searchPassages", {"query": "db", "documentId": "missing.md"}, "missing.md"),
+             ("search", {"query": "db", "version": ""}, "version")]
     for tool, arguments, expected in cases:
         with pytest.raises(MCPError, match=expected) as raised:
             await session.call_tool(tool, arguments)
