@@ -33,15 +33,21 @@ class Method(enum.Enum):
 def fuse(method: Method, dense: dict[int, float], lexical: np.ndarray, limit: int,
          dense_weight: float = DENSE_WEIGHT) -> list[tuple[int, float]]:
     """(passage index, score) pairs, best first, at most `limit`. `dense` maps the dense search's
-    hits to their cosine; `lexical` holds every passage's BM25 score."""
+    hits to their cosine; `lexical` holds every passage's BM25 score.
+
+    Only the passages that can still make the list are scored. A passage the dense search did not
+    return scores floor + its lexical share, rising with BM25 alone, so the `limit` best of those are
+    among the lexical top len(dense) + limit (every tie of the last kept, as ties go by index): the
+    ranking is the one over every passage, at a cost that no longer grows with the corpus (BM25 scores
+    half of a large corpus above zero: ordinary words survive stop-word removal)."""
     if method is Method.DENSE:
         scored = {i: max(c, 0.0) for i, c in dense.items()}
     elif method is Method.LEXICAL:
-        scored = _lexical_relative(lexical)
+        scored = _lexical_relative(lexical, _lexical_top(lexical, limit))
     elif method is Method.RRF:
         scored = _rrf([sorted(dense, key=lambda i: -dense[i]), _lexical_order(lexical, len(dense) or limit)])
     else:
-        relative = _lexical_relative(lexical)
+        relative = _lexical_relative(lexical, [*dense, *_lexical_top(lexical, len(dense) + limit)])
         floor = max(min(dense.values()), 0.0) if dense else 0.0
         scored = {i: dense_weight * max(dense.get(i, floor), 0.0) + (1 - dense_weight) * relative.get(i, 0.0)
                   for i in {*dense, *relative}}
@@ -49,21 +55,35 @@ def fuse(method: Method, dense: dict[int, float], lexical: np.ndarray, limit: in
     return [(i, float(s)) for i, s in ranked[:limit]]
 
 
-def _lexical_relative(lexical: np.ndarray) -> dict[int, float]:
+def _lexical_top(lexical: np.ndarray, count: int) -> list[int]:
+    """The indexes of the `count` highest positive scores and of every score tied with the last of them."""
+    import numpy as np
+
+    if count <= 0 or not lexical.size:
+        return []
+    if count < lexical.size:
+        cut = float(lexical[np.argpartition(-lexical, count - 1)[count - 1]])
+        chosen = np.flatnonzero((lexical >= cut) & (lexical > 0))
+    else:
+        chosen = np.flatnonzero(lexical > 0)
+    return [int(i) for i in chosen]
+
+
+def _lexical_relative(lexical: np.ndarray, indexes: list[int]) -> dict[int, float]:
+    """Each of `indexes` with a positive score, as a share of the query's best score."""
     best = float(lexical.max()) if lexical.size else 0.0
     if best <= 0:
         return {}
-    import numpy as np
-
-    hits = np.flatnonzero(lexical > 0)
-    return {int(i): float(lexical[i]) / best for i in hits}
+    return {i: float(lexical[i]) / best for i in indexes if lexical[i] > 0}
 
 
 def _lexical_order(lexical: np.ndarray, depth: int) -> list[int]:
+    """The `depth` best lexical hits, best first, ties by index (as a stable sort of every score)."""
     import numpy as np
 
-    order = np.argsort(-lexical, kind="stable")[:depth]
-    return [int(i) for i in order if lexical[i] > 0]
+    top = np.asarray(_lexical_top(lexical, depth), dtype=np.int64)
+    order = top[np.lexsort((top, -lexical[top]))] if top.size else top
+    return [int(i) for i in order[:depth]]
 
 
 def _rrf(rankings: list[list[int]]) -> dict[int, float]:

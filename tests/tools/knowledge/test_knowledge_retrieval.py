@@ -94,6 +94,41 @@ def test_fused_scores_are_bounded_sorted_and_limited(dense, lexical, limit, meth
     assert len({i for i, _ in fused}) == len(fused)
 
 
+def _fuse_over_every_passage(method: Method, dense: dict[int, float], lexical: np.ndarray, limit: int,
+                             weight: float = 0.9) -> list[tuple[int, float]]:
+    """The definition fuse must keep: every passage scored, then sorted (ties by index)."""
+    best = float(lexical.max())
+    relative = {i: float(lexical[i]) / best for i in range(len(lexical)) if lexical[i] > 0} if best > 0 else {}
+    if method is Method.DENSE:
+        scored = {i: max(c, 0.0) for i, c in dense.items()}
+    elif method is Method.LEXICAL:
+        scored = relative
+    elif method is Method.RRF:
+        lexical_order = [int(i) for i in np.argsort(-lexical, kind="stable")[:len(dense) or limit] if lexical[i] > 0]
+        scores: dict[int, float] = {}
+        for ranking in (sorted(dense, key=lambda i: -dense[i]), lexical_order):
+            for rank, index in enumerate(ranking):
+                scores[index] = scores.get(index, 0.0) + 1.0 / (60 + rank + 1)
+        top = max(scores.values(), default=1.0)
+        scored = {i: v / top for i, v in scores.items()}
+    else:
+        floor = max(min(dense.values()), 0.0) if dense else 0.0
+        scored = {i: weight * max(dense.get(i, floor), 0.0) + (1 - weight) * relative.get(i, 0.0)
+                  for i in {*dense, *relative}}
+    return [(i, float(v)) for i, v in sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+
+
+# Few distinct values, so ties (at the cut, among the dense hits) are common.
+_tied_lexical = st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.5, 2.5, 7.0]), min_size=31, max_size=31).map(
+    lambda v: np.asarray(v, dtype=np.float32))
+
+
+@given(dense=st.dictionaries(st.integers(0, 30), st.sampled_from([-0.2, 0.1, 0.4, 0.4, 0.8]), max_size=12),
+       lexical=_lexical | _tied_lexical, limit=st.integers(1, 40), method=st.sampled_from(list(Method)))
+def test_fusion_scores_only_what_can_rank_and_ranks_as_if_it_scored_everything(dense, lexical, limit, method) -> None:
+    assert fuse(method, dense, lexical, limit) == _fuse_over_every_passage(method, dense, lexical, limit)
+
+
 class _InterruptedAfter:
     """The real embedder, stopped (as by Ctrl-C) once it has embedded `documents` documents."""
 
