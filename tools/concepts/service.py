@@ -90,7 +90,7 @@ class ConceptService:
             base = await asyncio.to_thread(
                 build_concept_base, index.documents, index.passages, index.version, self.glossary,
                 embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
-                nearest_passages=index.nearest_passages, cache=self._cache)
+                nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None))
             self._base = base
             log.info("concepts ready", index_version=index.version, **_stats(base))
             return base
