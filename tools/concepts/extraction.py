@@ -46,7 +46,8 @@ _NOT_NAMES = frozenset({"here", "each", "every", "one", "all", "some", "both", "
 _PLAIN_ALIAS = re.compile(r"^[\w][\w .+/-]*$")  # "(Q)", "(PWA)"; not a role or a path
 PLAIN_DEFINITION_WEIGHT = 0.8
 CODE_HEADING_WEIGHT = 0.9
-_CODE_SPAN = re.compile(r"^`[^`]+`")  # an unmarked definition sentence is a little less sure than a bold one
+_CODE_SPAN = re.compile(r"^`[^`]+`")
+_LINE_OPENING = re.compile(r"[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?")  # an unmarked definition sentence is a little less sure than a bold one
 _HEADING_PARTS = re.compile(r"\s*(?::|;|\s[—–-]\s|,\s)\s*")
 _DEFINED = re.compile(
     r"(?P<mark>\*\*|__|`)(?P<term>[^*_`\n]{2,60}?)(?P=mark)\s*(?:\((?P<alias>[^)\n]{1,20})\))?\s*"
@@ -123,12 +124,11 @@ def _headings(document: KnowledgeDocument, passages: Sequence[KnowledgePassage])
 
 
 def _named(heading: str, titles: bool) -> list[tuple[str, float]]:
-    """A heading's terms; a page's title also names what a framing verb introduces ("Using Matchers")."""
+    """A heading's terms, and what a framing verb introduces ("Using Matchers" names matchers)."""
     terms = heading_terms(heading)
-    if titles:
-        framed = _FRAMING.sub("", heading.strip())
-        if framed != heading.strip():
-            terms += [(term, 0.95 * weight) for term, weight in heading_terms(framed)]
+    framed = _FRAMING.sub("", heading.strip())
+    if framed != heading.strip():  # surer of a page's title than of a section's ("Creating presets")
+        terms += [((term, (0.95 if titles else 0.9) * weight)) for term, weight in heading_terms(framed)]
     if _CODE_SPAN.match(heading.strip()):  # "`fakeTimers` [object]" names an option more than an idea
         terms = [(term, CODE_HEADING_WEIGHT * weight) for term, weight in terms]
     return terms
@@ -180,11 +180,16 @@ def _definitions(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:
         term = clean_term(match.group("term"))
         if not plausible_term(term) or _CODE_LIKE.search(term):
             continue
+        weight = 1.0
+        if match.group("mark") == "`":  # code: "If `trailingSlash` is true" uses a name; a list item opening on it defines it
+            if not _LINE_OPENING.fullmatch(body[body.rfind("\n", 0, match.start()) + 1:match.start()]):
+                continue
+            weight = CODE_HEADING_WEIGHT
         alias = match.group("alias")
         alias = clean_term(alias) if alias and plausible_term(clean_term(alias)) else None
         yield Evidence(term=term, kind=EvidenceKind.DEFINITION, document_id=passage.document_id,
                        passage_id=passage.passage_id, start=passage.start + match.start("term"),
-                       end=passage.start + match.end("term"), headings=passage.headings, alias=alias)
+                       end=passage.start + match.end("term"), headings=passage.headings, alias=alias, weight=weight)
 
 
 def _sentence_definitions(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:

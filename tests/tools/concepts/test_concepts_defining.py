@@ -118,7 +118,7 @@ def test_a_concept_is_explained_from_its_glossary_entry_and_copies_count_once(tm
     from hexmcp.tools.knowledge.builder import build_index, new_store
     from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 
-    from .conftest import write_corpus
+    from tests.tools.concepts.conftest import write_corpus
 
     index = build_index(load_documents(CorpusSpec(roots=[write_corpus(tmp_path, VERSIONED)])), embedder,
                         new_store(embedder.dimension))
