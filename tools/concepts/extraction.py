@@ -36,7 +36,7 @@ _SENTENCE_DEFINED = re.compile(
     r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t]*(?:[-*+][ \t]+)?(?:(?:A|An|The)\s+)?"
     r"(?P<term>[`*_]{0,2}[\w][\w.+#/-]*[`*_]{0,2}(?:[ \t]+[`*_]{0,2}[\w][\w.+#/-]*[`*_]{0,2}){0,3}?)[ \t]*"
     r"(?:\((?P<alias>[^)\n]{1,40})\)[ \t]*)?"
-    r"(?:(?:is|are|refers to|means|denotes|stands for)[ \t]+(?:an?|the|one|used|called|simply|essentially)\b"
+    r"(?:(?:is|are|refers to|means|denotes|stands for)[ \t]+(?:an?|used|called|simply|essentially)\b"  # not "is the slowest step"
     r"|(?:is|are)[ \t]+(?:[\w-]+[ \t]+){1,3}?(?:that|which|whose)\b"  # "Docblock pragmas are comments that ..."
     r"|(?:is|are)[ \t]+(?:also[ \t]+)?(?:known as|called)[ \t]+[\"'“*`]*(?P<known>[\w][\w .+/-]{1,40}?)[\"'”*`]*(?=[,.;:)]|\s+(?:or|and|because|in)\b))",
     re.MULTILINE)
@@ -47,7 +47,8 @@ _PLAIN_ALIAS = re.compile(r"^[\w][\w .+/-]*$")  # "(Q)", "(PWA)"; not a role or 
 PLAIN_DEFINITION_WEIGHT = 0.8
 CODE_HEADING_WEIGHT = 0.9
 _CODE_SPAN = re.compile(r"^`[^`]+`")
-_LINE_OPENING = re.compile(r"[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?")  # an unmarked definition sentence is a little less sure than a bold one
+_LINE_OPENING = re.compile(r"[ \t]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?")
+_SENTENCE_END = re.compile(r"[.!?]\s+$")  # an unmarked definition sentence is a little less sure than a bold one
 _HEADING_PARTS = re.compile(r"\s*(?::|;|\s[—–-]\s|,\s)\s*")
 _DEFINED = re.compile(
     r"(?P<mark>\*\*|__|`)(?P<term>[^*_`\n]{2,60}?)(?P=mark)\s*(?:\((?P<alias>[^)\n]{1,20})\))?\s*"
@@ -181,8 +182,9 @@ def _definitions(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:
         if not plausible_term(term) or _CODE_LIKE.search(term):
             continue
         weight = 1.0
-        if match.group("mark") == "`":  # code: "If `trailingSlash` is true" uses a name; a list item opening on it defines it
-            if not _LINE_OPENING.fullmatch(body[body.rfind("\n", 0, match.start()) + 1:match.start()]):
+        if match.group("mark") == "`":  # "If `trailingSlash` is true" uses a name; a line or sentence opening on it defines it
+            before = body[body.rfind("\n", 0, match.start()) + 1:match.start()]
+            if not (_LINE_OPENING.fullmatch(before) or _SENTENCE_END.search(before)):
                 continue
             weight = CODE_HEADING_WEIGHT
         alias = match.group("alias")

@@ -1,12 +1,15 @@
 """The searchable knowledge base: passages, their BM25 index and their vectors in a VectorStore.
 
 Queries go through `clean_query` (one place for the empty/oversize rules every tool shares), then
-both retrievers, then `fusion.fuse`. Document search ranks a document by its best passage.
+both retrievers, then `fusion.fuse`. Results are distinct: the copies of one page (version folders,
+mirrors, identical texts: versions.py) answer as one result, the preferred copy with the others named.
+Document search ranks a page by its best passage.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections import Counter
+from typing import Collection, Sequence
 
 import attrs
 import numpy as np
@@ -17,27 +20,34 @@ from .lexical import LexicalIndex
 from .passages import Passage, SourceDocument
 from .queries import clean_query
 from .vectors.port import VectorStore
+from .versions import PageCatalog
 
-DENSE_DEPTH = 100  # dense candidates per query before fusion
-
+DENSE_DEPTH = 100  # dense candidates per query before fusion, for a search of one result per passage
+PAGE_DEPTH = 300  # passages read to fill a list of distinct pages: copies and siblings take many
+#: A copy of the preferred version answers for its page when it scores at least this close to the best copy;
+#: a page whose preferred copy lacks what was asked (added in a newer draft, say) answers with the copy that has it.
+PREFERRED_MARGIN = 0.02
 
 @attrs.frozen(kw_only=True)
 class PassageHit:
     passage: Passage
     score: float
+    copies: tuple[str, ...] = ()  # the documents holding the same passage in other versions or forms
 
 
 @attrs.frozen(kw_only=True)
 class DocumentHit:
     document: SourceDocument
     best: PassageHit
+    version: str | None = None
+    copies: tuple[str, ...] = ()  # the page's other copies (other versions, mirrors), newest first
 
 
 class KnowledgeIndex:
     """Read-only once built; a rebuilt corpus is a new KnowledgeIndex (swapped in whole)."""
 
     def __init__(self, documents: Sequence[SourceDocument], passages: Sequence[Passage], embed_query: object,
-                 store: VectorStore, version: str) -> None:
+                 store: VectorStore, version: str, *, preferred_version: str | None = None) -> None:
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
@@ -45,6 +55,11 @@ class KnowledgeIndex:
         self._lexical = LexicalIndex([p.indexed_text() for p in self.passages])
         self._embed_query = embed_query
         self._store = store
+        self.pages = PageCatalog(documents, preferred_version)
+        self._document_number = {d: n for n, d in enumerate(self.documents)}
+        self._passage_document = np.array([self._document_number.get(p.document_id, -1) for p in self.passages],
+                                          dtype=np.int64)
+        self._place = _places(self.passages, self.pages)
         self.dense_weight = DENSE_WEIGHT  # a knob for bench/relevance.py, not a serving setting
 
     def passage(self, passage_id: str) -> Passage:
@@ -68,24 +83,97 @@ class KnowledgeIndex:
         hits = self._store.search(vector, limit) if self.passages else []
         return [(self.passages[self._by_id[h.passage_id]], h.score) for h in hits if h.passage_id in self._by_id]
 
-    def search_passages(self, query: str, limit: int = 10, *, document_id: str | None = None,
-                        method: Method = Method.HYBRID) -> list[PassageHit]:
-        text = clean_query(query)
+    def _allowed(self, document_id: str | None, version: str | None, path: str | None) -> set[str] | None:
         if document_id is not None:
             self.document(document_id)
-        lexical = self._lexical.scores(text) if method is not Method.DENSE else np.zeros(len(self.passages))
-        if document_id is not None:
-            lexical = np.where([p.document_id == document_id for p in self.passages], lexical, 0.0)
-        dense: dict[int, float] = {}
-        if method is not Method.LEXICAL and self.passages:
-            vector = self._embed_query(text)  # type: ignore[operator]
-            hits = self._store.search(vector, max(DENSE_DEPTH, limit), document_id=document_id)
-            dense = {self._by_id[h.passage_id]: h.score for h in hits if h.passage_id in self._by_id}
-        return [PassageHit(passage=self.passages[i], score=min(max(s, 0.0), 1.0))
-                for i, s in fuse(method, dense, lexical, limit, self.dense_weight)]
+            return {document_id}
+        if version is None and path is None:
+            return None
+        return self.pages.admitted(list(self.documents), version, path)
 
-    def search_documents(self, query: str, limit: int = 10, *, method: Method = Method.HYBRID) -> list[DocumentHit]:
-        best: dict[str, PassageHit] = {}
-        for hit in self.search_passages(query, max(DENSE_DEPTH, limit * 10), method=method):
-            best.setdefault(hit.passage.document_id, hit)
-        return [DocumentHit(document=self.documents[d], best=h) for d, h in list(best.items())[:limit]]
+    def _candidates(self, text: str, depth: int, method: Method, allowed: Collection[str] | None) -> list[tuple[int, float]]:
+        """(passage index, fused score) pairs, best first, at most `depth`."""
+        if not self.passages or (allowed is not None and not allowed):
+            return []
+        lexical = self._lexical.scores(text) if method is not Method.DENSE else np.zeros(len(self.passages))
+        if allowed is not None:
+            admitted = np.zeros(len(self._document_number) + 1, dtype=bool)  # the last slot: -1, no document
+            admitted[[self._document_number[d] for d in allowed if d in self._document_number]] = True
+            lexical = np.where(admitted[self._passage_document], lexical, 0.0)
+        dense: dict[int, float] = {}
+        if method is not Method.LEXICAL:
+            vector = self._embed_query(text)  # type: ignore[operator]
+            filters = ({} if allowed is None else {"document_id": next(iter(allowed))} if len(allowed) == 1
+                       else {"document_ids": allowed})
+            hits = self._store.search(vector, max(DENSE_DEPTH, depth), **filters)
+            dense = {self._by_id[h.passage_id]: h.score for h in hits if h.passage_id in self._by_id}
+        return fuse(method, dense, lexical, depth, self.dense_weight)
+
+    def search_passages(self, query: str, limit: int = 10, *, document_id: str | None = None,
+                        version: str | None = None, path: str | None = None, method: Method = Method.HYBRID,
+                        distinct: bool = True) -> list[PassageHit]:
+        """The best passages; with `distinct`, a passage that several copies of its page hold answers once."""
+        text = clean_query(query)
+        allowed = self._allowed(document_id, version, path)
+        depth = max(DENSE_DEPTH, limit) if not distinct else max(DENSE_DEPTH, limit * 4)
+        ranked = self._candidates(text, depth, method, allowed)
+        if not distinct:
+            return [self._hit(i, s) for i, s in ranked[:limit]]
+        groups: dict[tuple, list[tuple[int, float]]] = {}
+        for index, score in ranked:
+            groups.setdefault(self._place[index], []).append((index, score))
+        hits = [self._representative(members) for members in groups.values()]
+        return hits[:limit]
+
+    def _representative(self, members: list[tuple[int, float]]) -> PassageHit:
+        """One passage for the copies of it that were found: the preferred copy's unless it scores clearly worse."""
+        best_index, best_score = members[0]
+        order = self.pages.page(self.passages[best_index].document_id).documents
+        chosen = min((m for m in members if m[1] >= best_score - PREFERRED_MARGIN),
+                     key=lambda m: order.index(self.passages[m[0]].document_id)
+                     if self.passages[m[0]].document_id in order else len(order))
+        copies = tuple(dict.fromkeys(self.passages[i].document_id for i, _ in members
+                                     if self.passages[i].document_id != self.passages[chosen[0]].document_id))
+        return self._hit(chosen[0], best_score, copies)
+
+    def _hit(self, index: int, score: float, copies: tuple[str, ...] = ()) -> PassageHit:
+        return PassageHit(passage=self.passages[index], score=min(max(score, 0.0), 1.0), copies=copies)
+
+    def search_documents(self, query: str, limit: int = 10, *, version: str | None = None, path: str | None = None,
+                         method: Method = Method.HYBRID, distinct: bool = True) -> list[DocumentHit]:
+        """The best documents, each ranked by its best passage; with `distinct`, one result per page."""
+        text = clean_query(query)
+        allowed = self._allowed(None, version, path)
+        ranked = self._candidates(text, max(PAGE_DEPTH if distinct else DENSE_DEPTH, limit * 10), method, allowed)
+        by_document: dict[str, tuple[int, float]] = {}
+        for index, score in ranked:
+            by_document.setdefault(self.passages[index].document_id, (index, score))
+        if not distinct:
+            return [DocumentHit(document=self.documents[d], best=self._hit(i, s),
+                                version=self.pages.label(d)) for d, (i, s) in list(by_document.items())[:limit]]
+        pages: dict[str, list[str]] = {}
+        for document_id in by_document:
+            pages.setdefault(self.pages.page(document_id).key, []).append(document_id)
+        hits = []
+        for found in list(pages.values())[:limit]:
+            best_score = by_document[found[0]][1]
+            page = self.pages.page(found[0])
+            close = [d for d in found if by_document[d][1] >= best_score - PREFERRED_MARGIN]
+            chosen = min(close, key=page.documents.index)
+            index = by_document[chosen][0]
+            hits.append(DocumentHit(document=self.documents[chosen], best=self._hit(index, best_score),
+                                    version=page.labels.get(chosen),
+                                    copies=tuple(d for d in page.documents if d != chosen)))
+        return hits
+
+
+def _places(passages: Sequence[Passage], pages: PageCatalog) -> list[tuple]:
+    """Where each passage sits in its page, the same for every copy: page key, heading path, ordinal."""
+    seen: Counter[tuple] = Counter()
+    places = []
+    for passage in passages:
+        where = (pages.page(passage.document_id).key, passage.headings)
+        ordinal = seen[(passage.document_id, passage.headings)]
+        seen[(passage.document_id, passage.headings)] += 1
+        places.append((*where, ordinal))
+    return places

@@ -18,7 +18,7 @@ The design and its thresholds: docs/adr/0610-in-process-vector-store.md.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 import structlog
@@ -113,13 +113,15 @@ class MemoryVectorStore:
                 self._kill(self._slot_passage[slot])
             self._maintain()
 
-    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None) -> list[VectorHit]:
+    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None,
+               document_ids: Collection[str] | None = None) -> list[VectorHit]:
         vector = prepare_query(query, self.dimension)
         with self._lock:
             if limit <= 0 or not self._slot_of:
                 return []
-            if document_id is not None:
-                slots = np.fromiter(sorted(self._document_slots.get(document_id, ())), dtype=np.int64)
+            if document_id is not None or document_ids is not None:
+                wanted = [document_id] if document_id is not None else sorted(document_ids or ())
+                slots = np.fromiter(sorted(s for d in wanted for s in self._document_slots.get(d, ())), dtype=np.int64)
                 return self._exact(vector, limit, slots)
             if self._ann is not None:
                 positions, scores = self._ann.search(vector, limit, self._live_bitmap())

@@ -8,7 +8,7 @@ small, an ANN index beyond) and an adapter for a distributed vector database.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Collection, Protocol, Sequence
 
 import attrs
 import numpy as np
@@ -34,8 +34,10 @@ class VectorStore(Protocol):
     def delete_document(self, document_id: str) -> None:
         """Remove every row of one document."""
 
-    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None) -> list[VectorHit]:
-        """The `limit` rows most similar to `query` (dimension,), best first; optionally within one document."""
+    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None,
+               document_ids: Collection[str] | None = None) -> list[VectorHit]:
+        """The `limit` rows most similar to `query` (dimension,), best first; optionally within one
+        document, or within a set of documents (a client's version or path filter)."""
 
     def __len__(self) -> int:
         """How many rows the store holds."""

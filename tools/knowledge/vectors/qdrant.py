@@ -11,7 +11,7 @@ docs/adr/0611-distributed-vector-store.md.
 from __future__ import annotations
 
 import uuid
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -100,10 +100,11 @@ class QdrantVectorStore:
             self._client.delete(self._collection, points_selector=selector, wait=True)
 
     def delete_document(self, document_id: str) -> None:
-        selector = self._models.FilterSelector(filter=self._document_filter(document_id))
+        selector = self._models.FilterSelector(filter=self._document_filter(document_id, None))
         self._client.delete(self._collection, points_selector=selector, wait=True)
 
-    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None) -> list[VectorHit]:
+    def search(self, query: np.ndarray, limit: int, *, document_id: str | None = None,
+               document_ids: Collection[str] | None = None) -> list[VectorHit]:
         vector = prepare_query(query, self.dimension)
         if limit <= 0:
             return []
@@ -111,7 +112,7 @@ class QdrantVectorStore:
             self._collection,
             query=vector.tolist(),
             limit=limit,
-            query_filter=None if document_id is None else self._document_filter(document_id),
+            query_filter=self._document_filter(document_id, document_ids),
             with_payload=["passage_id"],
         )
         return [
@@ -122,6 +123,12 @@ class QdrantVectorStore:
     def close(self) -> None:
         self._client.close()
 
-    def _document_filter(self, document_id: str):
+    def _document_filter(self, document_id: str | None, document_ids: Collection[str] | None):
         models = self._models
-        return models.Filter(must=[models.FieldCondition(key="document_id", match=models.MatchValue(value=document_id))])
+        if document_id is not None:
+            match = models.MatchValue(value=document_id)
+        elif document_ids is not None:
+            match = models.MatchAny(any=sorted(document_ids))
+        else:
+            return None
+        return models.Filter(must=[models.FieldCondition(key="document_id", match=match)])
