@@ -14,6 +14,7 @@ from .errors import UnknownConceptError
 from .graph import ConceptGraph
 from .mentions import AliasIndex
 from .model import Concept
+from .text import ACRONYM, initials_of
 
 EmbedQuery = Callable[[str], np.ndarray]
 NearestPassages = Callable[[np.ndarray, int], list[tuple[KnowledgePassage, float]]]
@@ -70,6 +71,15 @@ class ConceptBase:
                     defined_by.setdefault(row.passage.passage_id, []).append(concept_id)
         self._defined_by = {passage_id: tuple(ids) for passage_id, ids in defined_by.items()}
         self._representative = representative or {}
+        # Acronym ↔ expansion where the corpus never wrote them side by side ("server-side rendering", "SSR").
+        self.acronyms: dict[str, list[str]] = {}  # "SSR" → concepts named by it
+        self.initials: dict[str, list[str]] = {}  # "SSR" → concepts whose several-word names it abbreviates
+        for concept in concepts:
+            for name in dict.fromkeys([concept.title, *concept.aliases]):
+                if ACRONYM.match(name):
+                    self.acronyms.setdefault(name.rstrip("s").upper(), []).append(concept.id)
+                elif len(initials_of(name)) >= 3:
+                    self.initials.setdefault(initials_of(name), []).append(concept.id)
         self.fuzzy_choices: list[str] = []
         self.fuzzy_owner: list[str] = []
         for concept in concepts:

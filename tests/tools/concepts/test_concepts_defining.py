@@ -16,7 +16,7 @@ from hexmcp.tools.concepts.extraction import extract, heading_terms
 from hexmcp.tools.concepts.glossary_entries import named_term
 from hexmcp.tools.concepts.model import EvidenceKind
 from hexmcp.tools.concepts.plain_titles import plain_titles
-from hexmcp.tools.concepts.text import STOP_WORDS
+from hexmcp.tools.concepts.text import ACRONYM, STOP_WORDS, initials_of
 from hexmcp.tools.knowledge.chunking import chunk_document
 from hexmcp.tools.knowledge.readers import parse_text
 
@@ -62,6 +62,13 @@ def test_a_glossary_folder_page_is_one_entry_and_its_parenthesis_an_alias() -> N
     assert not [e for e in evidence_of("reference/rbac.md", text) if e.kind is EvidenceKind.ENTRY]
 
 
+@given(parts=st.lists(words, min_size=2, max_size=6), joiner=st.sampled_from([" ", "-", " / "]))
+def test_initials_are_the_first_letters_of_the_significant_words(parts: list[str], joiner: str) -> None:
+    name = joiner.join(parts)
+    assert initials_of(name) == "".join(p[0] for p in parts).upper()
+    assert ACRONYM.match(initials_of(name)) and initials_of(parts[0]) == ""
+
+
 def test_titles_and_roles_name_terms() -> None:
     assert named_term(":term:`view <glossary-view>` layer") == ("view layer", None)
     assert heading_terms("`automock` \\[boolean]") == [("automock", 1.0)]
@@ -104,6 +111,7 @@ VERSIONED = {
     "glossary/widget.md": "---\ntitle: Widget\n---\nA widget is the unit of work the daemon schedules.\n",
     "guide/scheduling.md": ("# Scheduling\n\nThe daemon runs every widget in turn. A widget waits, a widget runs, a widget "
                             "stops; each widget reports when the widget finishes, and widget logs name the widget.\n"),
+    "guide/rendering.md": "# SSR\n\nThe server renders each page to HTML before it sends it to the browser.\n",
     **{f"docs/{version}/storage.md": ("# Storage\n\nStorage keeps state on disk. Widgets are stored there. "
                                       f"This is release {version}.\n") for version in ("v1.0", "v2.0", "v3.0")},
 }
@@ -133,3 +141,5 @@ def test_a_concept_is_explained_from_its_glossary_entry_and_copies_count_once(tm
     assert len(pages) == len(set(pages))  # the three versions of storage.md show once
     storage = [p.passage.document_id for p in passages if "storage" in p.passage.document_id]
     assert storage in ([], ["docs/v3.0/storage.md"])  # and as the newest version
+    rendering = resolve(base, "server-side rendering")  # written nowhere: the acronym's letters find it
+    assert rendering.best is not None and rendering.best.concept_id == "ssr" and rendering.resolved
