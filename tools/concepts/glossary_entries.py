@@ -5,7 +5,9 @@ Three shapes, told apart by how they are written, not by any corpus's words:
   the directive, each definition the lines indented deeper below it;
 - a glossary folder (a path segment named glossary, glossaries or terminology) where every page is one
   entry, titled by its front matter or first heading (Hugo's `reference/glossary/*.md`);
-- a glossary file (named glossary.*) written in Markdown: each of its headings is an entry.
+- a glossary file (named glossary.*) written in Markdown: each of its headings is an entry, and so is
+  each term of a definition list ("Term" over ": its definition") or a list item led by a bold term.
+A glossary folder's page may list other names in its front matter's `aka`: they are aliases.
 
 A title such as "RBAC (Role-Based Access Control)" gives the term and, from the parentheses, an alias.
 (Not to be confused with glossary.py: the curated --glossary file merged over the derived concepts.)
@@ -26,6 +28,9 @@ GLOSSARY_NAMES = frozenset({"glossary", "glossaries", "terminology"})
 _DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. glossary::[ \t]*$", re.MULTILINE)
 _OPTION = re.compile(r"^\s*:[\w-]+:")  # `:sorted:` and the like, under the directive
 _TITLE_ALIAS = re.compile(r"^(?P<term>[^()]+?)\s*\((?P<alias>[^()]{2,60})\)\s*$")
+_DEFINITION_LIST = re.compile(r"^(?P<term>[^\s:#>|*-][^\n]{0,60})\n(?=:[ \t]+\S)", re.MULTILINE)
+_BOLD_ITEM = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)(?P<term>[^*_\n]{2,60})(?:\*\*|__)", re.MULTILINE)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _ROLE = re.compile(r":[\w:.-]+:`(?P<text>[^`<]*?)\s*(?:<[^>]*>)?`")  # :term:`view <v>` reads "view"
 
 
@@ -42,6 +47,7 @@ def glossary_entries(document: KnowledgeDocument, passages: Sequence[KnowledgePa
         yield from _page_entry(document, passages[0])
     elif stem in GLOSSARY_NAMES:
         yield from _heading_entries(document, passages)
+        yield from _listed_entries(document, passage_at)
 
 
 def named_term(title: str) -> tuple[str, str | None] | None:
@@ -89,6 +95,33 @@ def _page_entry(document: KnowledgeDocument, first: KnowledgePassage) -> Iterabl
     found = named_term(document.title)
     if found is not None:
         yield _entry(found[0], found[1], first, first.start, first.start)
+        for other in _also_known_as(document.text):
+            yield _entry(found[0], other, first, first.start, first.start)
+
+
+def _also_known_as(text: str) -> list[str]:
+    """The `aka` names in a page's front matter (the reader keeps only scalar fields, so read it here)."""
+    block = _FRONT_MATTER.match(text)
+    if block is None or "aka" not in block.group("body"):
+        return []
+    import yaml  # with the first build, like the rest of extraction
+
+    try:
+        meta = yaml.safe_load(block.group("body"))
+    except yaml.YAMLError:
+        return []
+    names = meta.get("aka") if isinstance(meta, dict) else None
+    names = [names] if isinstance(names, str) else names if isinstance(names, list) else []
+    return [clean_term(str(n)) for n in names if isinstance(n, (str, int)) and plausible_term(clean_term(str(n)))]
+
+
+def _listed_entries(document: KnowledgeDocument, passage_at: PassageAt) -> Iterable[Evidence]:
+    for pattern in (_DEFINITION_LIST, _BOLD_ITEM):
+        for match in pattern.finditer(document.text):
+            found = named_term(match.group("term").strip())
+            if found is not None:
+                start = match.start("term")
+                yield _entry(found[0], found[1], passage_at(start), start, match.end("term"))
 
 
 def _heading_entries(document: KnowledgeDocument, passages: Sequence[KnowledgePassage]) -> Iterable[Evidence]:

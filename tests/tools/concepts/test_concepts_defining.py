@@ -69,6 +69,16 @@ def test_initials_are_the_first_letters_of_the_significant_words(parts: list[str
     assert ACRONYM.match(initials_of(name)) and initials_of(parts[0]) == ""
 
 
+def test_a_markdown_glossary_file_lists_entries_and_a_glossary_page_its_other_names() -> None:
+    text = ("# Glossary\n\n## Widget\n\nThe unit of work.\n\nState file\n: Where widgets live.\n\n"
+            "- **Snapshot**: a copy of the state file.\n")
+    assert {e.term for e in evidence_of("docs/glossary.md", text) if e.kind is EvidenceKind.ENTRY} == {
+        "Widget", "State file", "Snapshot"}
+    page = "---\ntitle: Pod\naka:\n- pods\n- Workload unit\n---\nThe smallest deployable unit.\n"
+    entries = [e for e in evidence_of("reference/glossary/pod.md", page) if e.kind is EvidenceKind.ENTRY]
+    assert {(e.term, e.alias) for e in entries} == {("Pod", None), ("Pod", "pods"), ("Pod", "Workload unit")}
+
+
 def test_titles_and_roles_name_terms() -> None:
     assert named_term(":term:`view <glossary-view>` layer") == ("view layer", None)
     assert heading_terms("`automock` \\[boolean]") == [("automock", 1.0)]
