@@ -154,9 +154,11 @@ def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage]
 def _support(counts: dict[int, int], defining: dict[str, float], passages: Sequence[KnowledgePassage],
              by_id: Mapping[str, KnowledgePassage], place: Mapping[str, tuple], preference: Mapping[str, int]
              ) -> tuple[Support, ...]:
-    rows = {passages[i].passage_id: Support(passage=passages[i], mentions=n, strength=defining.get(passages[i].passage_id, 0.0),
-                                            defines=passages[i].passage_id in defining)
-            for i, n in counts.items()}
+    rows = {}
+    for i, n in counts.items():
+        passage_id = passages[i].passage_id
+        rows[passage_id] = Support(passage=passages[i], mentions=n, strength=defining.get(passage_id, 0.0),
+                                   defines=passage_id in defining)
     for passage_id in defining.keys() - rows.keys():
         rows[passage_id] = Support(passage=by_id[passage_id], mentions=0, defines=True, strength=defining[passage_id])
     folded = fold_copies(list(rows.values()), place, preference)

@@ -2,8 +2,8 @@
 
 A glossary entry is the surest (ENTRY); then the opening of a page the concept titles (its front-matter
 title, first heading or file name: TITLE); then the opening of a section it heads, or a definition
-sentence (SECTION, DEFINITION); then an acronym's expansion (ACRONYM), then the opening of a page that links naming the concept
-point at (LINKED). The rest of a page or section a
+sentence (SECTION, DEFINITION); then an acronym's expansion (ACRONYM), then the opening of a page
+that links naming the concept point at (LINKED). The rest of a page or section a
 heading names still defines it, weakly (REST). Each is scaled by the sighting's weight (a heading
 split into parts, a file name, an unmarked definition sentence are less sure), and a passage keeps
 its strongest.

@@ -36,9 +36,11 @@ _SENTENCE_DEFINED = re.compile(
     r"(?:^|(?<=[.!?:]\s)|(?<=\n))[ \t]*(?:[-*+][ \t]+)?(?:(?:A|An|The)\s+)?"
     r"(?P<term>[`*_]{0,2}[\w][\w.+#/-]*[`*_]{0,2}(?:[ \t]+[`*_]{0,2}[\w][\w.+#/-]*[`*_]{0,2}){0,3}?)[ \t]*"
     r"(?:\((?P<alias>[^)\n]{1,40})\)[ \t]*)?"
-    r"(?:(?:is|are|refers to|means|denotes|stands for)[ \t]+(?:an?|used|called|simply|essentially)\b"  # not "is the slowest step"
-    r"|(?:is|are)[ \t]+(?:[\w-]+[ \t]+){1,3}?(?:that|which|whose)\b"  # "Docblock pragmas are comments that ..."
-    r"|(?:is|are)[ \t]+(?:also[ \t]+)?(?:known as|called)[ \t]+[\"'“*`]*(?P<known>[\w][\w .+/-]{1,40}?)[\"'”*`]*(?=[,.;:)]|\s+(?:or|and|because|in)\b))",
+    # "is a/an ..." (not "is the slowest step"); "Docblock pragmas are comments that ..."; "are also known as Y"
+    r"(?:(?:is|are|refers to|means|denotes|stands for)[ \t]+(?:an?|used|called|simply|essentially)\b"
+    r"|(?:is|are)[ \t]+(?:[\w-]+[ \t]+){1,3}?(?:that|which|whose)\b"
+    r"|(?:is|are)[ \t]+(?:also[ \t]+)?(?:known as|called)[ \t]+[\"'“*`]*(?P<known>[\w][\w .+/-]{1,40}?)[\"'”*`]*"
+    r"(?=[,.;:)]|\s+(?:or|and|because|in)\b))",
     re.MULTILINE)
 _NOT_NAMES = frozenset({"here", "each", "every", "one", "all", "some", "both", "another", "other", "such", "following",
                         "result", "default", "goal", "idea", "reason", "problem", "solution", "difference", "answer",
@@ -182,7 +184,8 @@ def _definitions(passage: KnowledgePassage, body: str) -> Iterable[Evidence]:
         if not plausible_term(term) or _CODE_LIKE.search(term):
             continue
         weight = 1.0
-        if match.group("mark") == "`":  # "If `trailingSlash` is true" uses a name; a line or sentence opening on it defines it
+        # "If `trailingSlash` is true" uses a name in code; a line or a sentence opening on it defines it.
+        if match.group("mark") == "`":
             before = body[body.rfind("\n", 0, match.start()) + 1:match.start()]
             if not (_LINE_OPENING.fullmatch(before) or _SENTENCE_END.search(before)):
                 continue
