@@ -14,6 +14,7 @@ from .errors import UnknownConceptError
 from .graph import ConceptGraph
 from .mentions import AliasIndex
 from .model import Concept
+from .text import ACRONYM, initials_of
 
 EmbedQuery = Callable[[str], np.ndarray]
 NearestPassages = Callable[[np.ndarray, int], list[tuple[KnowledgePassage, float]]]
@@ -26,6 +27,7 @@ class Support:
     passage: KnowledgePassage
     mentions: int
     defines: bool
+    strength: float = 0.0  # how strongly it defines it (defining.py), 0 when it only mentions it
 
 
 @attrs.frozen(kw_only=True)
@@ -44,7 +46,10 @@ class ConceptBase:
     def __init__(self, *, version: str, index_version: str, concepts: Sequence[Concept], vectors: np.ndarray,
                  support: dict[str, tuple[Support, ...]], frequency: dict[str, int], passages_total: int,
                  aliases: AliasIndex, graph: ConceptGraph, embed_query: EmbedQuery | None,
-                 nearest_passages: NearestPassages | None, stats: BuildStats | None = None) -> None:
+                 nearest_passages: NearestPassages | None, stats: BuildStats | None = None,
+                 representative: dict[str, str] | None = None) -> None:
+        """`representative`: a passage's id → the id of the copy that stands for it (copies of a page fold
+        into one passage per place in `support`; the dense index still returns any copy)."""
         self.version = version
         self.index_version = index_version
         self.concepts = {c.id: c for c in concepts}
@@ -65,6 +70,16 @@ class ConceptBase:
                 if row.defines:
                     defined_by.setdefault(row.passage.passage_id, []).append(concept_id)
         self._defined_by = {passage_id: tuple(ids) for passage_id, ids in defined_by.items()}
+        self._representative = representative or {}
+        # Acronym ↔ expansion where the corpus never wrote them side by side ("server-side rendering", "SSR").
+        self.acronyms: dict[str, list[str]] = {}  # "SSR" → concepts named by it
+        self.initials: dict[str, list[str]] = {}  # "SSR" → concepts whose several-word names it abbreviates
+        for concept in concepts:
+            for name in dict.fromkeys([concept.title, *concept.aliases]):
+                if ACRONYM.match(name):
+                    self.acronyms.setdefault(name.rstrip("s").upper(), []).append(concept.id)
+                elif len(initials_of(name)) >= 3:
+                    self.initials.setdefault(initials_of(name), []).append(concept.id)
         self.fuzzy_choices: list[str] = []
         self.fuzzy_owner: list[str] = []
         for concept in concepts:
@@ -87,7 +102,7 @@ class ConceptBase:
 
     def defined_by(self, passage_id: str) -> tuple[str, ...]:
         """The concepts a passage defines (a heading it sits under, a definition it holds)."""
-        return self._defined_by.get(passage_id, ())
+        return self._defined_by.get(self._representative.get(passage_id, passage_id), ())
 
     def vector(self, concept_id: str) -> np.ndarray:
         return self.vectors[self.row_of[concept_id]]

@@ -20,6 +20,7 @@ from hexmcp.tools.ports import KnowledgeDocument, KnowledgePassage
 
 from .base import BuildStats, ConceptBase, EmbedQuery, NearestPassages, Support
 from .dedup import Draft, draft_concepts
+from .defining import PageCatalog, defining_strengths, fold_copies, places
 from .extraction import extract
 from .glossary import Glossary
 from .graph import ConceptGraph
@@ -66,7 +67,8 @@ class EvidenceCache:
 def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Sequence[KnowledgePassage],
                        index_version: str, glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
                        embed_query: EmbedQuery | None = None, nearest_passages: NearestPassages | None = None,
-                       cache: EvidenceCache | None = None) -> ConceptBase:
+                       cache: EvidenceCache | None = None, pages: PageCatalog | None = None) -> ConceptBase:
+    """`pages` groups the copies of one page (the knowledge index's catalogue): they count once."""
     started = time.perf_counter()
     cache = cache or EvidenceCache()
     cache.forget_except(documents)
@@ -79,15 +81,19 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
     def embed_titles(titles: list[str]) -> np.ndarray:
         return cache.embed(titles, embed_many, dimension)
 
-    drafts = draft_concepts(evidence, glossary, len(by_document), embed_titles)
+    page_of = (lambda d: pages.page(d).key) if pages is not None else None  # noqa: E731 - used once, below
+    drafts = draft_concepts(evidence, glossary, len(by_document), embed_titles, page_of)
     index = AliasIndex((d.id, name) for d in drafts for name in (d.title, *d.aliases))
     counts, passage_concepts = _mentions(index, passages)
-    defining = _defining_passages(drafts, passages)
+    defining = defining_strengths(drafts, passages)
+    place = places(passages, pages)
+    preference = {d: pages.page(d).documents.index(d) for d in by_document} if pages is not None else {}
     frequency = {d.id: len(counts.get(d.id, ())) for d in drafts}
     kept = [d for d in drafts if d.glossary is not None or frequency[d.id] >= 2
             or any(e.kind in relations.DEFINING_KINDS for e in d.evidence)]
     by_id = {p.passage_id: p for p in passages}
-    support = {d.id: _support(d.id, counts.get(d.id, {}), defining.get(d.id, set()), passages, by_id) for d in kept}
+    support = {d.id: _support(counts.get(d.id, {}), defining.get(d.id, {}), passages, by_id, place, preference)
+               for d in kept}
     concepts = [_concept(d, documents, by_id, support[d.id], index_version) for d in kept]
     vectors = embed_titles([c.title for c in concepts])
     graph = _graph(kept, concepts, documents, passage_concepts, frequency, vectors)
@@ -100,7 +106,8 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
                        vectors=vectors, support=support, frequency={d.id: frequency[d.id] for d in kept},
                        passages_total=len(passages),
                        aliases=AliasIndex((c.id, name) for c in concepts for name in (c.title, *c.aliases)),
-                       graph=graph, embed_query=embed_query, nearest_passages=nearest_passages, stats=stats)
+                       graph=graph, embed_query=embed_query, nearest_passages=nearest_passages, stats=stats,
+                       representative=_representatives(passages, place, preference))
 
 
 def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[str, list[KnowledgePassage]],
@@ -144,31 +151,32 @@ def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage]
     return counts, present
 
 
-def _defining_passages(drafts: Sequence[Draft], passages: Sequence[KnowledgePassage]) -> dict[str, set[str]]:
-    """Per concept, the passages that define it: where a definition or acronym stands, and every passage
-    of a section headed by it, subsections included (a file name heads the whole file)."""
-    sections: dict[tuple[str, tuple[str, ...]], list[str]] = collections.defaultdict(list)
-    for passage in passages:  # a section holds its subsections' passages too
-        for depth in range(len(passage.headings) + 1):
-            sections[(passage.document_id, passage.headings[:depth])].append(passage.passage_id)
-    defining: dict[str, set[str]] = collections.defaultdict(set)
-    for draft in drafts:
-        for item in draft.evidence:
-            if item.kind is EvidenceKind.HEADING:
-                defining[draft.id].update(sections.get((item.document_id, item.headings), [item.passage_id]))
-            elif item.kind in (EvidenceKind.DEFINITION, EvidenceKind.ACRONYM):
-                defining[draft.id].add(item.passage_id)
-    return defining
+def _support(counts: dict[int, int], defining: dict[str, float], passages: Sequence[KnowledgePassage],
+             by_id: Mapping[str, KnowledgePassage], place: Mapping[str, tuple], preference: Mapping[str, int]
+             ) -> tuple[Support, ...]:
+    rows = {}
+    for i, n in counts.items():
+        passage_id = passages[i].passage_id
+        rows[passage_id] = Support(passage=passages[i], mentions=n, strength=defining.get(passage_id, 0.0),
+                                   defines=passage_id in defining)
+    for passage_id in defining.keys() - rows.keys():
+        rows[passage_id] = Support(passage=by_id[passage_id], mentions=0, defines=True, strength=defining[passage_id])
+    folded = fold_copies(list(rows.values()), place, preference)
+    return tuple(sorted(folded, key=lambda s: (-s.strength, -s.mentions, s.passage.document_id, s.passage.start)))
 
 
-def _support(concept_id: str, counts: dict[int, int], defining: set[str], passages: Sequence[KnowledgePassage],
-             by_id: Mapping[str, KnowledgePassage]) -> tuple[Support, ...]:
-    rows = {passages[i].passage_id: Support(passage=passages[i], mentions=n, defines=passages[i].passage_id in defining)
-            for i, n in counts.items()}
-    for passage_id in defining - rows.keys():
-        rows[passage_id] = Support(passage=by_id[passage_id], mentions=0, defines=True)
-    return tuple(sorted(rows.values(), key=lambda s: (not s.defines, -s.mentions, s.passage.document_id,
-                                                      s.passage.start)))
+def _representatives(passages: Sequence[KnowledgePassage], place: Mapping[str, tuple],
+                     preference: Mapping[str, int]) -> dict[str, str]:
+    """Each passage that is a copy → the passage of the preferred copy at its place (fold_copies' choice)."""
+    chosen: dict[tuple, KnowledgePassage] = {}
+    for passage in passages:
+        spot = place[passage.passage_id]
+        held = chosen.get(spot)
+        if held is None or (preference.get(passage.document_id, 0), passage.document_id) < \
+                (preference.get(held.document_id, 0), held.document_id):
+            chosen[spot] = passage
+    return {p.passage_id: chosen[place[p.passage_id]].passage_id for p in passages
+            if chosen[place[p.passage_id]].passage_id != p.passage_id}
 
 
 def _concept(draft: Draft, documents: Mapping[str, KnowledgeDocument], by_id: Mapping[str, KnowledgePassage],
@@ -193,8 +201,9 @@ def _summary(draft: Draft, by_id: Mapping[str, KnowledgePassage], support: tuple
         passage = by_id.get(item.passage_id)
         if passage is None:
             continue
-        if item.kind in (EvidenceKind.DEFINITION, EvidenceKind.ACRONYM):
-            found = _sentence_at(passage, item.start)
+        if item.kind in (EvidenceKind.DEFINITION, EvidenceKind.ACRONYM, EvidenceKind.ENTRY):
+            found = _sentence_at(passage, item.start) if item.kind is not EvidenceKind.ENTRY else None
+            found = found or _first_sentence(passage)
         elif item.kind is EvidenceKind.HEADING:
             found = _first_sentence(passage)
         else:

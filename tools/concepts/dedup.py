@@ -39,13 +39,18 @@ class Draft:
     type: str
 
 
-def generic_headings(evidence: Sequence[Evidence], documents: int) -> frozenset[str]:
-    """Heading keys that most documents share ("Context", "Installation"): a template, not a topic."""
+def generic_headings(evidence: Sequence[Evidence], documents: int,
+                     page_of: Callable[[str], str] | None = None) -> frozenset[str]:
+    """Heading keys that most documents share ("Context", "Installation"): a template, not a topic.
+    With `page_of`, the copies of one page (other versions) count as one document."""
+    page_of = page_of or (lambda document_id: document_id)
     spread: dict[str, set[str]] = collections.defaultdict(set)
+    pages = set()
     for item in evidence:
+        pages.add(page_of(item.document_id))
         if item.kind is EvidenceKind.HEADING:
-            spread[key_of(item.term)].add(item.document_id)
-    limit = max(3, GENERIC_HEADING_SHARE * documents)
+            spread[key_of(item.term)].add(page_of(item.document_id))
+    limit = max(3, GENERIC_HEADING_SHARE * min(documents, len(pages) or documents))
     return frozenset(key for key, found_in in spread.items() if len(found_in) >= limit)
 
 
@@ -69,8 +74,9 @@ class _Groups:
 
 
 def draft_concepts(evidence: Sequence[Evidence], glossary: Glossary, documents: int,
-                   embed_titles: Callable[[list[str]], np.ndarray] | None) -> list[Draft]:
-    generic = generic_headings(evidence, documents)
+                   embed_titles: Callable[[list[str]], np.ndarray] | None,
+                   page_of: Callable[[str], str] | None = None) -> list[Draft]:
+    generic = generic_headings(evidence, documents, page_of)
     kept = [e for e in evidence if key_of(e.term) and not (e.kind is EvidenceKind.HEADING and key_of(e.term) in generic)]
     groups = _Groups()
     for item in kept:
@@ -78,8 +84,10 @@ def draft_concepts(evidence: Sequence[Evidence], glossary: Glossary, documents: 
         if item.alias and key_of(item.alias):
             groups.union(key_of(item.term), key_of(item.alias))
     joined: dict[str, str] = {}
-    for item in sorted(kept, key=lambda e: key_of(e.term)):  # "InferencePool" and "inference pool"
-        groups.union(joined.setdefault(squashed(item.term), key_of(item.term)), key_of(item.term))
+    for item in sorted(kept, key=lambda e: key_of(e.term)):  # "InferencePool", "inference pool", "snapshotSerializers"
+        form = squashed(item.term)
+        groups.union(joined.setdefault(form[:-1] if form.endswith("s") and len(form) > 4 else form,
+                                       key_of(item.term)), key_of(item.term))
     glossary_of: dict[str, GlossaryEntry] = {}
     for entry in glossary.entries:
         keys = [k for k in (key_of(entry.title), key_of(entry.id.replace("-", " ")), *map(key_of, entry.aliases)) if k]

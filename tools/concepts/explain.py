@@ -1,8 +1,11 @@
 """explainConcept: a concept's best supporting passages and its nearest related concepts.
 
-A passage's score (0..1) = 0.5 if it defines the concept (under its heading, or holding its
-definition) + 0.3 × its cosine to the concept's title (MiniLM; passages past the dense top
-DENSE_DEPTH get the lowest cosine returned) + 0.2 × min(1, mentions / 3).
+A passage's score (0..1) = 0.7 × how strongly it defines the concept (defining.py: a glossary entry,
+the opening of a page the concept titles, of a section it heads, a definition sentence ...) + 0.2 ×
+its cosine to the concept's title (MiniLM; passages past the dense top DENSE_DEPTH get the lowest
+cosine returned) + 0.1 × min(1, mentions / 3): where a passage defines the concept outweighs how often
+it names it. Copies of one page were folded into one passage
+when the concept base was built, so no passage is shown twice in other versions.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from .model import Concept, Edge
 
 DENSE_DEPTH = 50
 MAX_CANDIDATES = 200
-DEFINES, COSINE, MENTIONS = 0.5, 0.3, 0.2
+DEFINES, COSINE, MENTIONS = 0.7, 0.2, 0.1
 
 
 @attrs.frozen(kw_only=True)
@@ -50,7 +53,7 @@ def explain(base: ConceptBase, concept_id: str, passages: int = 3, related: int 
             cosine[passage.passage_id] = score
     floor = min(cosine.values(), default=0.0)
     scored = [ScoredPassage(passage=row.passage, defines=row.defines, mentions=row.mentions, score=round(min(1.0, (
-        DEFINES * row.defines + COSINE * max(cosine.get(row.passage.passage_id, floor), 0.0)
+        DEFINES * row.strength + COSINE * max(cosine.get(row.passage.passage_id, floor), 0.0)
         + MENTIONS * min(1.0, row.mentions / 3))), 4)) for row in candidates]
     scored.sort(key=lambda s: (-s.score, s.passage.document_id, s.passage.start))
     return Explanation(concept=concept, passages=tuple(scored[:passages]), related=tuple(nearest(base, concept_id, related)))

@@ -17,6 +17,7 @@ class EvidenceKind(str, enum.Enum):
     """Where a concept was seen, most trusted first; the prior is what one sighting is worth."""
 
     GLOSSARY = "glossary"  # a --glossary entry
+    ENTRY = "entry"  # an entry of a glossary the corpus holds (a Sphinx glossary, a glossary folder's page)
     DEFINITION = "definition"  # "**X** is ...", "X: ..." in a list
     ACRONYM = "acronym"  # "Foo Bar (FB)": the expansion, with the acronym as an alias
     HEADING = "heading"  # a section heading (not one that most documents share)
@@ -28,7 +29,7 @@ class EvidenceKind(str, enum.Enum):
         return _PRIORS[self]
 
 
-_PRIORS = {EvidenceKind.GLOSSARY: 1.0, EvidenceKind.DEFINITION: 0.85, EvidenceKind.ACRONYM: 0.85,
+_PRIORS = {EvidenceKind.GLOSSARY: 1.0, EvidenceKind.ENTRY: 0.95, EvidenceKind.DEFINITION: 0.85, EvidenceKind.ACRONYM: 0.85,
            EvidenceKind.HEADING: 0.7, EvidenceKind.LINK: 0.5, EvidenceKind.KEYPHRASE: 0.4}
 
 
@@ -46,6 +47,7 @@ class Evidence:
     alias: str | None = None  # the acronym of an ACRONYM sighting
     target: str | None = None  # the linked document of a LINK sighting
     weight: float = 1.0  # a key phrase's strength (1 for the document's best, falling with rank)
+    titles_page: bool = False  # a HEADING that is the document's own title (or file name): the page is about it
 
 
 @attrs.frozen(kw_only=True)

@@ -31,7 +31,7 @@ MAX_CONCEPTS_PER_PASSAGE = 24  # pairs grow with the square: a passage naming mo
 SIMILAR_COSINE = 0.75
 SIMILAR_PER_CONCEPT = 5
 DEFINING_KINDS = frozenset({EvidenceKind.HEADING, EvidenceKind.DEFINITION, EvidenceKind.ACRONYM,
-                            EvidenceKind.GLOSSARY})
+                            EvidenceKind.GLOSSARY, EvidenceKind.ENTRY})
 
 
 def document_node(document_id: str) -> str:

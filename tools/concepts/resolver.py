@@ -1,11 +1,12 @@
 """resolveConcept: a term → the concept it names, trying, in order, the exact id, an alias (by key,
-text.key_of), a fuzzy spelling (rapidfuzz, normalised Indel similarity) and the meaning (MiniLM
-cosine to concept titles, and to the passages that define concepts). The first stage that finds
+text.key_of), a fuzzy spelling (rapidfuzz, normalised Indel similarity), an acronym of its name or the
+name of its acronym ("server-side rendering" ↔ "SSR", where the corpus never wrote them side by side)
+and the meaning (MiniLM cosine to concept titles, and to the passages that define concepts). The first stage that finds
 anything gives the best match and its other finds; the best match's nearest concepts (title
 embeddings) fill up the alternatives, scored cosine × the best's score. An unknown term still gets
 its nearest candidates, marked by a low score.
 
-Scores (0..1) by how the term matched: id 1.0; alias 0.98 (same words) or 0.95 (same stems);
+Scores (0..1) by how the term matched: id 1.0; alias 0.98 (same words) or 0.95 (same stems); acronym 0.9;
 fuzzy 0.9 × similarity (>= spelling.FUZZY_CUTOFF); semantic: 0.5 × the title's cosine + 0.5 × the best
 cosine of a passage that defines the concept (at most 0.9), so a score under RESOLVED_SCORE means
 "nearest guess, not a match".
@@ -20,10 +21,11 @@ import numpy as np
 
 from .base import ConceptBase
 from .spelling import spelled_like
-from .text import key_of, tokens
+from .text import ACRONYM, initials_of, key_of, tokens
 from .vocabulary import RESOLVED_SCORE
 
 MAX_ALTERNATIVES = 5
+ACRONYM_SCORE = 0.9
 SEMANTIC_CAP = 0.9
 TITLE_SHARE = 0.5  # semantic score = this × title cosine + the rest × the best defining passage's cosine
 _DEPTH = 20
@@ -58,7 +60,7 @@ def resolve(base: ConceptBase, term: str) -> Resolution:
     """The first stage that finds anything gives the best match and its other finds; the alternatives
     are filled up with the best match's nearest concepts by title embedding. Only a term that no id,
     alias or spelling matches pays for embedding the query (the semantic stage)."""
-    for stage in (_by_id, _by_alias, _by_spelling):
+    for stage in (_by_id, _by_alias, _by_spelling, _by_acronym):
         found = stage(base, term)
         if found:
             return _with_neighbours(base, found)
@@ -96,6 +98,18 @@ def _by_alias(base: ConceptBase, term: str) -> list[Match]:
     surface = " ".join(t.text.lower() for t in tokens(term))
     same_words = any(" ".join(t.text.lower() for t in tokens(name)) == surface for name in (concept.title, *concept.aliases))
     return [Match(concept_id=concept_id, score=0.98 if same_words else 0.95, matched=HowMatched.ALIAS, via=term.strip())]
+
+
+def _by_acronym(base: ConceptBase, term: str) -> list[Match]:
+    """"server-side rendering" → the concept "SSR"; "PVC" → the concept "persistent volume claim": the surest
+    (most confident, then most mentioned) first."""
+    term = term.strip()
+    if ACRONYM.match(term):
+        found = base.initials.get(term.rstrip("s").upper(), [])
+    else:
+        found = base.acronyms.get(initials_of(term), []) if len(initials_of(term)) >= 3 else []
+    ranked = sorted(dict.fromkeys(found), key=lambda c: (-base.concepts[c].confidence, -base.frequency.get(c, 0), c))
+    return [Match(concept_id=c, score=ACRONYM_SCORE, matched=HowMatched.ALIAS, via=term) for c in ranked]
 
 
 def _by_spelling(base: ConceptBase, term: str, limit: int = MAX_ALTERNATIVES + 1) -> list[Match]:

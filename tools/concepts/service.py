@@ -87,10 +87,12 @@ class ConceptService:
             self.glossary = self.glossary or Glossary()
             self._cache = self._cache or EvidenceCache()
             embedder = self.knowledge.embedder
+            # The index's page catalogue folds a page's version copies; an index without one (a test's
+            # stand-in) builds as before, every document its own page.
             base = await asyncio.to_thread(
                 build_concept_base, index.documents, index.passages, index.version, self.glossary,
                 embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
-                nearest_passages=index.nearest_passages, cache=self._cache)
+                nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None))
             self._base = base
             log.info("concepts ready", index_version=index.version, **_stats(base))
             return base

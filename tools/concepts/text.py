@@ -64,6 +64,18 @@ def key_of(text: str) -> str:
     return " ".join(stems)
 
 
+ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,7}s?$")  # "SSR", "PVCs"; not "Pod" or "I"
+
+
+def initials_of(name: str) -> str:
+    """The acronym a name of 2-6 words would have: "server-side rendering" → "SSR" ("" for one word)."""
+    parts = [p for p in re.split(r"[\s/-]+", name.strip()) if p and p.lower() not in _MINOR_WORDS]
+    return "".join(p[0] for p in parts).upper() if 2 <= len(parts) <= MAX_TERM_WORDS else ""
+
+
+_MINOR_WORDS = frozenset({"of", "and", "the", "for", "to", "in", "on", "a", "an", "&"})
+
+
 def squashed(text: str) -> str:
     """Letters and digits only, lower-case: "InferencePool", "inference pool" and "inference-pool" agree."""
     return "".join(words(text)).lower()
