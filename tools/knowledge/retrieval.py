@@ -26,7 +26,7 @@ DENSE_DEPTH = 100  # dense candidates per query before fusion, for a search of o
 PAGE_DEPTH = 300  # passages read to fill a list of distinct pages: copies and siblings take many
 #: A copy of the preferred version answers for its page when it scores at least this close to the best copy;
 #: a page whose preferred copy lacks what was asked (added in a newer draft, say) answers with the copy that has it.
-PREFERRED_MARGIN = 0.02
+PREFERRED_MARGIN = 0.05
 #: What a page's second and third best passages add to its score (times this, and its square): measured on the
 #: public relevance sets (bench/diaries/knowledge.md), 0.1 helped three of four and cost the fourth nothing.
 SUPPORT_WEIGHT = 0.1
