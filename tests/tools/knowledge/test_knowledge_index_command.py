@@ -88,3 +88,11 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(knowledge_cache: Path, em
 def test_a_missing_path_exits_2_naming_it(tmp_path: Path, knowledge_cache: Path) -> None:
     result = _index(str(tmp_path / "absent"), cache=knowledge_cache)
     assert result.returncode == 2 and "absent" in result.stderr
+
+
+def test_the_token_count_leaves_padding_out(embedder) -> None:
+    from hexmcp.tools.knowledge.indexing import TOKEN_COUNT_BATCH, count_tokens
+
+    tokenizer = embedder.encoder.tokenizer
+    texts = ["short", "a much longer passage about indexing " * 20] * (TOKEN_COUNT_BATCH // 2 + 10)  # two batches
+    assert count_tokens(tokenizer, texts) == sum(len(tokenizer.encode(text).ids) for text in texts)
