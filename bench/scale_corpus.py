@@ -26,7 +26,7 @@ from typing import Iterator
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 MANIFEST = "MANIFEST.json"
-RULES = 2  # bump when what counts as a candidate file changes: a kept folder of older rules is rebuilt
+RULES = 3  # bump when what counts as a candidate file changes: a kept folder of older rules is rebuilt
 MIN_BYTES, MAX_BYTES = 400, 2_000_000
 SKIPPED_NAMES = ("license", "licence", "copying", "copyright", "notice", "authors", "record", "requirements",
                  "top_level", "entry_points", "sources", "dependency_links", "installed-files", "vocab", "merges")
@@ -82,7 +82,10 @@ def candidates(root: Path) -> Iterator[tuple[str, str]]:
 def build_corpus(folder: Path, passages: int, sources: list[tuple[str, Path]]) -> dict:
     """Fill `folder` until its files hold at least `passages` passages; the manifest, as a dict."""
     from hexmcp.tools.knowledge.chunking import chunk_document
+    from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.readers import parse_text
+
+    accepts = CorpusSpec(roots=[folder]).accepts
 
     manifest_path = folder / MANIFEST
     if manifest_path.exists():
@@ -102,6 +105,8 @@ def build_corpus(folder: Path, passages: int, sources: list[tuple[str, Path]]) -
                 continue
             seen.add(digest)
             document_id = f"{tag}/{relative}"
+            if not accepts(document_id):  # e.g. node_modules/: the product's walk would skip it
+                continue
             try:
                 count = len(chunk_document(parse_text(document_id, text, Path(relative).suffix)))
             except Exception:  # noqa: BLE001 - a file the product's readers refuse is not corpus material
