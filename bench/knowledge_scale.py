@@ -228,6 +228,7 @@ def main() -> None:
     parser.add_argument("--sample-passages", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the throughput comparison")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-scale", action="store_true", help="only the throughput comparison")
     parser.add_argument("--real-vectors", action="store_true", help="embed every passage with MiniLM (slow)")
     parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "hexmcp-knowledge-scale",
                         help="where the corpora (and, with --real-vectors, the vector cache) are kept between runs")
@@ -252,7 +253,7 @@ def main() -> None:
         print(json.dumps({**throughput, "load": load_average()}), flush=True)
         print(f"indexing: {throughput['index_passages_per_s']} passages/s = {throughput['ratio']:.2f}x the bare "
               f"encoder's {throughput['bare_passages_per_s']} (target >= 0.8)", flush=True)
-    for n, folder in corpora.items():
+    for n, folder in {} if args.skip_scale else corpora.items():
         for kind in args.stores:
             command = [sys.executable, "-m", "bench.knowledge_scale", "--child", kind, str(folder),
                        "--queries", str(args.queries), "--questions", str(args.questions), "--work-dir", str(args.work_dir)]
