@@ -40,11 +40,9 @@ def run_index(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> Any:
-    from tqdm import tqdm
-
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.indexing import index_corpus
 
     spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude)
     return index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
-                        progress_bar=lambda total: tqdm(total=total, unit="passage", file=sys.stderr))
+                        progress_stream=sys.stderr)

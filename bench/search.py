@@ -92,7 +92,9 @@ def measure_store(kind: str, rows: int, queries: int, qdrant_url: str | None) ->
     }
 
 
-def measure_indexing(rounds: int) -> dict:
+def measure_indexing(rounds: int, documents: list | None = None) -> dict:
+    """build_index (real embedder, no vector cache) against the bare encoder on the same passage texts;
+    `documents` defaults to the bundled corpus."""
     import os
 
     from hexmcp.tools.knowledge.builder import build_index
@@ -102,7 +104,7 @@ def measure_indexing(rounds: int) -> dict:
     from hexmcp.tools.knowledge.vectors import MemoryVectorStore
 
     embedder = PassageEmbedder.load()
-    documents = load_documents(CorpusSpec())
+    documents = documents if documents is not None else load_documents(CorpusSpec())
     texts = [p.indexed_text() for d in documents for p in chunk_document(d)]
     embedder.encoder.encode(texts[:8], os.cpu_count() or 1)  # warm-up
     bare, full = [], []

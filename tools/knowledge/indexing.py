@@ -1,4 +1,4 @@
-"""`hexmcp index`: build the passage-vector cache ahead of time, with a progress bar and a summary.
+"""`hexmcp index`: build the passage-vector cache ahead of time, with progress and an ETA, and a summary.
 
 Work is saved per document as it completes (builder.VectorCache), so an interrupted run loses at
 most the document it was embedding, and the next run, or a server start, resumes from there.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, TextIO
 
 import attrs
 
@@ -16,6 +16,7 @@ from .builder import build_index, new_store
 from .chunking import DEFAULT_MAX_CHARS, chunk_document
 from .corpus import CorpusSpec, load_documents
 from .embedder import PassageEmbedder
+from .index_progress import IndexProgress
 
 
 @attrs.frozen(kw_only=True)
@@ -37,21 +38,32 @@ class IndexSummary:
                 f"{self.passages_per_second:.1f} passages/s, index {self.version}")
 
 
+#: Texts tokenized at once for the summary's token count: tokenizers keeps every encoding of a batch (ids,
+#: offsets, masks) alive together, which for a whole 100,000-passage corpus is hundreds of megabytes.
+TOKEN_COUNT_BATCH = 1024
+
+
+def count_tokens(tokenizer: Any, texts: list[str]) -> int:
+    """Tokens the encoder reads (after truncation), padding not counted: the shared tokenizer pads a batch
+    to its longest text, so len(ids) would count every short passage as long as the longest."""
+    return sum(sum(encoding.attention_mask) for start in range(0, len(texts), TOKEN_COUNT_BATCH)
+               for encoding in tokenizer.encode_batch(texts[start : start + TOKEN_COUNT_BATCH]))
+
+
 def index_corpus(spec: CorpusSpec, *, cache_dir: Path, quantization: str = "int8",
-                 progress_bar: Callable[[int], Any] | None = None) -> IndexSummary:
-    """`progress_bar(total)` returns an object with `update(n)` and `close()` (a tqdm bar, say)."""
+                 progress_stream: TextIO | None = None) -> IndexSummary:
+    """With `progress_stream` (stderr, say), progress lines with the rate and the ETA are written to it."""
     started = time.perf_counter()
     documents = load_documents(spec)
     passages = [p for d in documents for p in chunk_document(d, DEFAULT_MAX_CHARS)]
     embedder = PassageEmbedder.load(quantization=quantization, cache_dir=cache_dir)
-    bar = progress_bar(len(passages)) if progress_bar else None
+    progress = IndexProgress(len(passages), progress_stream) if progress_stream is not None else None
     try:
         index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir,
-                            progress=bar.update if bar else None)
+                            progress=(lambda done: progress.advance(done, embedder.embedded)) if progress else None)
     finally:
-        if bar is not None:
-            bar.close()
-    tokenizer = embedder.encoder.tokenizer
-    tokens = sum(len(e.ids) for e in tokenizer.encode_batch([p.indexed_text() for p in passages])) if passages else 0
+        if progress is not None:
+            progress.close()
+    tokens = count_tokens(embedder.encoder.tokenizer, [p.indexed_text() for p in passages])
     return IndexSummary(documents=len(documents), passages=len(index.passages), embedded=embedder.embedded,
                         tokens=tokens, seconds=time.perf_counter() - started, version=index.version)
