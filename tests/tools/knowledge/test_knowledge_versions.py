@@ -177,3 +177,25 @@ def test_passages_of_copies_answer_once(versioned_index) -> None:
     assert len(places) == len(set(places))
     assert hits[0].passage.document_id == "docs/v3/install.md"
     assert set(hits[0].copies) == {"docs/v1/install.md", "docs/v2/install.md"}
+
+
+def test_the_docs_version_flag_reaches_the_service_config() -> None:
+    import argparse
+
+    from hexmcp.tools.knowledge.flags import add_knowledge_flags, knowledge_config
+
+    parser = argparse.ArgumentParser()
+    add_knowledge_flags(parser.add_argument_group("knowledge tools"))
+    assert knowledge_config(parser.parse_args(["--docs-version", "2.1"])).preferred_version == "2.1"
+    assert knowledge_config(parser.parse_args([])).preferred_version is None
+
+
+@pytest.mark.slow
+def test_a_configured_version_answers_for_the_page_in_search(tmp_path: Path, embedder) -> None:
+    for name, text in CORPUS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    index = build_index(load_documents(CorpusSpec(roots=[tmp_path])), embedder, ExactStore(embedder.dimension),
+                        preferred_version="v1")
+    best = index.search_documents("how do I copy my database to a file", 1)[0]
+    assert best.document.document_id == "docs/v1/backups.md" and best.version == "v1"
