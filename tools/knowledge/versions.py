@@ -16,9 +16,10 @@ they sit. The decision and its figures: docs/adr/0604-distinct-pages-across-vers
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import re
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import attrs
 
@@ -122,8 +123,9 @@ class PageCatalog:
         by_key: dict[str, list[str]] = {}
         for document in documents:
             by_key.setdefault(page_key(document.document_id), []).append(document.document_id)
-        _attach_unversioned_roots(by_key, labels, by_id)
-        groups = [group for members in by_key.values() for group in _similar_groups(members, by_id)]
+        words = functools.cache(lambda document_id: _words(by_id[document_id]))  # each text read once
+        _attach_unversioned_roots(by_key, labels, words)
+        groups = [group for members in by_key.values() for group in _similar_groups(members, by_id, words)]
         groups = _join_identical(groups, by_id)
         # A version folder is one that holds copies of some page; a page kept in only one version
         # (added late, or dropped) keeps its label when its folder is such a folder.
@@ -190,7 +192,7 @@ def _words(document: SourceDocument) -> frozenset[str]:
 
 
 def _attach_unversioned_roots(by_key: dict[str, list[str]], labels: dict[str, str | None],
-                              by_id: dict[str, SourceDocument]) -> None:
+                              words: Callable[[str], frozenset[str]]) -> None:
     """A page whose copies all sit in version folders may keep its current copy elsewhere: Jest keeps
     `website/versioned_docs/version-29.7/X.md` and the unreleased `docs/X.md`. An unversioned document
     whose path ends with the versioned copies' path after the version folder, and which shares their
@@ -205,12 +207,11 @@ def _attach_unversioned_roots(by_key: dict[str, list[str]], labels: dict[str, st
         if any(labels[d] is None for d in members) or key not in by_key:
             continue
         rest = split_path(members[0])[1]
-        anchor = _words(by_id[members[0]])
         best: tuple[float, str] | None = None
         for candidate in by_tail.get(rest, ()):
             if candidate not in by_key:
                 continue
-            shared = _shared(anchor, _words(by_id[by_key[candidate][0]]))
+            shared = _shared(words(members[0]), words(by_key[candidate][0]))
             if shared >= MIN_SHARED_WORDS and (best is None or shared > best[0]):
                 best = (shared, candidate)
         if best is not None:
@@ -221,22 +222,22 @@ def _shared(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / max(1, len(a | b))
 
 
-def _similar_groups(members: list[str], by_id: dict[str, SourceDocument]) -> list[list[str]]:
+def _similar_groups(members: list[str], by_id: dict[str, SourceDocument],
+                    words_of: Callable[[str], frozenset[str]]) -> list[list[str]]:
     """Documents of one path key, split into groups of real copies: a document joins a group when it
     has the title of, or mostly the same words as, any member (versions drift a little at each step)."""
     if len(members) == 1:
         return [members]
-    groups: list[list[tuple[str, frozenset[str], str]]] = []
+    groups: list[list[tuple[str, str]]] = []  # (document id, title); words are read only where titles differ
     for document_id in sorted(members):
-        document = by_id[document_id]
-        title, words = document.title.strip().lower(), _words(document)
+        title = by_id[document_id].title.strip().lower()
         for group in groups:
-            if any(title == t or _shared(words, w) >= MIN_SHARED_WORDS for _, w, t in group):
-                group.append((document_id, words, title))
+            if any(title == t or _shared(words_of(document_id), words_of(d)) >= MIN_SHARED_WORDS for d, t in group):
+                group.append((document_id, title))
                 break
         else:
-            groups.append([(document_id, words, title)])
-    return [[document_id for document_id, _, _ in group] for group in groups]
+            groups.append([(document_id, title)])
+    return [[document_id for document_id, _ in group] for group in groups]
 
 
 def _join_identical(groups: list[list[str]], by_id: dict[str, SourceDocument]) -> list[list[str]]:
