@@ -20,6 +20,13 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                              "balancer (set the same HEXMCP_STATE_SECRET on all of them)")
     parser.add_argument("--auth-token", default=env("HEXMCP_AUTH_TOKEN"),
                         help="require 'Authorization: Bearer T' (default: $HEXMCP_AUTH_TOKEN; /health stays open)")
+    parser.add_argument("--auth-token-name", default="token", metavar="NAME",
+                        help="the identity of clients presenting --auth-token, for rate limits, tasks and the "
+                             "audit trail (default: token)")
+    parser.add_argument("--trusted-proxies", nargs="*", default=[], metavar="CIDR",
+                        help="reverse proxies (addresses or CIDRs) whose X-Forwarded-For names the client; "
+                             "from anyone else the header is ignored (default: none)")
+    add_oauth_flags(parser)
     parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN",
                         help="Origins accepted besides loopback ones (scheme://host[:port], a bare host, or *)")
     parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST",
@@ -41,3 +48,30 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                         help="open connections in total; beyond it 503 + Retry-After (default: the open-files "
                              "limit, raised to the hard limit at start-up, minus 256)")
     add_scale_arguments(parser)
+
+
+def add_oauth_flags(parser: argparse.ArgumentParser) -> None:
+    """OAuth 2.1 resource server: accept access tokens from the operator's authorization server (docs/auth.md)."""
+    group = parser.add_argument_group("OAuth 2.1 (accept access tokens from an authorization server)")
+    group.add_argument("--oauth-issuer", default=None, metavar="URL",
+                       help="the authorization server's issuer; turns OAuth on (with --oauth-resource)")
+    group.add_argument("--oauth-resource", default=None, metavar="URL",
+                       help="this server's canonical URI as clients reach it, e.g. https://mcp.example.com/mcp: "
+                            "tokens must name it as their audience (RFC 8707)")
+    group.add_argument("--oauth-audience", nargs="*", default=[], metavar="AUD",
+                       help="other audience values accepted besides --oauth-resource")
+    group.add_argument("--oauth-validation", choices=["jwt", "introspection"], default="jwt",
+                       help="check tokens as JWTs against the issuer's keys (default) or by introspection (RFC 7662)")
+    group.add_argument("--oauth-jwks-url", default=None, metavar="URL",
+                       help="the issuer's JWKS (default: jwks_uri from the issuer's metadata)")
+    group.add_argument("--oauth-introspection-url", default=None, metavar="URL",
+                       help="the introspection endpoint (default: from the issuer's metadata)")
+    group.add_argument("--oauth-client-id", default=None, metavar="ID",
+                       help="this server's client id at the issuer, for introspection")
+    group.add_argument("--oauth-client-secret-file", default=None, metavar="PATH",
+                       help="a file holding the client secret for introspection (else $HEXMCP_OAUTH_CLIENT_SECRET)")
+    group.add_argument("--oauth-scopes", nargs="*", default=[], metavar="RULE",
+                       help="METHOD=SCOPE or tool:NAME=SCOPE rules over the defaults (mcp:read to list and read, "
+                            "mcp:tools for tools/call); an empty SCOPE needs none")
+    group.add_argument("--oauth-leeway", type=float, default=30.0, metavar="SECONDS",
+                       help="clock skew tolerated on token expiry and not-before (default 30)")

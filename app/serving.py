@@ -122,9 +122,37 @@ def http_config(settings: argparse.Namespace) -> Any:
                           max_sessions=settings.max_sessions, session_idle_timeout_s=settings.session_idle_timeout,
                           head_timeout_s=settings.head_timeout,
                           max_connections_per_address=settings.max_connections_per_address,
-                          max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout)
+                          max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout,
+                          **auth_settings(settings))
     except ValueError as error:
         raise PackProblem(str(error)) from None
+
+
+def auth_settings(settings: argparse.Namespace) -> dict[str, Any]:
+    """HttpConfig's identity and OAuth settings from the flags (ValueError for a combination that cannot work)."""
+    from hexmcp.adapters.http.auth.config import OAuthConfig
+    from hexmcp.adapters.http.auth.scopes import ScopePolicy
+
+    found: dict[str, Any] = {"auth_token_name": getattr(settings, "auth_token_name", "token"),
+                             "trusted_proxies": getattr(settings, "trusted_proxies", None) or ()}
+    issuer = getattr(settings, "oauth_issuer", None)
+    if not issuer:
+        return found
+    if not settings.oauth_resource:
+        raise ValueError("--oauth-issuer needs --oauth-resource, this server's URI as clients reach it")
+    secret = os.environ.get("HEXMCP_OAUTH_CLIENT_SECRET")
+    if settings.oauth_client_secret_file:
+        try:
+            with open(settings.oauth_client_secret_file, encoding="utf-8") as file:
+                secret = file.read().strip()
+        except OSError as error:
+            raise ValueError(f"--oauth-client-secret-file: {error}") from None
+    found["oauth"] = OAuthConfig(issuer=issuer, resource=settings.oauth_resource, audiences=settings.oauth_audience,
+                                 validation=settings.oauth_validation, jwks_url=settings.oauth_jwks_url,
+                                 introspection_url=settings.oauth_introspection_url,
+                                 client_id=settings.oauth_client_id, client_secret=secret or None,
+                                 scopes=ScopePolicy.parse(settings.oauth_scopes), leeway_s=settings.oauth_leeway)
+    return found
 
 
 def run_stdio_serving(serving: Serving, settings: argparse.Namespace, *, wire_fd: int) -> int:

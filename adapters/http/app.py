@@ -20,6 +20,7 @@ and HTTP requests already received finish (up to `drain_timeout_s`), then every 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 import structlog
@@ -31,9 +32,14 @@ from hexmcp.core.startup import failure_reason
 from . import trace_headers
 from .asgi import ASGIApp, Receive, Scope, Send
 from .body import BodyBuffer
+from .client_identity import client_identity
 from .config import HttpConfig
 from .endpoint import McpEndpoint
-from .guard import BearerAuth, HostOriginGuard, deny
+from .auth import Principal, build_authenticator
+from .auth.metadata import ProtectedResourceMetadata, metadata_paths
+from .auth.scopes import rest_tool_name
+from .forwarded import TrustedProxies
+from .guard import HostOriginGuard, Refusal, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
@@ -66,8 +72,21 @@ class HttpApp:
         self.failure: str | None = None
         self.on_failure: Callable[[], None] | None = None  # set by the runner: stop serving
         self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready,
-                                     failure=lambda: self.failure, draining=lambda: self.stopping)
+                                     failure=lambda: self.failure, draining=lambda: self.stopping,
+                                     details_for=self._health_details)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
+        # Who may call: the static token and/or OAuth access tokens (auth/); None: anyone.
+        self.authenticator = build_authenticator(token=config.auth_token, token_name=config.auth_token_name,
+                                                 oauth=config.oauth)
+        self._auth_required = self.authenticator is not None  # no auth: the hot path skips the call
+        self._scopes = self.authenticator.policy if self.authenticator is not None else None
+        self._open_paths = {HEALTH_PATH}
+        if config.oauth is not None and self._scopes is not None:
+            prm = ProtectedResourceMetadata(config.oauth, self._scopes.all_scopes)
+            for path in metadata_paths(config.oauth, config.path):
+                self.routes[path] = prm
+                self._open_paths.add(path)
+        self._proxies = TrustedProxies(config.trusted_proxies) if config.trusted_proxies else None
         self._extra_routes = list((extra_routes or {}).values())
         # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
         self._prefix_routes = [(path, app) for path, app in (extra_routes or {}).items() if path.endswith("/")]
@@ -82,8 +101,6 @@ class HttpApp:
 
         self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
         self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
-        self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH])
-        self._auth_required = config.auth_token is not None  # no token: the hot path skips the call
         self.guard = HostOriginGuard(bound_host=config.host, allowed_hosts=config.allowed_hosts,
                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
         self._after_guard: ASGIApp = self._serve
@@ -117,8 +134,10 @@ class HttpApp:
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Auth → body → concurrency cap → route, for a request the guard (and CORS) let through."""
         request: HttpRequest = scope[REQUEST]
+        if self._proxies is not None:
+            request.proxies = self._proxies
         if self._auth_required:
-            refused = self.auth.denial(request)
+            refused = await self._authenticate(request)
             if refused is not None:
                 await deny(scope, send, refused)
                 return
@@ -127,6 +146,11 @@ class HttpApp:
             return
         if not await self.bodies.read(request, receive, send):
             return
+        if self._scopes is not None and request.body is not None and request.principal is not None:
+            refused = self._scope_denial(request)
+            if refused is not None:
+                await deny(scope, send, refused)
+                return
         if scope["path"] in self.limit.exempt:
             await self._route(request, receive, send)
             return
@@ -137,6 +161,64 @@ class HttpApp:
             await self._route(request, receive, send)
         finally:
             release_slot(request)
+
+    async def _authenticate(self, request: HttpRequest) -> Refusal | None:
+        """Set `request.principal`, or the refusal (401, or 403 for a WebSocket lacking scopes). An open path
+        (/health, the resource metadata) needs no credentials; /health still notes valid ones (its details)."""
+        authenticator = self.authenticator
+        assert authenticator is not None
+        scope = request.scope
+        if scope["path"] in self._open_paths:
+            if scope["path"] == HEALTH_PATH and request.header(b"authorization") is not None:
+                found = await authenticator.authenticate(request)
+                if isinstance(found, Principal):
+                    request.principal = found
+            return None
+        found = await authenticator.authenticate(request)
+        if not isinstance(found, Principal):
+            return found
+        request.principal = found
+        if scope["type"] == "websocket" and self._scopes is not None:
+            # A socket's messages are not checked one by one: opening one needs every scope there is.
+            return authenticator.insufficient_scope(found, self._scopes.all_scopes)
+        return None
+
+    def _scope_denial(self, request: HttpRequest) -> Refusal | None:
+        """403 when the authenticated principal lacks a scope the POSTed request(s) need."""
+        principal: Principal = request.principal
+        if principal.scopes is None:
+            return None  # the static token: every scope
+        assert self._scopes is not None and self.authenticator is not None
+        body = request.body or b""
+        path = request.scope["path"]
+        try:
+            value = jsonrpc.decode(body) if body.strip() else None
+        except ValueError:
+            return None  # the endpoint answers the parse error; nothing runs
+        if path == self.config.path:
+            needed = self._scopes.needed_by_messages(value)
+        elif path.startswith(self._rest_prefix):
+            method = path[len(self._rest_prefix):]
+            needed = self._scopes.needed(method, rest_tool_name(value) if method == "tools/call" else None)
+        else:
+            return None
+        return self.authenticator.insufficient_scope(principal, needed)
+
+    def _health_details(self, request: HttpRequest | None) -> bool:
+        """Whether /health may show more than its status: to an authenticated caller when authentication is
+        configured; without it, to callers on this machine (a probe only needs the status code)."""
+        if request is None:
+            return False
+        if self._auth_required:
+            return request.principal is not None
+        address = client_identity(request).removeprefix("address:")
+        try:
+            return ipaddress.ip_address(address).is_loopback
+        except ValueError:
+            return False
+
+    def background_tasks(self) -> list[Callable[[], Awaitable[Any]]]:
+        return self.authenticator.background() if self.authenticator is not None else []
 
     def _route(self, request: HttpRequest, receive: Receive, send: Send) -> Awaitable[None]:
         """The awaitable that answers the request: its route's, or a refusal (a plain function returning
@@ -170,6 +252,8 @@ class HttpApp:
     async def startup(self) -> None:
         for hook in self._on_startup:
             self._spawn(self._run_hook(hook))
+        for work in self.background_tasks():  # the issuer's keys, fetched before the first token needs them
+            self._spawn(work())
         if not self.config.stateless:
             self._spawn(self.mcp.sessions.run_sweeper())
 

@@ -7,6 +7,8 @@ one of these; nothing else in the adapter reads flags or the environment.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from ..settings import positive, string_tuple
@@ -25,6 +27,12 @@ class HttpConfig:
     """Serve handshake versions without sessions: every POST stands alone (load-balancer friendly)."""
     auth_token: str | None = None
     """When set, every request except /health needs `Authorization: Bearer <token>`."""
+    auth_token_name: str = "token"
+    """The identity of clients presenting `auth_token` (rate limits, tasks, audit): `token:<name>`."""
+    oauth: Any = None
+    """An `auth.config.OAuthConfig`: accept OAuth 2.1 access tokens from that issuer for this resource."""
+    trusted_proxies: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
+    """Addresses or CIDRs of reverse proxies whose `X-Forwarded-For` names the client; others' is ignored."""
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Host header values (`name` or `name:port`; `*` disables the check). Loopback is always allowed."""
     allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
@@ -68,3 +76,5 @@ class HttpConfig:
             raise ValueError(f"HttpConfig.path must start and not end with '/', got {self.path!r}")
         if self.auth_token is not None and not self.auth_token.strip():
             raise ValueError("HttpConfig.auth_token must not be blank")
+        if not self.auth_token_name.strip():
+            raise ValueError("HttpConfig.auth_token_name must not be blank")

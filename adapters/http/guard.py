@@ -130,10 +130,11 @@ class BearerAuth:
         self._open = frozenset(open_paths)
 
     def denial(self, request: HttpRequest) -> Refusal | None:
-        """An HTTP or WebSocket request's token, unless none is configured, the path is open or the request
-        is a CORS preflight (which carries no credentials)."""
+        """An HTTP or WebSocket request's token, unless none is configured or the path is open. A CORS
+        preflight (which carries no credentials) never gets here when CORS is configured: the CORS layer in
+        front answers it; any other OPTIONS needs the token like every other request."""
         scope = request.scope
-        if self._expected is None or scope["path"] in self._open or scope.get("method") == "OPTIONS":
+        if self._expected is None or scope["path"] in self._open:
             return None
         given = request.header(b"authorization") or b""
         # The scheme name is case-insensitive; normalise it, then compare the rest in constant time.

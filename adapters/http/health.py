@@ -6,6 +6,10 @@ its model. Once `failure()` names a reason (start-up work failed), 503 with `sta
 `reason`, until the process exits. Once the server is stopping (SIGTERM), 503 with `status: "draining"`, so a
 balancer stops sending new work while the requests already received finish. The body merges what the composition root's `health()` reports (categories, model, index
 size) with the server's version, uptime and process id (`pid`: which worker of `serve --workers N` answered).
+
+Those details (a gateway URL, upstream errors, the pid, index versions) are for the operator: a caller
+`details_for` does not admit (the HTTP app admits authenticated callers, or local ones when no
+authentication is configured) gets the status alone, with the same status code.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import structlog
 from hexmcp.core import new_event_id
 
 from .asgi import Receive, Scope, Send
+from .request import REQUEST, HttpRequest
 from .responses import respond
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -28,16 +33,19 @@ HealthFn = Callable[[], Mapping[str, Any]]
 ReadyFn = Callable[[], bool]
 FailureFn = Callable[[], str | None]
 DrainingFn = Callable[[], bool]
+DetailsFn = Callable[[HttpRequest | None], bool]
 
 
 class HealthEndpoint:
     def __init__(self, *, version: str, health: HealthFn | None = None, ready: ReadyFn | None = None,
-                 failure: FailureFn | None = None, draining: DrainingFn | None = None) -> None:
+                 failure: FailureFn | None = None, draining: DrainingFn | None = None,
+                 details_for: DetailsFn | None = None) -> None:
         self._version = version
         self._health = health
         self._ready = ready
         self._failure = failure
         self._draining = draining
+        self._details_for = details_for
         self._started = time.monotonic()
 
     def report(self) -> tuple[int, dict[str, Any]]:
@@ -62,5 +70,7 @@ class HealthEndpoint:
             await respond(send, 405, b"", headers=[(b"allow", b"GET, HEAD")])
             return
         status, body = self.report()
+        if self._details_for is not None and not self._details_for(scope.get(REQUEST)):
+            body = {"status": body["status"]}
         payload = b"" if scope["method"] == "HEAD" else json.dumps(body, separators=(",", ":")).encode()
         await respond(send, status, payload, headers=[(b"cache-control", b"no-store")])

@@ -51,6 +51,10 @@ class HttpRequest:
     """A POST body read in full (by `body.BodyBuffer`, before the concurrency cap)."""
     slot: Any = None
     """The `limits.ConcurrencyLimit` whose slot the request holds, until `limits.release_slot`."""
+    principal: Any = None
+    """The `auth.Principal` the app authenticated the request as; None without authentication."""
+    proxies: Any = None
+    """The app's `forwarded.TrustedProxies` when some are configured: who may name the client's address."""
     # Filled in on first use (`serving_task`, `headers`). Parameters of __init__ nobody passes, rather than
     # init=False: attrs' __init__ then assigns a constant instead of looking the default up every time.
     _task: asyncio.Task[Any] | None = attrs.field(default=None, alias="_task")

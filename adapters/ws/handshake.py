@@ -28,7 +28,10 @@ class HandshakeGuard:
     def check(self, scope: Scope) -> Refusal | None:
         """None when the handshake may proceed; the refusal otherwise (Host/Origin first, as over HTTP)."""
         request = request_of(scope)
-        return self._hosts.denial(request) or self._token.denial(request)
+        refused = self._hosts.denial(request)
+        if refused is not None or request.principal is not None:
+            return refused  # authenticated already by the HTTP app this endpoint is mounted in (token or OAuth)
+        return self._token.denial(request)
 
 
 async def refuse(scope: Scope, send: Send, refusal: Refusal) -> None:
