@@ -87,15 +87,16 @@ def test_hexmcp_serve_writes_a_line_per_call_on_each_transport(tmp_path: Path) -
     from .guard_servers import CHEAP_TOOL, serve
 
     path = tmp_path / "audit.log"
-    with serve("--audit-log", str(path), "--audit-redact", "customer") as base:
+    with serve("--audit-log", str(path), "--audit-redact", "customer", "--auth-token", "r",
+               "--auth-token-name", "router-a") as base:
         call = {"name": CHEAP_TOOL, "arguments": {"customer": "ACME", "token": "t0p", "keep": 1}}
         assert httpx.post(base + "/mcp/tools/call", json=call, headers={"authorization": "Bearer r"}).status_code == 200
         listed = httpx.post(base + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call},
-                            headers={"accept": "application/json, text/event-stream"})
+                            headers={"accept": "application/json, text/event-stream", "authorization": "Bearer r"})
         assert listed.status_code == 200
     done = _audit(str(path), "--json")
     rest, http = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert (rest["transport"], http["transport"]) == ("rest", "http")
-    assert rest["client"].startswith("token:") and http["client"] == "address:127.0.0.1"
+    assert rest["client"] == http["client"] == "token:router-a"  # the configured token's name, never the token
     assert rest["arguments"] == {"customer": "[REDACTED]", "token": "[REDACTED]", "keep": 1}
     assert "ACME" not in path.read_text() and "t0p" not in path.read_text()

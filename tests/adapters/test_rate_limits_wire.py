@@ -39,8 +39,26 @@ def base():
         yield url
 
 
-def _bearer(token: str) -> dict[str, str]:
-    return {"authorization": f"Bearer {token}"}
+# A client is its address (no authentication is configured; a bearer value would not name it): each client
+# of these tests connects from an address of its own on the loopback network.
+CLIENTS = {name: f"127.0.0.{n}" for n, name in enumerate(
+    ["rest-flooder", "rest-other", "per-tool", "session-flooder", "sdk-client", "sdk-over-budget", "modern-flooder",
+     "ws-flooder"], start=11)}
+
+
+def _from(name: str) -> httpx.HTTPTransport:
+    return httpx.HTTPTransport(local_address=CLIENTS[name])
+
+
+def _from_async(name: str) -> httpx2.AsyncHTTPTransport:
+    return httpx2.AsyncHTTPTransport(local_address=CLIENTS[name])
+
+
+def _wire(base: str, name: str) -> Wire:
+    wire = Wire(base)
+    wire.http.close()
+    wire.http = httpx.Client(base_url=base, timeout=10, transport=_from(name))
+    return wire
 
 
 def _call(tool: str) -> dict:
@@ -61,13 +79,14 @@ def _assert_refusals(responses: list[httpx.Response]) -> list[httpx.Response]:
 
 
 def test_rest_flood_is_refused_with_retry_after_while_another_client_is_served(base: str) -> None:
-    with httpx.Client(base_url=base, timeout=30) as flooder, httpx.Client(base_url=base, timeout=30) as other:
+    with httpx.Client(base_url=base, timeout=30, transport=_from("rest-flooder")) as flooder, \
+            httpx.Client(base_url=base, timeout=30, transport=_from("rest-other")) as other:
         def flood_one() -> httpx.Response:
-            return flooder.post("/mcp/tools/call", json=_call(OTHER_TOOL), headers=_bearer("rest-flooder"))
+            return flooder.post("/mcp/tools/call", json=_call(OTHER_TOOL))
 
         with ThreadPoolExecutor(1) as side:
             # The other client calls while the flood is on: its own bucket is untouched by it.
-            others = side.submit(lambda: [other.post("/mcp/tools/list", headers=_bearer("rest-other"))
+            others = side.submit(lambda: [other.post("/mcp/tools/list")
                                           for _ in range(BURST - 1)])
             responses = _flood(flood_one)
             served = others.result()
@@ -81,24 +100,23 @@ def test_rest_flood_is_refused_with_retry_after_while_another_client_is_served(b
 
 
 def test_a_tools_own_limit_applies_instead_of_the_default(base: str) -> None:
-    with httpx.Client(base_url=base, timeout=30) as client:
-        exhausted = _flood(lambda: client.post("/mcp/tools/call", json=_call(OTHER_TOOL), headers=_bearer("per-tool")))
+    with httpx.Client(base_url=base, timeout=30, transport=_from("per-tool")) as client:
+        exhausted = _flood(lambda: client.post("/mcp/tools/call", json=_call(OTHER_TOOL)))
         _assert_refusals(exhausted)
         # The same client, out of default budget, still calls the cheap tool: it has a budget of its own.
-        cheap = [client.post("/mcp/tools/call", json=_call(CHEAP_TOOL), headers=_bearer("per-tool")) for _ in range(20)]
+        cheap = [client.post("/mcp/tools/call", json=_call(CHEAP_TOOL)) for _ in range(20)]
         assert [r.status_code for r in cheap] == [200] * 20
-        again = client.post("/mcp/tools/call", json=_call(OTHER_TOOL), headers=_bearer("per-tool"))
+        again = client.post("/mcp/tools/call", json=_call(OTHER_TOOL))
         assert again.status_code == TOO_MANY
 
 
 def test_handshake_era_flood_gets_429_while_the_sdk_client_is_served(base: str) -> None:
-    wire = Wire(base)
-    wire.http.headers.update(_bearer("session-flooder"))
+    wire = _wire(base, "session-flooder")
     try:
         wire.initialize()
 
         async def sdk_client() -> list[str]:
-            async with httpx2.AsyncClient(headers=_bearer("sdk-client"), timeout=30) as http:
+            async with httpx2.AsyncClient(transport=_from_async("sdk-client"), timeout=30) as http:
                 async with streamable_http_client(base + "/mcp", http_client=http) as streams:
                     async with ClientSession(streams[0], streams[1]) as session:
                         await session.initialize()
@@ -120,7 +138,7 @@ def test_handshake_era_flood_gets_429_while_the_sdk_client_is_served(base: str) 
 
 def test_the_sdk_client_reads_the_429_as_minus_32002_and_its_session_survives(base: str) -> None:
     async def scenario() -> tuple[list[int], float]:
-        async with httpx2.AsyncClient(headers=_bearer("sdk-over-budget"), timeout=30) as http:
+        async with httpx2.AsyncClient(transport=_from_async("sdk-over-budget"), timeout=30) as http:
             async with streamable_http_client(base + "/mcp", http_client=http) as streams:
                 async with ClientSession(streams[0], streams[1]) as session:
                     await session.initialize()
@@ -142,8 +160,7 @@ def test_the_sdk_client_reads_the_429_as_minus_32002_and_its_session_survives(ba
 
 
 def test_stateless_era_flood_gets_429_with_retry_after(base: str) -> None:
-    wire = Wire(base)
-    wire.http.headers.update(_bearer("modern-flooder"))
+    wire = _wire(base, "modern-flooder")
     try:
         responses = _flood(lambda: wire.modern("tools/call", _call(OTHER_TOOL), name=OTHER_TOOL)[0])
     finally:
@@ -155,7 +172,7 @@ def test_stateless_era_flood_gets_429_with_retry_after(base: str) -> None:
 @pytest.mark.anyio
 async def test_websocket_flood_gets_minus_32002_with_the_hint_in_data(base: str) -> None:
     url = base.replace("http://", "ws://") + "/ws"
-    async with ChatGptClient.connect(url, additional_headers=_bearer("ws-flooder")) as client:
+    async with ChatGptClient.connect(url, local_addr=(CLIENTS["ws-flooder"], 0)) as client:
         await client.initialize()
         ids = [client.next_id() for _ in range(FLOOD)]
         for request_id in ids:
