@@ -141,7 +141,7 @@ class HandshakeEraTransport:
                 await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
                              headers=[(b"retry-after", b"5")], request_id=first_id)
             return created, True
-        found = self.sessions.get(raw_id.decode("latin-1"))
+        found = _owned(self.sessions.get(raw_id.decode("latin-1")), request)
         if found is None:
             await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
                          request_id=first_id)
@@ -308,10 +308,19 @@ class HandshakeEraTransport:
         if raw_id is None:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required")
             return None
-        session = self.sessions.get(raw_id.decode("latin-1"))
+        session = _owned(self.sessions.get(raw_id.decode("latin-1")), request)
         if session is None:
             await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session")
         return session
+
+
+def _owned(session: HttpSession | None, request: HttpRequest) -> HttpSession | None:
+    """The session, if the authenticated caller is the one that opened it: a session id alone must not let
+    another principal into it (answered as an unknown session, so ids cannot be probed). Without
+    authentication there is nobody to compare: the id is the credential."""
+    if session is None or request.principal is None or session.core.client_id == client_identity(request):
+        return session
+    return None
 
 
 async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -> None:

@@ -20,9 +20,10 @@ import pytest
 
 from hexmcp.adapters.http.auth.config import OAuthConfig
 from hexmcp.adapters.http.auth.jwks import JwksCache
+from hexmcp.adapters.ws import WsConfig, WsEndpoint
 
 from ..support.net import free_port
-from ..support.oidc_provider import RESOURCE_SERVER, Provider, ProviderUnreachable, drive_login, new_key
+from ..support.oidc_provider import OTHER_CLIENT, RESOURCE_SERVER, Provider, ProviderUnreachable, drive_login, new_key
 from .oauth_servers import serving, tool_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -67,7 +68,7 @@ def jwt_server(world: World):
     server, callers, ran = tool_server()
     oauth = OAuthConfig(issuer=world.issuer.issuer, resource=world.resource, audiences=[world.short],
                         scopes={"tool:admin_reset": "mcp:admin"}, leeway_s=0.5, jwks_min_interval_s=0)
-    with serving(server, world.jwt_port, oauth=oauth) as app:
+    with serving(server, world.jwt_port, oauth=oauth, extra_routes={"/ws": WsEndpoint(server, WsConfig())}) as app:
         yield app, callers, ran
 
 
@@ -286,3 +287,53 @@ def test_the_official_sdk_client_runs_the_authorization_code_flow_end_to_end(wor
     claims = jwt.decode(storage.tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == world.resource and claims["sub"] == "alice"
     assert ("tools/call", "echo", "oauth:alice") in callers.seen
+
+
+def test_a_session_opened_by_one_subject_is_not_usable_by_another(world, jwt_server) -> None:
+    base = f"http://127.0.0.1:{world.jwt_port}"
+    owner = world.issuer.client_credentials(world.resource, "mcp:read mcp:tools")
+    intruder = world.issuer.client_credentials(world.resource, "mcp:read mcp:tools", client=OTHER_CLIENT)
+    opened = httpx.post(base + "/mcp", headers={**ACCEPT, **_bearer(owner)}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    assert opened.status_code == 200, opened.text
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+    stolen = httpx.post(base + "/mcp", headers={**ACCEPT, **session, **_bearer(intruder)}, json=call)
+    assert stolen.status_code == 404  # as if the session did not exist: ids cannot be probed
+    assert httpx.delete(base + "/mcp", headers={**session, **_bearer(intruder)}).status_code == 404
+    own = httpx.post(base + "/mcp", headers={**ACCEPT, **session, **_bearer(owner)}, json=call)
+    assert own.status_code == 200 and "x" in own.text
+
+
+def test_a_websocket_needs_a_token_with_every_scope(world, jwt_server) -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    url = f"ws://127.0.0.1:{world.jwt_port}/ws"
+
+    async def open_with(token: str | None) -> int:
+        try:
+            async with connect(url, additional_headers=_bearer(token) if token else {}):
+                return 101
+        except InvalidStatus as refused:
+            return refused.response.status_code
+
+    assert asyncio.run(open_with(None)) == 401
+    assert asyncio.run(open_with(world.issuer.client_credentials(world.resource, "mcp:read mcp:tools"))) == 403
+    assert asyncio.run(open_with(world.issuer.client_credentials(world.resource, ALL))) == 101
+
+
+def test_hexmcp_serve_takes_oauth_from_its_flags(world) -> None:
+    from .guard_servers import CHEAP_TOOL, OTHER_TOOL, serve
+
+    with serve("--oauth-issuer", world.issuer.issuer, "--oauth-resource", world.resource,
+               "--oauth-scopes", f"tool:{OTHER_TOOL}=mcp:admin") as base:
+        document = httpx.get(base + "/.well-known/oauth-protected-resource/mcp").json()
+        assert document["authorization_servers"] == [world.issuer.issuer] and document["resource"] == world.resource
+        token = world.issuer.client_credentials(world.resource, "mcp:read mcp:tools")
+        assert _call(base, token, CHEAP_TOOL).status_code == 200
+        refused = _call(base, token, OTHER_TOOL)
+        assert refused.status_code == 403 and "mcp:admin" in _challenge(refused)["scope"].split()
+        assert httpx.get(base + "/health").json() == {"status": "ok"}
+        assert "pid" in httpx.get(base + "/health", headers=_bearer(token)).json()

@@ -28,6 +28,8 @@ NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNR
 SCOPES = ["mcp:read", "mcp:tools", "mcp:admin"]
 TEST_CLIENT = {"client_id": "hexmcp-tests", "client_secret": "tests-secret-0123456789abcdef0123456789",
                "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []}
+OTHER_CLIENT = {"client_id": "hexmcp-tests-other", "client_secret": "other-secret-0123456789abcdef0123456789",
+                "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []}
 RESOURCE_SERVER = {"client_id": "hexmcp-rs", "client_secret": "rs-secret-0123456789abcdef0123456789ab",
                    "grant_types": [], "response_types": [], "redirect_uris": []}
 
@@ -80,7 +82,7 @@ class Provider:
 
     def start(self) -> None:
         config = {"issuer": self.issuer, "port": self.port, "keys": self.keys, "scopes": SCOPES,
-                  "clients": [TEST_CLIENT, RESOURCE_SERVER], "resources": self.resources}
+                  "clients": [TEST_CLIENT, OTHER_CLIENT, RESOURCE_SERVER], "resources": self.resources}
         path = self._dir / "config.json"
         path.write_text(json.dumps(config))
         script = self.folder / SCRIPT.name  # next to node_modules, so `import 'oidc-provider'` resolves
