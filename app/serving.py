@@ -5,6 +5,7 @@ among them), telemetry, the guards — is put together once, in `Serving.build`.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from typing import Any, Callable
 
@@ -140,6 +141,8 @@ def auth_settings(settings: argparse.Namespace) -> dict[str, Any]:
         return found
     if not settings.oauth_resource:
         raise ValueError("--oauth-issuer needs --oauth-resource, this server's URI as clients reach it")
+    if settings.oauth_validation == "jwt" and importlib.util.find_spec("jwt") is None:
+        raise ValueError("--oauth-issuer checks JWTs with PyJWT: pip install 'hexmcp[oauth]'")
     secret = os.environ.get("HEXMCP_OAUTH_CLIENT_SECRET")
     if settings.oauth_client_secret_file:
         try:

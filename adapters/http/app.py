@@ -35,9 +35,6 @@ from .body import BodyBuffer
 from .client_identity import client_identity
 from .config import HttpConfig
 from .endpoint import McpEndpoint
-from .auth import Principal, build_authenticator
-from .auth.metadata import ProtectedResourceMetadata, metadata_paths
-from .auth.scopes import rest_tool_name
 from .forwarded import TrustedProxies
 from .guard import HostOriginGuard, Refusal, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
@@ -75,17 +72,24 @@ class HttpApp:
                                      failure=lambda: self.failure, draining=lambda: self.stopping,
                                      details_for=self._health_details)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
-        # Who may call: the static token and/or OAuth access tokens (auth/); None: anyone.
-        self.authenticator = build_authenticator(token=config.auth_token, token_name=config.auth_token_name,
-                                                 oauth=config.oauth)
-        self._auth_required = self.authenticator is not None  # no auth: the hot path skips the call
-        self._scopes = self.authenticator.policy if self.authenticator is not None else None
+        # Who may call: the static token and/or OAuth access tokens (auth/, imported only when configured);
+        # None: anyone.
+        self.authenticator: Any = None
+        self._scopes: Any = None  # the OAuth scope policy (auth/scopes.py)
         self._open_paths = {HEALTH_PATH}
-        if config.oauth is not None and self._scopes is not None:
-            prm = ProtectedResourceMetadata(config.oauth, self._scopes.all_scopes)
-            for path in metadata_paths(config.oauth, config.path):
-                self.routes[path] = prm
-                self._open_paths.add(path)
+        if config.auth_token is not None or config.oauth is not None:
+            from .auth import build_authenticator
+            from .auth.metadata import ProtectedResourceMetadata, metadata_paths
+
+            self.authenticator = build_authenticator(token=config.auth_token, token_name=config.auth_token_name,
+                                                     oauth=config.oauth)
+            self._scopes = self.authenticator.policy
+            if config.oauth is not None:
+                prm = ProtectedResourceMetadata(config.oauth, self._scopes.all_scopes)
+                for path in metadata_paths(config.oauth, config.path):
+                    self.routes[path] = prm
+                    self._open_paths.add(path)
+        self._auth_required = self.authenticator is not None  # no auth: the hot path skips the call
         self._proxies = TrustedProxies(config.trusted_proxies) if config.trusted_proxies else None
         self._extra_routes = list((extra_routes or {}).values())
         # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
@@ -171,11 +175,11 @@ class HttpApp:
         if scope["path"] in self._open_paths:
             if scope["path"] == HEALTH_PATH and request.header(b"authorization") is not None:
                 found = await authenticator.authenticate(request)
-                if isinstance(found, Principal):
+                if not isinstance(found, Refusal):
                     request.principal = found
             return None
         found = await authenticator.authenticate(request)
-        if not isinstance(found, Principal):
+        if isinstance(found, Refusal):
             return found
         request.principal = found
         if scope["type"] == "websocket" and self._scopes is not None:
@@ -185,7 +189,7 @@ class HttpApp:
 
     def _scope_denial(self, request: HttpRequest) -> Refusal | None:
         """403 when the authenticated principal lacks a scope the POSTed request(s) need."""
-        principal: Principal = request.principal
+        principal = request.principal
         if principal.scopes is None:
             return None  # the static token: every scope
         assert self._scopes is not None and self.authenticator is not None
@@ -198,8 +202,7 @@ class HttpApp:
         if path == self.config.path:
             needed = self._scopes.needed_by_messages(value)
         elif path.startswith(self._rest_prefix):
-            method = path[len(self._rest_prefix):]
-            needed = self._scopes.needed(method, rest_tool_name(value) if method == "tools/call" else None)
+            needed = self._scopes.needed_by_rest(path[len(self._rest_prefix):], value)
         else:
             return None
         return self.authenticator.insufficient_scope(principal, needed)

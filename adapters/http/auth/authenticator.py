@@ -19,8 +19,8 @@ from ..request import HttpRequest
 from . import principal as kinds
 from .challenge import Challenges
 from .config import INTROSPECTION, OAuthConfig
+from .claims import InvalidToken
 from .introspection import Introspector, IssuerUnavailable
-from .jwt_tokens import InvalidToken, JwtVerifier
 from .metadata import metadata_url
 from .principal import Principal
 from .scopes import ScopePolicy
@@ -49,10 +49,15 @@ class Authenticator:
         self._token_principal = Principal(subject=token_name, scopes=None, method=kinds.TOKEN)
         self.oauth = oauth
         self.policy: ScopePolicy | None = None
-        self.verifier: JwtVerifier | Introspector | None = None
+        self.verifier: Any = None  # a jwt_tokens.JwtVerifier or an introspection.Introspector
         if oauth is not None:
             self.policy = ScopePolicy(oauth.scopes)
-            self.verifier = Introspector(oauth) if oauth.validation == INTROSPECTION else JwtVerifier(oauth)
+            if oauth.validation == INTROSPECTION:
+                self.verifier = Introspector(oauth)
+            else:
+                from .jwt_tokens import JwtVerifier  # PyJWT (hexmcp[oauth]): imported only when JWTs are checked
+
+                self.verifier = JwtVerifier(oauth)
             self.challenges = Challenges(metadata_url=metadata_url(oauth), scopes=self.policy.all_scopes)
         else:
             self.challenges = Challenges(metadata_url=None)
@@ -81,9 +86,8 @@ class Authenticator:
 
     def background(self) -> list[Callable[[], Awaitable[Any]]]:
         """Work the app runs while it serves: keeping the issuer's keys fresh."""
-        if isinstance(self.verifier, JwtVerifier):
-            return [self.verifier.keys.keep_fresh]
-        return []
+        keys = getattr(self.verifier, "keys", None)  # a JwtVerifier's JWKS cache
+        return [keys.keep_fresh] if keys is not None else []
 
 
 def build_authenticator(*, token: str | None, token_name: str, oauth: OAuthConfig | None) -> Authenticator | None:

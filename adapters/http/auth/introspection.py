@@ -23,7 +23,7 @@ from . import principal as kinds
 from .config import OAuthConfig
 from .discovery import endpoint
 from .fetch import FetchError, fetch_json
-from .jwt_tokens import InvalidToken, granted_scopes, subject_of
+from .claims import InvalidToken, granted_scopes, subject_of
 from .principal import Principal
 
 MAX_IN_FLIGHT = 16

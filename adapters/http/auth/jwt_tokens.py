@@ -14,32 +14,10 @@ from typing import Any
 import jwt
 
 from . import principal as kinds
+from .claims import InvalidToken, granted_scopes, subject_of
 from .config import OAuthConfig
 from .jwks import JwksCache
 from .principal import Principal
-
-
-class InvalidToken(Exception):
-    """The token cannot be accepted; the message is safe to show the client (`error_description`)."""
-
-
-def granted_scopes(claims: dict[str, Any]) -> frozenset[str]:
-    scope = claims.get("scope")
-    if isinstance(scope, str):
-        return frozenset(scope.split())
-    scp = claims.get("scp")
-    if isinstance(scp, list):
-        return frozenset(item for item in scp if isinstance(item, str))
-    if isinstance(scp, str):
-        return frozenset(scp.split())
-    return frozenset()
-
-
-def subject_of(claims: dict[str, Any]) -> str:
-    subject = claims.get("sub") or claims.get("client_id")
-    if not isinstance(subject, str) or not subject:
-        raise InvalidToken("the token names no subject")
-    return subject
 
 
 class JwtVerifier:

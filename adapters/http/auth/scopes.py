@@ -69,16 +69,18 @@ class ScopePolicy:
         return needed
 
 
+    def needed_by_rest(self, method: str, body: Any) -> frozenset[str]:
+        """The scopes a REST dialect call needs: the method from the path, a `tools/call`'s tool from its
+        body (`{"params": {"name"}}`, or the flat `{"name"}` form)."""
+        tool = None
+        if method == "tools/call" and isinstance(body, dict):
+            tool = _tool_name(body.get("params")) or _tool_name(body)
+        return self.needed(method, tool)
+
+
 def _tool_name(params: Any) -> str | None:
     if isinstance(params, dict):
         name = params.get("name")
         if isinstance(name, str):
             return name
-    return None
-
-
-def rest_tool_name(body: Any) -> str | None:
-    """The tool a REST dialect `tools/call` body names: `{"params": {"name"}}`, or the flat `{"name"}` form."""
-    if isinstance(body, dict):
-        return _tool_name(body.get("params")) or _tool_name(body)
     return None
