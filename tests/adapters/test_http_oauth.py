@@ -337,3 +337,18 @@ def test_hexmcp_serve_takes_oauth_from_its_flags(world) -> None:
         assert refused.status_code == 403 and "mcp:admin" in _challenge(refused)["scope"].split()
         assert httpx.get(base + "/health").json() == {"status": "ok"}
         assert "pid" in httpx.get(base + "/health", headers=_bearer(token)).json()
+
+
+def test_tokens_of_a_withdrawn_key_are_refused_once_the_new_key_set_is_known(world, jwt_server) -> None:
+    # Last in the module: it changes the issuer's keys (and puts the first one back at the end).
+    base = f"http://127.0.0.1:{world.jwt_port}"
+    before = world.issuer.client_credentials(world.resource, "mcp:read mcp:tools")
+    assert _call(base, before).status_code == 200  # checked once, then remembered
+    try:
+        world.issuer.restart(keys=[new_key()])  # every earlier key withdrawn
+        after = world.issuer.client_credentials(world.resource, "mcp:read mcp:tools")
+        assert _call(base, after).status_code == 200  # its unknown kid brings in the new set
+        refused = _call(base, before)
+        assert refused.status_code == 401 and "does not publish" in _challenge(refused)["error_description"]
+    finally:
+        world.issuer.restart(keys=[world.key])

@@ -26,12 +26,13 @@ log = structlog.get_logger("hexmcp.adapters.http.auth")
 MAX_KEYS = 64  # an issuer publishes a handful; more is a misconfiguration or an attack on memory
 
 
-def parse_jwks(document: Any) -> dict[str, PyJWK]:
-    """The signing keys of a JWKS document by `kid` (a key without one under ""); unusable keys are skipped."""
+def parse_jwks(document: Any) -> dict[str, tuple[PyJWK, dict[str, Any]]]:
+    """The signing keys of a JWKS document by `kid` (a key without one under ""), each with the JWK it was
+    read from; unusable keys are skipped."""
     keys = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(keys, list):
         raise FetchError("the JWKS has no 'keys' list")
-    found: dict[str, PyJWK] = {}
+    found: dict[str, tuple[PyJWK, dict[str, Any]]] = {}
     for data in keys[:MAX_KEYS]:
         if not isinstance(data, dict) or data.get("use", "sig") != "sig":
             continue
@@ -40,7 +41,7 @@ def parse_jwks(document: Any) -> dict[str, PyJWK]:
         except (PyJWKError, ValueError, TypeError) as error:
             log.info("JWKS key skipped", kid=data.get("kid"), kty=data.get("kty"), reason=str(error))
             continue
-        found[str(data.get("kid", ""))] = key
+        found[str(data.get("kid", ""))] = (key, data)
     return found
 
 
@@ -50,9 +51,11 @@ class JwksCache:
         self._url = config.jwks_url
         self._clock = clock
         self._keys: dict[str, PyJWK] = {}
+        self._published: dict[str, dict[str, Any]] = {}  # the JWKs as the issuer sent them
         self._fetched_at = -math.inf
         self._refreshing: asyncio.Future[None] | None = None
         self.fetches = 0  # how many times the JWKS was read (for tests and operators)
+        self.generation = 0  # counts changes of the key set: what was verified with the old set is checked again
 
     def cached(self, kid: str | None) -> PyJWK | None:
         """The key named `kid` if held (a token without a `kid` may use the only key of a one-key set)."""
@@ -81,8 +84,11 @@ class JwksCache:
                 self._url = await endpoint(self._config.issuer, "jwks_uri", timeout_s=self._config.fetch_timeout_s)
             keys = parse_jwks(await fetch_json(self._url, timeout_s=self._config.fetch_timeout_s))
             self.fetches += 1
-            if keys:
-                self._keys = keys
+            published = {kid: data for kid, (_, data) in keys.items()}
+            if keys and published != self._published:
+                self._keys = {kid: key for kid, (key, _) in keys.items()}
+                self._published = published
+                self.generation += 1
             log.info("JWKS fetched", url=self._url, kids=sorted(keys))
         except FetchError as error:
             log.warning("JWKS not fetched; keeping the keys held", error=str(error), held=len(self._keys))
