@@ -1,9 +1,11 @@
 """The HTTP application: a path table, the middleware around it, and its lifecycle.
 
-Routes: `{path}` (MCP Streamable HTTP, every version), `{path}/{method}` (REST dialect), `/health`, plus
-whatever `extra_routes` adds (the WebSocket adapter mounts `/ws` there). The steps, in order:
-Host/Origin guard → CORS (only when configured) → bearer auth (not /health) → body reading (POSTs to
-the MCP and REST endpoints, under a deadline, so a stalled upload holds no slot) → concurrency cap
+Routes: `{path}` (MCP Streamable HTTP, every version), `{path}/{method}` (REST dialect), `/health`, the
+OAuth protected resource metadata when OAuth is configured, plus whatever `extra_routes` adds (the
+WebSocket adapter mounts `/ws` there). The steps, in order: Host/Origin guard → CORS (only when
+configured; it answers preflights) → authentication (`auth/`: the static token and/or OAuth access
+tokens; not /health or the metadata) → body reading (POSTs to the MCP and REST endpoints, under a
+deadline, so a stalled upload holds no slot) → OAuth scopes of the POSTed requests → concurrency cap
 (not /health or /metrics) → router. They are steps of one function (`_serve`), not one middleware
 object each: the MCP endpoint is the hot path, and a coroutine frame per layer would cost more than the
 checks themselves. The router is a dict lookup.
