@@ -37,7 +37,7 @@ from .refusals import refuse
 from .request import HttpRequest
 from .responses import respond_json
 from .sessions import HttpSession, SessionStore
-from .sse import EventStream, Reply
+from .sse import EventStream, Reply, event_position
 from .status import http_status, rpc_status
 
 SESSION_HEADER = b"mcp-session-id"
@@ -268,7 +268,14 @@ class HandshakeEraTransport:
                          headers=[(b"retry-after", b"5")])
             return
         last_event_id = request.header(b"last-event-id")
-        resumed = session.find_event(last_event_id.decode("latin-1").strip()) if last_event_id else None
+        resumed = None
+        if last_event_id and last_event_id.strip():
+            position = event_position(last_event_id)
+            if position is None:
+                await refuse(send, ErrorCode.INVALID_REQUEST,
+                             "Bad Request: Last-Event-ID must be an event id this server sent (<stream>_<number>)")
+                return
+            resumed = session.find_event(*position)
         if resumed is not None:
             stream, after = resumed
             await stream.attach(send, [], after)

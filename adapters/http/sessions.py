@@ -51,12 +51,12 @@ class HttpSession:
             del self.streams[oldest_id]
         return stream
 
-    def find_event(self, last_event_id: str) -> tuple[EventStream, int] | None:
-        stream_id, _, seq = last_event_id.rpartition("_")
+    def find_event(self, stream_id: str, seq: int) -> tuple[EventStream, int] | None:
+        """The stream to resume after event `seq` (`sse.event_position` parsed the header), None if unknown."""
         stream = self.streams.get(stream_id)
-        if stream is None or not seq.isdigit() or not stream.knows(int(seq)):
+        if stream is None or not stream.knows(seq):
             return None
-        return stream, int(seq)
+        return stream, seq
 
     def touch(self) -> None:
         self.last_used = time.monotonic()

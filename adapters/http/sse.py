@@ -13,6 +13,7 @@ request), or at once when the client accepts only SSE.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from typing import Any, Callable
 
@@ -24,6 +25,18 @@ from .request_headers import JSON, SSE
 SSE_HEADERS: RawHeaders = [(b"content-type", SSE), (b"cache-control", b"no-cache, no-transform"),
                            (b"x-accel-buffering", b"no")]
 KEEPALIVE = b": keepalive\n\n"
+# An event id as `EventStream` writes it: ASCII digits only, and few of them. `str.isdigit` also accepts
+# '²' or '٣' (which `int` then refuses), and `int` refuses strings of more than 4300 digits.
+EVENT_ID = re.compile(rb"([0-9]{1,10})_([0-9]{1,18})")
+
+
+def event_position(raw: bytes) -> tuple[str, int] | None:
+    """(stream id, sequence number) from a `Last-Event-ID` value, None when it is not an id we could
+    have sent (the caller answers 400: a resumption it cannot honour is not silently a new stream)."""
+    match = EVENT_ID.fullmatch(raw.strip(b" \t"))
+    if match is None:
+        return None
+    return match.group(1).decode("ascii"), int(match.group(2))
 
 
 class EventStream:
