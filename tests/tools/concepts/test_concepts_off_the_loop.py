@@ -1,5 +1,6 @@
-"""CPU-heavy tool work runs off the event loop: a ping sent while a 100,000-character linkEntities is
-being worked on is answered before it (issue 30: it once waited for the whole scan).
+"""CPU-heavy tool work runs off the event loop: pings sent while a 100,000-character linkEntities (or a
+search for a 1,000-character query) is being worked on are answered before it (issue 30: they once
+waited for the whole scan).
 
 A real `hexmcp serve` over the concept test corpus, spoken to over the REST dialect on two connections.
 The check is an ordering (how many pings came back before the linkEntities answer), not a timing threshold.
@@ -57,6 +58,14 @@ def test_pings_during_a_long_link_entities_are_answered_while_it_runs(server: st
     assert answer["structuredContent"] == {"items": []}
     # On the event loop the first ping waited for the whole scan (none came back before it ended; one at
     # most, by a race of the two answers on the client); in a thread, about ten do.
+    assert answered >= 2, answered
+
+
+def test_pings_during_a_search_for_a_long_query_are_answered_while_it_runs(server: str) -> None:
+    # 1,000 characters (the limit) is 256 tokens for the query encoder: about 150 ms of inference.
+    query = ("how do I back up the state file before an upgrade " * 30)[:1000]
+    answered, answer = asyncio.run(_pings_while(server, {"name": "search", "arguments": {"query": query}}))
+    assert answer["structuredContent"]["results"]
     assert answered >= 2, answered
 
 
