@@ -21,7 +21,8 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--auth-token", default=env("HEXMCP_AUTH_TOKEN"),
                         help="require 'Authorization: Bearer T' (default: $HEXMCP_AUTH_TOKEN; /health stays open)")
     parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN",
-                        help="Origins accepted besides loopback ones (scheme://host[:port], a bare host, or *)")
+                        help="Origins accepted besides this server's own (loopback on its port) "
+                             "(scheme://host[:port], a bare host, or *)")
     parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST",
                         help="Host header values accepted besides loopback and the bound host (host[:port] or *)")
     parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN",

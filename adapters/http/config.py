@@ -28,7 +28,8 @@ class HttpConfig:
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Host header values (`name` or `name:port`; `*` disables the check). Loopback is always allowed."""
     allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
-    """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins are always allowed."""
+    """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins on this server's
+    own port are always allowed (ADR 1151)."""
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Origins that get CORS headers (browser clients). Empty: CORS off."""
     max_body_bytes: int = attrs.field(default=4 * MIB, validator=positive)
