@@ -1,0 +1,182 @@
+"""Hostile gateways (issue 30): a redirect to another origin must not receive the API key, and a
+streamed answer is bounded in raw bytes: a line that never ends is refused as it grows, and a stream
+that ends before its end is an error, never a success with an empty completion.
+
+Each hostile gateway is a small aiohttp server of its own, on a free local port; after each hostile
+answer the same client makes an honest call, to show nothing else was lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import AsyncIterator, Awaitable, Callable
+
+import pytest
+from aiohttp import web
+
+from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
+from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
+from hexmcp.tools.gateway.port import ChatAnswer, ChatMessage, ChatRequest, GatewayErrorKind, GatewayFailure
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+KEY = "sk-ant-test-0123456789-SECRET"
+REQUEST = ChatRequest(model="claude-x", messages=(ChatMessage(role="user", content="What is 6 x 7?"),))
+FAST = RetryPolicy(max_retries=1, delay_s=0.001, max_delay_s=0.002)
+MiB = 1024 * 1024
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@contextlib.asynccontextmanager
+async def serving(routes: dict[tuple[str, str], Handler]) -> AsyncIterator[str]:
+    """An aiohttp app with these (method, path) routes on a free local port; yields its base URL."""
+    app = web.Application()
+    for (method, path), handler in routes.items():
+        app.router.add_route(method, path, handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def completion(text: str) -> dict:
+    return {"model": "claude-x", "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                              "finish_reason": "stop"}], "usage": {}}
+
+
+def gateway(url: str, **overrides) -> OpenAICompatibleGateway:
+    return OpenAICompatibleGateway(GatewayConfig(**{"url": url, "api_key": KEY, "provider_type": "anthropic",
+                                                   "retries": FAST, "timeout_s": 10.0, **overrides}))
+
+
+async def test_a_redirect_to_another_origin_never_receives_the_api_key() -> None:
+    """Two local servers: the gateway answers 307 to the other. The other must see no request at all
+    (aiohttp drops Authorization across origins, but x-api-key was a session default and went along)."""
+    seen_by_other: list[dict[str, str]] = []
+
+    async def other(request: web.Request) -> web.Response:
+        seen_by_other.append(dict(request.headers))
+        return web.json_response(completion("stolen") if request.method == "POST" else {"data": []})
+
+    async with serving({("POST", "/v1/chat/completions"): other, ("GET", "/v1/models"): other}) as elsewhere:
+        honest = {"redirect": True}
+
+        async def redirecting(request: web.Request) -> web.Response:
+            if honest["redirect"]:
+                raise web.HTTPTemporaryRedirect(f"{elsewhere}{request.path}?sig=abc")
+            return web.json_response(completion("42") if request.method == "POST" else
+                                     {"data": [{"id": "claude-x"}]})
+
+        async with serving({("POST", "/v1/chat/completions"): redirecting,
+                            ("GET", "/v1/models"): redirecting}) as base:
+            client = gateway(f"{base}/v1")
+            try:
+                chat = await client.complete(REQUEST)
+                listed = await client.list_models()
+                streamed = await client.complete(REQUEST, on_text=lambda piece: asyncio.sleep(0))
+                for failure in (chat, listed, streamed):
+                    assert isinstance(failure, GatewayFailure), failure
+                    assert failure.status == 307 and failure.attempts == 1  # a redirect is not retried
+                    assert "redirect" in failure.message and f"{elsewhere}/v1/" in failure.message
+                    assert "sig=abc" not in failure.message and KEY not in failure.message
+                assert seen_by_other == []
+                honest["redirect"] = False  # the same client still works against an honest answer
+                answer = await client.complete(REQUEST)
+                assert isinstance(answer, ChatAnswer) and answer.text == "42"
+            finally:
+                await client.aclose()
+
+
+def sse_handler(body: Callable[[web.StreamResponse], Awaitable[None]]) -> Handler:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        await response.prepare(request)
+        await body(response)
+        return response
+    return handle
+
+
+def chunk(text: str, finish: str | None = None) -> bytes:
+    event = {"model": "claude-x", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+    return f"data: {json.dumps(event)}\n\n".encode()
+
+
+async def honest_stream(response: web.StreamResponse) -> None:
+    await response.write(chunk("forty"))
+    await response.write(chunk(" two", "stop"))
+    await response.write(b"data: [DONE]\n\n")
+
+
+async def test_a_line_that_never_ends_is_refused_by_raw_size_not_decoded_events() -> None:
+    """24 MiB of one `data:` line without a newline against an 8 MiB cap: before, no event ever
+    completed, so the decoded-event count stayed 0 and the call succeeded with an empty completion."""
+    script = {"hostile": True}
+
+    async def body(response: web.StreamResponse) -> None:
+        if not script["hostile"]:
+            await honest_stream(response)
+            return
+        await response.write(chunk("a first piece"))
+        await response.write(b"data: ")
+        block = b"x" * MiB
+        with contextlib.suppress(ConnectionError):  # the client hangs up once the cap is passed
+            for _ in range(24):
+                await response.write(block)
+
+    async with serving({("POST", "/v1/chat/completions"): sse_handler(body)}) as base:
+        client = gateway(f"{base}/v1", max_response_bytes=8 * MiB)
+        pieces: list[str] = []
+
+        async def on_text(piece: str) -> None:
+            pieces.append(piece)
+
+        try:
+            outcome = await client.complete(REQUEST, on_text)
+            assert isinstance(outcome, GatewayFailure), outcome
+            assert outcome.kind is GatewayErrorKind.PROVIDER_UNAVAILABLE
+            assert f"{1 * MiB}-byte limit" in outcome.message, outcome.message
+            assert pieces == ["a first piece"]
+            script["hostile"] = False
+            pieces.clear()
+            answer = await client.complete(REQUEST, on_text)
+            assert isinstance(answer, ChatAnswer) and answer.text == "forty two" and pieces == ["forty", " two"]
+        finally:
+            await client.aclose()
+
+
+async def test_many_small_events_past_the_whole_answer_cap_are_refused() -> None:
+    async def body(response: web.StreamResponse) -> None:
+        with contextlib.suppress(ConnectionError):
+            for _ in range(4000):  # ~4000 x 1 KiB events against a 1 MiB cap, never finishing
+                await response.write(chunk("y" * 1000))
+
+    async with serving({("POST", "/v1/chat/completions"): sse_handler(body)}) as base:
+        client = gateway(f"{base}/v1", max_response_bytes=MiB)
+        try:
+            outcome = await client.complete(REQUEST, lambda piece: asyncio.sleep(0))
+            assert isinstance(outcome, GatewayFailure) and f"{MiB}-byte limit" in outcome.message
+        finally:
+            await client.aclose()
+
+
+async def test_a_stream_that_ends_before_its_end_is_an_error_not_an_empty_success() -> None:
+    """The connection closes cleanly after a line with no newline: no [DONE], no finish_reason."""
+    async def body(response: web.StreamResponse) -> None:
+        await response.write(b'data: {"model": "claude-x", "choices": [{"delta": {"content": "never ends')
+
+    async with serving({("POST", "/v1/chat/completions"): sse_handler(body)}) as base:
+        client = gateway(f"{base}/v1")
+        try:
+            outcome = await client.complete(REQUEST, lambda piece: asyncio.sleep(0))
+            assert isinstance(outcome, GatewayFailure), outcome
+            assert "ended before the answer did" in outcome.message
+        finally:
+            await client.aclose()
