@@ -180,3 +180,52 @@ async def test_a_stream_that_ends_before_its_end_is_an_error_not_an_empty_succes
             assert "ended before the answer did" in outcome.message
         finally:
             await client.aclose()
+
+
+async def test_a_burst_of_list_models_against_a_failing_gateway_costs_one_read() -> None:
+    """100 concurrent listModels and 100 models/list (a batch runs its entries at once) against a gateway
+    answering 503: before, each refreshed on its own with 4 attempts, 400 requests per 100 calls. Now one
+    read (its retries included) serves them all, a failure is remembered for its backoff, and once the
+    gateway is back the list is read once more and served from memory while fresh."""
+    from hexmcp.core import McpServer
+    from hexmcp.core.errors import Rejection
+    from hexmcp.tools.gateway.mcp_tools import register_gateway_tools
+    from hexmcp.tools.gateway.service import GatewaySettings
+    from tests.support.fake_gateway import Script, fake_gateway
+    from tests.support.peer import CoreClient
+
+    with fake_gateway() as upstream:
+        upstream.queue("models", *[Script(status=503, body={"error": {"message": "overloaded"}})] * 1000)
+        server = McpServer("t", "1")
+        client_gateway = OpenAICompatibleGateway(GatewayConfig(
+            url=upstream.url, retries=RetryPolicy(max_retries=3, delay_s=0.01, max_delay_s=0.02)))
+        tools = register_gateway_tools(server, client_gateway, None, GatewaySettings(default_model="qwen3-32b"),
+                                       refresh_s=60.0)
+        tools.service.failure_backoff_s = 0.5
+        client = CoreClient(server)
+        await client.initialize()
+        try:
+            calls = [client.request("tools/call", {"name": "listModels", "arguments": {}}, key=f"t{n}")
+                     for n in range(100)]
+            calls += [client.request("models/list", {}, key=f"m{n}") for n in range(100)]
+            outcomes = await asyncio.gather(*calls)
+            assert upstream.count("models") == 4  # one read: its first attempt and 3 retries
+            tool_results = [outcome.result for outcome in outcomes[:100]]
+            assert all(result["isError"] and "HTTP 503" in result["content"][0]["text"] for result in tool_results)
+            assert all(isinstance(outcome, Rejection) and outcome.data["status"] == 503
+                       and outcome.code is GatewayErrorKind.PROVIDER_UNAVAILABLE.error_code for outcome in outcomes[100:])
+            # During the backoff, another burst is answered from the remembered failure: no request.
+            again = await asyncio.gather(*[client.request("models/list", {}, key=f"a{n}") for n in range(50)])
+            assert upstream.count("models") == 4 and all(isinstance(o, Rejection) for o in again)
+            # The gateway comes back; after the backoff one read, then the list from memory.
+            upstream.scripts.clear()
+            await asyncio.sleep(0.6)
+            listed = await asyncio.gather(*[client.session.handle_request("models/list", {}, request_key=f"b{n}",
+                                                                          trace_id="t") for n in range(100)])
+            assert upstream.count("models") == 5
+            assert all(outcome.result["models"][0]["capabilities"]["served"] is True for outcome in listed)
+            await asyncio.gather(*[client.ok("tools/call", {"name": "listModels", "arguments": {}}, key=f"c{n}")
+                                   for n in range(100)])
+            assert upstream.count("models") == 5
+        finally:
+            await client_gateway.aclose()
