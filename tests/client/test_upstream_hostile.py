@@ -129,3 +129,59 @@ async def test_an_upstream_cannot_replace_local_resources_templates_tools_or_pro
                        ("upstream prompt refused: the name is already served here", "evil__greet"),
                        ("upstream resource refused: the name is already served here",
                         "upstream://evil/hexmcp://docs/taken.md")}
+
+
+# --- credentials: each upstream's own -----------------------------------------------------------------
+
+def specs_for(*flags: str, shared_for_all: bool = False, tables=()):
+    import argparse
+
+    from hexmcp.tools.upstreams.specs import upstream_spec
+
+    return argparse.Namespace(upstream=[upstream_spec(flag) for flag in flags], upstream_tables=tuple(tables),
+                              upstream_shared_token=shared_for_all)
+
+
+async def test_the_shared_token_goes_to_no_upstream_unless_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two upstreams, the shared variable set, and only `kb` given a token of its own: before, the other
+    (someone else's server) received HEXMCP_UPSTREAM_TOKEN on its first request."""
+    from hexmcp.tools.upstreams.specs import upstream_specs
+
+    from .hostile_upstream import HostileHttp
+
+    monkeypatch.setenv("HEXMCP_UPSTREAM_TOKEN", "shared-secret")
+    monkeypatch.setenv("HEXMCP_UPSTREAM_TOKEN_KB", "kb-own")
+    async with HostileHttp("json", 10).running() as elsewhere:
+        args = specs_for("kb=http://127.0.0.1:9/mcp", f"other={elsewhere.url}/mcp")
+        with capture_logs() as logs:
+            specs = {spec.name: spec for spec in upstream_specs(args)}
+        async with McpClient(specs["other"].target, auth_token=specs["other"].auth_token) as client:
+            assert (await client.call_tool("small")).content[0].text == "small and honest"
+        assert elsewhere.authorizations and set(elsewhere.authorizations) == {None}
+        assert specs["kb"].auth_token == "kb-own" and specs["other"].auth_token is None
+        warning = next(entry for entry in logs if "sent to no upstream" in entry["event"])
+        assert "HEXMCP_UPSTREAM_TOKEN_OTHER" in warning["fix"] and "--upstream-shared-token" in warning["fix"]
+    # Asked for: the shared token goes to those without their own, and only then.
+    for_all = {s.name: s.auth_token for s in upstream_specs(specs_for("kb=http://h/mcp", "other=http://g/mcp",
+                                                                      shared_for_all=True))}
+    assert for_all == {"kb": "kb-own", "other": "shared-secret"}
+
+
+def test_per_upstream_token_settings_are_checked() -> None:
+    from hexmcp.tools.upstreams.specs import UpstreamSpec, UpstreamSpecError, upstream_spec, upstream_specs
+
+    def table(**keys):
+        return UpstreamSpec.from_table({"name": "kb", "target": "http://h/mcp", **keys}, "upstream[1]",
+                                       {"HEXMCP_UPSTREAM_TOKEN": "shared"}, upstream_spec)
+
+    assert table().auth_token is None  # no longer the shared token by default
+    assert table(shared_token=True).auth_token == "shared"
+    with pytest.raises(UpstreamSpecError, match="one of auth_token, auth_token_env and shared_token"):
+        table(auth_token="x", shared_token=True)
+    with pytest.raises(UpstreamSpecError, match="HEXMCP_UPSTREAM_TOKEN, which is not set"):
+        UpstreamSpec.from_table({"name": "kb", "target": "http://h/mcp", "shared_token": True}, "upstream[1]", {},
+                                upstream_spec)
+    with pytest.raises(UpstreamSpecError, match="HEXMCP_UPSTREAM_TOKEN_A_B"):
+        upstream_specs(specs_for("a-b=http://h/mcp", "a_b=http://g/mcp"), {})
+    with pytest.raises(UpstreamSpecError, match="--upstream-shared-token"):
+        upstream_specs(specs_for("kb=http://h/mcp", shared_for_all=True), {})
