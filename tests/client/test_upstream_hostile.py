@@ -185,3 +185,62 @@ def test_per_upstream_token_settings_are_checked() -> None:
         upstream_specs(specs_for("a-b=http://h/mcp", "a_b=http://g/mcp"), {})
     with pytest.raises(UpstreamSpecError, match="--upstream-shared-token"):
         upstream_specs(specs_for("kb=http://h/mcp", shared_for_all=True), {})
+
+
+# --- size caps: nothing an upstream sends is unbounded --------------------------------------------------
+
+CAP = 1024 * 1024
+HUGE = 4 * CAP
+
+
+@contextlib.asynccontextmanager
+async def hostile_target(kind: str):
+    """The target of an upstream whose `big` tool answers HUGE bytes the way `kind` names."""
+    import sys
+    from pathlib import Path
+
+    from .hostile_upstream import HostileHttp
+
+    if kind == "stdio-line":
+        yield Target.stdio(f"{sys.executable} {Path(__file__).with_name('hostile_upstream.py')} {HUGE}")
+        return
+    mode = {"http-json": "json", "http-sse-line": "sse-line", "ws-frame": "frame"}[kind]
+    async with HostileHttp(mode, HUGE).running() as server:
+        yield Target.parse(f"{server.url.replace('http', 'ws')}/ws" if kind == "ws-frame" else f"{server.url}/mcp")
+
+
+@pytest.mark.parametrize("kind", ["http-json", "http-sse-line", "ws-frame", "stdio-line"])
+async def test_an_oversized_answer_is_a_clear_error_and_nothing_else_is_lost(kind: str) -> None:
+    """4 MiB against a 1 MiB cap: before, the WebSocket had max_size=None and HTTP read() whole bodies, so
+    every byte was held and the call succeeded. Now the call fails naming the cap, the same upstream
+    answers its next call (HTTP: the same session; WebSocket and stdio: reconnected), and another upstream
+    mounted beside it never notices."""
+    from .hostile_upstream import HostileHttp
+
+    server = McpServer("hexmcp", "1.0.0")
+    async with hostile_target(kind) as target, HostileHttp("json", 10).running() as honest:
+        bad = Upstream(server, "bad", target, retry_initial_s=0.05, retry_max_s=0.2, max_message_bytes=CAP)
+        good = Upstream(server, "good", Target.parse(f"{honest.url}/mcp"), retry_initial_s=0.05, retry_max_s=0.2,
+                        max_message_bytes=CAP)
+        with live_server(server, on_startup=[bad.run, good.run]) as live:
+            await until_available(bad)
+            await until_available(good)
+            async with McpClient(live.url, timeout=30) as client:
+                refused = await client.call_tool("bad__big")
+                assert refused.is_error, "the oversized answer was accepted"
+                assert f"{CAP}-byte limit" in refused.content[0].text, refused.content[0].text
+                assert (await client.call_tool("good__small")).content[0].text == "small and honest"
+                again = await client.call_tool("bad__small")
+                assert not again.is_error and again.content[0].text == "small and honest"
+                assert (await client.call_tool("good__small")).content[0].text == "small and honest"
+
+
+def test_the_default_cap_is_the_same_on_every_transport() -> None:
+    from hexmcp.client.transports import MAX_MESSAGE_BYTES, wire_for
+
+    for target in ("http://h/mcp", "rest+http://h/mcp", "ws://h/ws", "stdio:true"):
+        assert wire_for(Target.parse(target)).max_message_bytes == MAX_MESSAGE_BYTES == 16 * 1024 * 1024
+    with pytest.raises(ValueError):
+        wire_for(Target.parse("http://h/mcp"), max_message_bytes=0)
+    with pytest.raises(ClientError):
+        Target.parse("ftp://h")

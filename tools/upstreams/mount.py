@@ -31,6 +31,7 @@ import structlog
 from hexmcp.client.errors import ClientError, ClientErrorCode
 from hexmcp.client.mcp_client import McpClient, RetryPolicy
 from hexmcp.client.target import Target
+from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.convert import from_wire
 from hexmcp.wire import jsonrpc
@@ -63,7 +64,8 @@ def mounted_uri(upstream: str, uri: str) -> str:
 
 class Upstream:
     def __init__(self, server: McpServer, name: str, target: Target, *, auth_token: str | None = None,
-                 wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0) -> None:
+                 wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.server = server
         self.name = name
         self.target = target
@@ -71,6 +73,7 @@ class Upstream:
         self.wait_s = wait_s
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
+        self.max_message_bytes = max_message_bytes  # the largest answer read from it (a larger one: a tool error)
         self.client: McpClient | None = None
         self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
         self.resources: set[str] = set()  # URIs of the upstream's resources served here
@@ -88,7 +91,8 @@ class Upstream:
         delay = self.retry_initial_s
         try:
             while True:
-                client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1))
+                client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1),
+                                   max_message_bytes=self.max_message_bytes)
                 try:
                     await client.connect()
                     for kind in ("tools", "resources", "prompts"):

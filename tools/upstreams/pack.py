@@ -45,7 +45,8 @@ class UpstreamsPack(Pack):
 
         self.upstreams = [Upstream(setup.server, spec.name, spec.target, auth_token=spec.auth_token,
                                    wait_s=spec.wait_s, retry_initial_s=spec.retry_initial_s,
-                                   retry_max_s=spec.retry_max_s) for spec in upstream_specs(setup.settings)]
+                                   retry_max_s=spec.retry_max_s, max_message_bytes=spec.max_message_bytes)
+                          for spec in upstream_specs(setup.settings)]
 
     def background(self) -> list[BackgroundTask]:
         """Each upstream's run: connect, serve its tools, reconnect when it goes, until the server stops."""

@@ -28,7 +28,9 @@ from hexmcp.core.suggestions import did_you_mean
 log = structlog.get_logger("hexmcp.tools.upstreams")
 
 TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the shared token: sent only to upstreams that ask for it
-TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "shared_token", "wait", "retry_initial", "retry_max")
+TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "shared_token", "wait", "retry_initial", "retry_max",
+              "max_message_bytes")
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # hexmcp.client's default; not imported: the config check runs without it
 
 
 def token_env_for(name: str) -> str:
@@ -68,6 +70,8 @@ class UpstreamSpec:
     wait_s: float = 5.0
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    """The largest message read from this upstream (a JSON body, an SSE event, a frame, a stdout line)."""
 
     @classmethod
     def from_table(cls, table: Any, where: str, env: Mapping[str, str], parse: Callable[[str], Any]) -> UpstreamSpec:
@@ -87,7 +91,12 @@ class UpstreamSpec:
             name, target = parse(f"{table['name']}={table['target']}")
         except argparse.ArgumentTypeError as error:
             raise UpstreamSpecError(where, str(error)) from None
+        if "max_message_bytes" in table:
+            size = table["max_message_bytes"]
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                raise UpstreamSpecError(f"{where}.max_message_bytes", f"must be a positive whole number, got {size!r}")
         return cls(name=name, target=target, auth_token=_token(table, where, env),
+                   max_message_bytes=table.get("max_message_bytes", MAX_MESSAGE_BYTES),
                    **{f"{key}_s": _seconds(table[key], f"{where}.{key}") for key in ("wait", "retry_initial",
                                                                                      "retry_max") if key in table})
 
