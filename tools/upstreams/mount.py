@@ -221,13 +221,23 @@ class Upstream:
 
         return read
 
+    def _namespaced(self, block: Any) -> Any:
+        """A content block with the upstream's resource URIs as served here: a link or an embedded
+        resource from an upstream names its resource, never the local one of the same URI."""
+        if isinstance(block, models.ResourceLink):
+            return attrs.evolve(block, uri=mounted_uri(self.name, block.uri))
+        if isinstance(block, models.EmbeddedResource):
+            return attrs.evolve(block, resource=attrs.evolve(block.resource, uri=mounted_uri(self.name, block.resource.uri)))
+        return block
+
     def _renderer(self, upstream_name: str) -> Any:
         async def render(**arguments: str) -> list[models.PromptMessage]:
             client = await self._connected(None)
             try:
-                return (await client.get_prompt(upstream_name, arguments)).messages
+                messages = (await client.get_prompt(upstream_name, arguments)).messages
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
+            return [attrs.evolve(message, content=self._namespaced(message.content)) for message in messages]
 
         return render
 
@@ -273,7 +283,8 @@ class Upstream:
                     stale = client  # it never reached the upstream: send it again once reconnected
                     continue
                 raise ToolError(self._unavailable()) from None  # in flight when the upstream went
-            return from_wire(result, models.CallToolResult)
+            called = from_wire(result, models.CallToolResult)
+            return attrs.evolve(called, content=[self._namespaced(block) for block in called.content])
 
     async def _connected(self, stale: McpClient | None) -> McpClient:
         """The live client (not `stale`, one a call just found dead), waiting up to `wait_s` for it.
