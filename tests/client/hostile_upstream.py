@@ -5,7 +5,7 @@ names. Its tool `small` answers honestly. The HTTP server records each request's
 
 Modes for `big`: `json` (one JSON body of `size` bytes), `sse-line` (an SSE answer whose one line of
 `size` bytes never ends), `frame` (one WebSocket frame of `size` bytes), `line` (one stdio line of
-`size` bytes).
+`size` bytes); on the REST dialect (POST /rest/{method}) it is always one JSON body.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class HostileHttp:
         app.router.add_get("/mcp", _status(405))
         app.router.add_delete("/mcp", _status(200))
         app.router.add_get("/ws", self._ws)
+        app.router.add_post("/rest/{method:.+}", self._rest)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -96,6 +97,18 @@ class HostileHttp:
         if reply is None:
             return web.Response(status=202)
         return web.json_response(reply)
+
+    async def _rest(self, request: Any) -> Any:
+        """The router's REST dialect: POST /rest/{method}, the bare result back."""
+        from aiohttp import web
+
+        body = await request.json()
+        message = {"jsonrpc": "2.0", "id": 1, "method": request.match_info["method"], "params": body.get("params")}
+        if is_big(message):
+            return web.Response(body=json.dumps({"content": [{"type": "text", "text": "x" * self.size}]}).encode(),
+                                content_type="application/json")
+        reply = answer(message) or {"result": {}}
+        return web.json_response(reply.get("result", reply.get("error")), status=200 if "result" in reply else 400)
 
     async def _ws(self, request: Any) -> Any:
         from aiohttp import web

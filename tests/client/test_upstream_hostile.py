@@ -216,12 +216,13 @@ async def hostile_target(kind: str):
     if kind == "stdio-line":
         yield Target.stdio(f"{sys.executable} {Path(__file__).with_name('hostile_upstream.py')} {HUGE}")
         return
-    mode = {"http-json": "json", "http-sse-line": "sse-line", "ws-frame": "frame"}[kind]
+    mode = {"http-json": "json", "http-sse-line": "sse-line", "ws-frame": "frame", "rest-json": "json"}[kind]
     async with HostileHttp(mode, HUGE).running() as server:
-        yield Target.parse(f"{server.url.replace('http', 'ws')}/ws" if kind == "ws-frame" else f"{server.url}/mcp")
+        yield Target.parse({"ws-frame": f"{server.url.replace('http', 'ws')}/ws",
+                            "rest-json": f"rest+{server.url}/rest"}.get(kind, f"{server.url}/mcp"))
 
 
-@pytest.mark.parametrize("kind", ["http-json", "http-sse-line", "ws-frame", "stdio-line"])
+@pytest.mark.parametrize("kind", ["http-json", "http-sse-line", "ws-frame", "stdio-line", "rest-json"])
 async def test_an_oversized_answer_is_a_clear_error_and_nothing_else_is_lost(kind: str) -> None:
     """4 MiB against a 1 MiB cap: before, the WebSocket had max_size=None and HTTP read() whole bodies, so
     every byte was held and the call succeeded. Now the call fails naming the cap, the same upstream
