@@ -5,10 +5,17 @@ routeCompletion = classify the prompt, inject the category's system prompt, pick
 call the gateway and return the answer with the decision, the token usage and the latency. The
 catalogue is the set of models the routing policy can choose, each marked with whether the gateway
 says it serves it; `refresh()` re-reads the gateway's list and says whether anything changed.
+
+The catalogue is served from the list last read while it is younger than `models_ttl_s`; an older one
+is read again by one request shared by every caller waiting at that moment (single-flight), and a
+failed read is remembered and answered for a backoff that doubles with each failure in a row (1 s up
+to 30 s), so a burst of listModels against a failing gateway costs one read (its retries included),
+not one per call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Mapping
 
@@ -81,14 +88,29 @@ class RoutedCompletion:
         }
 
 
+# A list read on demand is served this long: listModels stays near the gateway's truth (the background
+# refresh runs only every models_refresh, 60 s), while a burst of callers costs one read per period.
+MODELS_TTL_S = 2.0
+FAILURE_BACKOFF_S = 1.0  # the first failed read is answered this long; each failure in a row doubles it
+MAX_FAILURE_BACKOFF_S = 30.0
+
+
 class GatewayService:
-    def __init__(self, gateway: ChatGateway | None, routing: RoutingSource | None, settings: GatewaySettings) -> None:
+    def __init__(self, gateway: ChatGateway | None, routing: RoutingSource | None, settings: GatewaySettings, *,
+                 models_ttl_s: float = MODELS_TTL_S, failure_backoff_s: float = FAILURE_BACKOFF_S,
+                 clock: Any = time.monotonic) -> None:
         self.gateway = gateway
         self.routing = routing
         self.settings = settings
+        self.models_ttl_s = models_ttl_s
+        self.failure_backoff_s = failure_backoff_s
+        self._clock = clock
         self.served: tuple[GatewayModel, ...] | None = None
         self.last_check: GatewayFailure | None = None
         self.last_check_ms: float | None = None
+        self._checked_at: float | None = None  # when the last read (success or failure) ended
+        self._failures_in_row = 0
+        self._reading: asyncio.Future[GatewayFailure | None] | None = None
 
     # --- routeCompletion ---------------------------------------------------------------------------
 
@@ -143,10 +165,23 @@ class GatewayService:
         """The models the routing can choose (refreshing the gateway's list first)."""
         if self.gateway is None:
             return _not_configured()
-        failure = await self.refresh()
+        failure = await self.current()
         if failure is not None:  # not a stale list: the caller should learn the gateway is failing
             return failure
         return await self.entries()
+
+    async def current(self) -> GatewayFailure | None:
+        """The list as last read while it is fresh, the last failure during its backoff, else a new read."""
+        if self._checked_at is not None:
+            age = self._clock() - self._checked_at
+            if self.last_check is None and self.served is not None and age < self.models_ttl_s:
+                return None
+            if self.last_check is not None and age < self._backoff_s():
+                return self.last_check
+        return await self.refresh()
+
+    def _backoff_s(self) -> float:
+        return min(self.failure_backoff_s * 2 ** min(max(self._failures_in_row - 1, 0), 16), MAX_FAILURE_BACKOFF_S)
 
     async def entries(self) -> list[CatalogueEntry]:
         """The catalogue from what is known now (no gateway call)."""
@@ -169,16 +204,26 @@ class GatewayService:
                 for model, routes in sorted(routed.items())]
 
     async def refresh(self) -> GatewayFailure | None:
-        """Fetch the gateway's models list (the connectivity check); remember how it went."""
+        """Fetch the gateway's models list (the connectivity check); remember how it went. A read already
+        under way is joined, not repeated; a caller cancelled while waiting leaves it to the others."""
         if self.gateway is None:
             return _not_configured()
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.ensure_future(self._read())
+        return await asyncio.shield(self._reading)
+
+    async def _read(self) -> GatewayFailure | None:
+        assert self.gateway is not None
         started = time.perf_counter()
         outcome = await self.gateway.list_models()
         self.last_check_ms = round((time.perf_counter() - started) * 1000, 1)
+        self._checked_at = self._clock()
         if isinstance(outcome, GatewayFailure):
             self.last_check = outcome
+            self._failures_in_row += 1
             return outcome
         self.last_check = None
+        self._failures_in_row = 0
         self.served = outcome
         return None
 

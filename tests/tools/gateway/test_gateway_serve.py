@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from websockets.asyncio.client import connect
 
 from hexmcp.tools.gateway.port import GatewayErrorKind
+from hexmcp.tools.gateway.service import FAILURE_BACKOFF_S, MODELS_TTL_S
 from tests.support.fake_gateway import FakeGateway, Script, fake_gateway
 from tests.support.net import free_port
 
@@ -211,6 +212,7 @@ def test_models_list_is_advertised_and_answered_on_every_transport(served):
 
 def test_models_list_failure_is_a_json_rpc_error_with_the_design_code(served):
     served.upstream.queue("models", Script(status=401, body={"error": {"message": f"bad key {KEY}"}}))
+    time.sleep(MODELS_TTL_S)  # the list an earlier test read is served until then, not read again
     one_shot = httpx.post(served.url, json={"jsonrpc": "2.0", "id": 3, "method": "models/list"},
                           headers={"accept": "application/json, text/event-stream"}, timeout=30)
     error = one_shot.json()["error"]
@@ -290,6 +292,7 @@ def test_a_closed_client_connection_aborts_the_upstream_request(served):
 def test_health_shows_the_gateway_and_no_key_appears_anywhere(served):
     served.upstream.queue("chat", Script(status=401, body={"error": {"message": f"Incorrect API key provided: {KEY}"}}))
     refused = _rest(served, "tools/call", {"name": "routeCompletion", "arguments": {"prompt": "hello there"}})
+    time.sleep(FAILURE_BACKOFF_S)  # a failure an earlier test saw is answered until then, not read again
     assert _rest(served, "tools/call", {"name": "listModels", "arguments": {}}).status_code == 200  # a fresh check
     health = httpx.get(served.base + "/health", timeout=10)
     gateway = health.json()["gateway"]
