@@ -136,10 +136,14 @@ class HandshakeEraTransport:
         """The session a POST belongs to, and whether it was created for it (an initialize without a session
         id); None after refusing the POST (too many sessions, an id unknown or ended)."""
         if raw_id is None:
-            created = await self.sessions.create(client_identity(request))
+            client = client_identity(request)
+            created = await self.sessions.create(client)
             if created is None:
-                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")], request_id=first_id)
+                cap = self.config.max_sessions_per_client
+                message = (f"Too many sessions for this client: its {cap} sessions are all busy; end one (DELETE) "
+                           "or retry later" if self.sessions.held_by(client) >= cap else "Too many sessions: retry later")
+                await refuse(send, ErrorCode.SERVER_BUSY, message, headers=[(b"retry-after", b"5")],
+                             request_id=first_id)
             return created, True
         found = self.sessions.get(raw_id.decode("latin-1"))
         if found is None:
