@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Protocol
 
 from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
 from hexmcp.core.ports import RequestKey
@@ -22,6 +22,19 @@ from hexmcp.wire import jsonrpc
 from . import rpc_layer
 
 Send = Callable[[Any], Awaitable[None]]
+UNCAPPED = frozenset({"subscriptions/listen"})
+"""Requests that take no shared slot: they wait for notifications, for as long as the client listens (the
+HTTP adapter gives their slot back too); `max_in_flight` still bounds them per connection."""
+
+
+class Slots(Protocol):
+    """A concurrency cap shared with other connections (the HTTP adapter's `limits.ConcurrencyLimit`)."""
+
+    def acquire(self) -> bool: ...
+
+    def release(self) -> None: ...
+
+    def busy_message(self) -> str: ...
 
 
 def new_session_id() -> str:
@@ -31,8 +44,9 @@ def new_session_id() -> str:
 class RpcConnection:
     def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
-                 client_id: str | None = None, transport: str | None = None) -> None:
+                 client_id: str | None = None, transport: str | None = None, slots: Slots | None = None) -> None:
         self.session_id = session_id or new_session_id()
+        self._slots = slots  # each request takes one of these too (None: only `max_in_flight` bounds them)
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
                                            transport=transport)
         self._send = send
@@ -70,6 +84,8 @@ class RpcConnection:
                 await self._send_message(await self._answer(message))
             elif len(self._tasks) >= self._max_in_flight:
                 await self._send(self._busy(message))
+            elif not self._take_slot(message):
+                await self._send(self._server_busy(message))
             else:
                 self._start(message)
         else:
@@ -84,7 +100,8 @@ class RpcConnection:
 
         For a reader that is a callback (stdio's): the common message costs no task of the reader's own.
         """
-        if not isinstance(value, dict) or value.get("method") == "initialize" or len(self._tasks) >= self._max_in_flight:
+        if (not isinstance(value, dict) or value.get("method") == "initialize" or len(self._tasks) >= self._max_in_flight
+                or self._slots is not None):
             return False
         message = jsonrpc.classify(value, require_jsonrpc=self._require_jsonrpc)
         if not isinstance(message, jsonrpc.Request):
@@ -96,7 +113,17 @@ class RpcConnection:
         # The task takes itself out of `_tasks` when it ends (`_serve`), not with a done callback: a
         # callback costs the event loop one more pass per request.
         loop = self._loop or self._running_loop()
-        self._tasks.add(loop.create_task(self._serve(message, self._begin(message))))
+        task = loop.create_task(self._serve(message, self._begin(message)))
+        self._tasks.add(task)
+        if self._slots is not None and message.method not in UNCAPPED:
+            # A callback, not a `finally`: a task cancelled before its first step never runs its own code.
+            task.add_done_callback(self._give_back_slot)
+
+    def _take_slot(self, message: jsonrpc.Request) -> bool:
+        return self._slots is None or message.method in UNCAPPED or self._slots.acquire()
+
+    def _give_back_slot(self, _task: asyncio.Task[Any]) -> None:
+        self._slots.release()  # type: ignore[union-attr]
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         self._loop = asyncio.get_running_loop()
@@ -133,8 +160,13 @@ class RpcConnection:
                     parts.append(reply)
             elif len(self._tasks) >= self._max_in_flight:
                 parts.append(self._busy(message))
+            elif not self._take_slot(message):
+                parts.append(self._server_busy(message))
             else:
-                parts.append(self._spawn(self._reply(message, self._begin(message))))
+                item = self._spawn(self._reply(message, self._begin(message)))
+                if self._slots is not None and message.method not in UNCAPPED:
+                    item.add_done_callback(self._give_back_slot)
+                parts.append(item)
         if not all(isinstance(part, dict) for part in parts):
             batch_task = asyncio.ensure_future(self._answer_batch(parts))
             self._batches.add(batch_task)
@@ -232,6 +264,9 @@ class RpcConnection:
     def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> dict[str, Any]:
         with rpc_layer.bound(self.session_id, self._traces.next()):
             return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
+
+    def _server_busy(self, request: jsonrpc.Request) -> dict[str, Any]:
+        return self._error(request.id, ErrorCode.SERVER_BUSY, self._slots.busy_message())  # type: ignore[union-attr]
 
     def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
         return self._error(request.id, ErrorCode.SERVER_BUSY,
