@@ -64,8 +64,8 @@ def test_an_endless_header_is_refused_while_it_is_sent(served, capsys: pytest.Ca
             sent += len(chunk)
     except (BrokenPipeError, ConnectionResetError):
         pass
+    grown = process.memory_info().rss - before  # while the connection is still open
     answer = _read_until_closed(sock)
-    grown = process.memory_info().rss - before
     sock.close()
     with capsys.disabled():
         print(f"\nendless header: {sent / 2**20:.1f} MiB sent; server RSS "
