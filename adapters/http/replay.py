@@ -129,12 +129,17 @@ class SessionReplay:
     client_id: str
     pool: Pool
     client: Pool
+    closed: bool = False
 
     def keep(self, holder: Forgetful, frame_bytes: int) -> KeptEvent | None:
+        if self.closed:  # an event written after the session ended: no one can resume it
+            return None
         return self.ledger.keep(self, holder, frame_bytes)
 
     def release(self, event: KeptEvent) -> None:
         self.ledger.release(event)
 
     def close(self) -> None:
-        self.ledger.session_closed(self)
+        if not self.closed:
+            self.closed = True
+            self.ledger.session_closed(self)

@@ -51,12 +51,15 @@ class HttpSession:
         stream = EventStream(f"{self._stream_ids}", replay=self.config.replay_events,
                              retry_ms=self.config.sse_retry_ms, account=self.replay)
         self.streams[stream.stream_id] = stream  # type: ignore[index]
-        while len(self.streams) > KEPT_STREAMS:
-            oldest_id, oldest = next(iter(self.streams.items()))
-            if not oldest.finished.is_set():
-                break
-            del self.streams[oldest_id]
-            oldest.forget_all()
+        if len(self.streams) > KEPT_STREAMS:
+            # The oldest finished ones go; one still open (the GET stream, held for the session's life)
+            # stays without keeping every stream opened after it.
+            for old_id, old in list(self.streams.items()):
+                if len(self.streams) <= KEPT_STREAMS:
+                    break
+                if old.finished.is_set():
+                    del self.streams[old_id]
+                    old.forget_all()
         return stream
 
     def find_event(self, last_event_id: str) -> tuple[EventStream, int] | None:

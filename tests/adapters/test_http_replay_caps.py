@@ -8,7 +8,9 @@ served: large answers arrive whole (live), small events stay resumable, other cl
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import hashlib
 import json
 import time
 from typing import Any
@@ -169,8 +171,6 @@ def test_a_client_whose_sessions_are_all_busy_gets_503(live) -> None:
 
 
 def _digest(token: str) -> str:
-    import hashlib
-
     return hashlib.sha256(token.encode()).hexdigest()[:16]
 
 
@@ -207,3 +207,26 @@ def test_the_ledger_evicts_oldest_first_in_each_pool_and_forgets_closed_clients(
     b1.close()
     gc.collect()
     assert ledger.used == 0 and not ledger._clients
+
+
+def test_an_open_get_stream_does_not_keep_every_later_stream_alive(live) -> None:
+    """The session's GET stream stays open for its life; the finished POST streams after it are still let go."""
+    async def scenario() -> int:
+        wire = _client(live, "get-stream-holder")
+        async with httpx.AsyncClient(base_url=live.base, timeout=10) as client:
+            async with client.stream("GET", "/mcp", headers=wire.headers({"accept": SSE_ONLY})) as stream:
+                assert stream.status_code == 200
+                for n in range(40):
+                    await asyncio.to_thread(_echo, wire, n, "e")
+                kept = len(live.app.mcp.sessions.get(wire.session_id).streams)
+        wire.close()
+        return kept
+
+    assert asyncio.run(scenario()) <= 16
+
+
+def test_events_written_after_a_session_closed_are_not_counted() -> None:
+    ledger = ReplayLedger(per_session=1_000, per_client=1_000, total=1_000)
+    account = ledger.session("late")
+    account.close()
+    assert account.keep(Holder(), 10) is None and ledger.used == 0 and not ledger._clients
