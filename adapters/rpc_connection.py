@@ -13,28 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable
 
 from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
 from hexmcp.core.ports import RequestKey
 from hexmcp.wire import jsonrpc
 
 from . import rpc_layer
+from .slots import UNCAPPED_METHODS, Slots
 
 Send = Callable[[Any], Awaitable[None]]
-UNCAPPED = frozenset({"subscriptions/listen"})
-"""Requests that take no shared slot: they wait for notifications, for as long as the client listens (the
-HTTP adapter gives their slot back too); `max_in_flight` still bounds them per connection."""
-
-
-class Slots(Protocol):
-    """A concurrency cap shared with other connections (the HTTP adapter's `limits.ConcurrencyLimit`)."""
-
-    def acquire(self) -> bool: ...
-
-    def release(self) -> None: ...
-
-    def busy_message(self) -> str: ...
 
 
 def new_session_id() -> str:
@@ -46,13 +34,13 @@ class RpcConnection:
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
                  client_id: str | None = None, transport: str | None = None, slots: Slots | None = None) -> None:
         self.session_id = session_id or new_session_id()
-        self._slots = slots  # each request takes one of these too (None: only `max_in_flight` bounds them)
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
                                            transport=transport)
         self._send = send
         self._with_version = with_version
         self._require_jsonrpc = require_jsonrpc
         self._max_in_flight = max_in_flight
+        self._slots = slots  # each request takes one of these too (None: only `max_in_flight` bounds them)
         self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
         self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
         self._pending = rpc_layer.pending_requests()
@@ -115,12 +103,12 @@ class RpcConnection:
         loop = self._loop or self._running_loop()
         task = loop.create_task(self._serve(message, self._begin(message)))
         self._tasks.add(task)
-        if self._slots is not None and message.method not in UNCAPPED:
+        if self._slots is not None and message.method not in UNCAPPED_METHODS:
             # A callback, not a `finally`: a task cancelled before its first step never runs its own code.
             task.add_done_callback(self._give_back_slot)
 
     def _take_slot(self, message: jsonrpc.Request) -> bool:
-        return self._slots is None or message.method in UNCAPPED or self._slots.acquire()
+        return self._slots is None or message.method in UNCAPPED_METHODS or self._slots.acquire()
 
     def _give_back_slot(self, _task: asyncio.Task[Any]) -> None:
         self._slots.release()  # type: ignore[union-attr]
@@ -164,7 +152,7 @@ class RpcConnection:
                 parts.append(self._server_busy(message))
             else:
                 item = self._spawn(self._reply(message, self._begin(message)))
-                if self._slots is not None and message.method not in UNCAPPED:
+                if self._slots is not None and message.method not in UNCAPPED_METHODS:
                     item.add_done_callback(self._give_back_slot)
                 parts.append(item)
         if not all(isinstance(part, dict) for part in parts):

@@ -25,7 +25,8 @@ from hexmcp.core import ErrorCode, McpServer, new_event_id
 from hexmcp.wire import jsonrpc
 
 from ..http.asgi import Receive, Send
-from ..rpc_connection import RpcConnection, Slots
+from ..rpc_connection import RpcConnection
+from ..slots import Slots
 from .config import WsConfig
 from .dialect import CLOSE_CODES, CloseCode, Dialect
 from .outbox import Outbox

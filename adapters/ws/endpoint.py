@@ -21,7 +21,7 @@ from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.request import request_of
 from ..http.responses import respond
-from ..rpc_connection import Slots
+from ..slots import Slots
 from .config import WsConfig
 from .connection import WsConnection
 from .dialect import choose_dialect
