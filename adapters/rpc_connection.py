@@ -253,11 +253,12 @@ class RpcConnection:
         with rpc_layer.bound(self.session_id, self._traces.next()):
             return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
 
-    def _server_busy(self, request: jsonrpc.Request) -> dict[str, Any]:
-        return self._error(request.id, ErrorCode.SERVER_BUSY, self._slots.busy_message())  # type: ignore[union-attr]
-
     def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
         return self._error(request.id, ErrorCode.SERVER_BUSY,
                            f"Too many requests in flight on this connection (limit {self._max_in_flight})")
+
+    def _server_busy(self, request: jsonrpc.Request) -> dict[str, Any]:
+        """The answer to a request beyond the shared cap (`Slots`): the server, not this connection, is busy."""
+        return self._error(request.id, ErrorCode.SERVER_BUSY, self._slots.busy_message())  # type: ignore[union-attr]
 
 
