@@ -121,6 +121,11 @@ def http_config(settings: argparse.Namespace) -> Any:
                           body_timeout_s=settings.body_timeout, max_concurrent_requests=settings.max_concurrent_requests,
                           max_sessions=settings.max_sessions, session_idle_timeout_s=settings.session_idle_timeout,
                           head_timeout_s=settings.head_timeout,
+                          max_head_bytes=settings.max_head_bytes, max_batch_messages=settings.max_batch_messages,
+                          max_sessions_per_client=settings.max_sessions_per_client,
+                          replay_bytes_per_session=settings.replay_bytes_per_session,
+                          replay_bytes_per_client=settings.replay_bytes_per_client,
+                          replay_bytes_total=settings.replay_bytes_total,
                           max_connections_per_address=settings.max_connections_per_address,
                           max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout)
     except ValueError as error:

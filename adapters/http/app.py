@@ -81,6 +81,10 @@ class HttpApp:
         self.stopping = False
 
         self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
+        for route in self._extra_routes:  # the WebSocket endpoint: its calls count against the same cap
+            share = getattr(route, "share_concurrency", None)
+            if share is not None:
+                share(self.limit)
         self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
         self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH])
         self._auth_required = config.auth_token is not None  # no token: the hot path skips the call

@@ -26,6 +26,7 @@ from hexmcp.wire import jsonrpc
 
 from ..http.asgi import Receive, Send
 from ..rpc_connection import RpcConnection
+from ..slots import Slots
 from .config import WsConfig
 from .dialect import CLOSE_CODES, CloseCode, Dialect
 from .outbox import Outbox
@@ -45,7 +46,7 @@ class Ending:
 
 class WsConnection:
     def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send, *,
-                 client_id: str | None = None) -> None:
+                 client_id: str | None = None, slots: Slots | None = None) -> None:
         self.config = config
         self.dialect = dialect
         self._receive = receive
@@ -56,7 +57,7 @@ class WsConnection:
         self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
                                  require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
                                  peer_timeout_s=config.client_request_timeout_s, client_id=client_id,
-                                 transport="ws")
+                                 transport="ws", slots=slots)
         self.session_id = self.rpc.session_id
         self.stopping = False
         self.ended: Ending | None = None
