@@ -36,6 +36,10 @@ class GatewaySettings:
     """DEFAULT_MODEL: replaces the routing policy's default model (categories that name none)."""
     routing: Mapping[str, str] = attrs.field(factory=dict)
     """`providers.routing`: category -> model, ahead of the taxonomy's recommendation."""
+    max_tokens: int | None = None
+    """`gateway.max_tokens`: the most a caller may ask for, and what is asked when it names none."""
+    allowed_models: tuple[str, ...] = ()
+    """`gateway.allowed_models`: models a caller may name beyond the routing's own; `*`: any."""
 
 
 @attrs.frozen(kw_only=True)
@@ -114,6 +118,21 @@ class GatewayService:
 
     # --- routeCompletion ---------------------------------------------------------------------------
 
+    async def refusal(self, model: str | None, max_tokens: int | None) -> str | None:
+        """Why a caller may not spend the operator's key this way, or None. A caller names only models the
+        routing can choose or the operator allowed, and asks for at most `max_tokens`."""
+        cap = self.settings.max_tokens
+        if cap is not None and max_tokens is not None and max_tokens > cap:
+            return f"maxTokens {max_tokens} is above this server's limit of {cap} (gateway.max_tokens)"
+        if model is None or "*" in self.settings.allowed_models or model in self.settings.allowed_models:
+            return None
+        known = [entry.id for entry in await self.entries()]
+        if model in known:
+            return None
+        offered = ", ".join([*known, *self.settings.allowed_models][:20]) or "none: omit `model`"
+        return (f"model {model!r} is not one this server routes to; name one of: {offered} "
+                "(the operator adds more with gateway.allowed_models)")
+
     async def route_completion(self, prompt: str, *, model: str | None = None, max_tokens: int | None = None,
                                system: str | None = None, on_text: TextSink | None = None,
                                client: str | None = None) -> RoutedCompletion | GatewayFailure:
@@ -140,6 +159,8 @@ class GatewayService:
             ChatMessage(role="user", content=prompt),)
         effort = (category.reasoning_effort if category else "medium") if reasoning else None
         classified = time.perf_counter()
+        if max_tokens is None:
+            max_tokens = self.settings.max_tokens
         outcome = await self.gateway.complete(ChatRequest(model=chosen, messages=messages, max_tokens=max_tokens,
                                                           reasoning_effort=effort), on_text)
         if isinstance(outcome, GatewayFailure):
