@@ -111,8 +111,9 @@ class WsConnection:
                                       "Invalid request: binary frames are not accepted; send each JSON message as text")
                 continue
             if _too_big(text, self.config.max_frame_bytes):
-                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
-                                    f"message larger than {self.config.max_frame_bytes} bytes"))
+                reason = f"message larger than {self.config.max_frame_bytes} bytes"
+                self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE, reason)  # logged and audited; the close says why
+                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE], reason))
                 return
             await self._handle_text(text)
 
