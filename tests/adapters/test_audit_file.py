@@ -167,3 +167,24 @@ def test_a_cut_last_line_is_reported_then_closed_off_by_the_next_writer(tmp_path
     entries = list(read_trail(path))
     assert entries[0] == {"n": 1} and entries[2] == {"n": 3}
     assert isinstance(entries[1], BadLine) and entries[1].reason == "not a JSON object"
+
+
+@pytest.mark.anyio
+async def test_the_audit_fsync_flag_reaches_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hexmcp.app import cli
+    from hexmcp.app.guard import install_guards
+    from tests.fixtures.demo_server import build_demo_server
+
+    from ..support.peer import CoreClient
+
+    synced: list[int] = []
+    monkeypatch.setenv("HEXMCP_AUDIT_SALT", "a-salt-given-by-the-environment")  # no salt file made (and synced)
+    monkeypatch.setattr(os, "fsync", synced.append)
+    args = cli.parse_args(["stdio", "--audit-log", str(tmp_path / "audit.log"), "--audit-fsync"])
+    server = build_demo_server()
+    close = install_guards(server, args, dict)
+    client = CoreClient(server)
+    await client.initialize()
+    await client.ok("tools/call", {"name": "echo", "arguments": {"text": "durable"}})
+    close()
+    assert len(synced) == 2  # initialize's line, then the call's

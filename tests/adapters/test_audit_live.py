@@ -5,6 +5,7 @@ client was told, so the two can be matched."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
 import hmac
@@ -21,11 +22,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from hexmcp.adapters.audit import AuditFile, AuditLog, ClientIds, Redaction
-from hexmcp.adapters.audit.reader import BadLine, read_trail, replay_request
+from hexmcp.adapters.audit.reader import BadLine, read_trail
 from hexmcp.adapters.http import HttpConfig, create_app
 from hexmcp.adapters.http.runner import uvicorn_config
 from hexmcp.adapters.ws import WsConfig, WsEndpoint, WsUvicornServer
+from hexmcp.app.guard import install_guards
 from hexmcp.core.startup import ExitCode
 
 from ..fixtures.ws_live import ChatGptClient, ws_demo_server
@@ -64,9 +65,14 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    trail = tmp_path_factory.mktemp("audit") / "audit.log"
+    folder = tmp_path_factory.mktemp("audit")
+    trail, salt = folder / "audit.log", folder / "salt"
+    salt.write_bytes(SALT)
     server = ws_demo_server()
-    server.add_observer(AuditLog(AuditFile(trail), Redaction.with_defaults(), clients=ClientIds(SALT)))
+    # As `hexmcp serve --audit-log FILE --audit-salt-file SALT` installs it.
+    close = install_guards(server, argparse.Namespace(
+        audit_log=str(trail), audit_redact=[], audit_max_bytes=None, audit_backups=5, audit_fsync=False,
+        audit_salt_file=str(salt), rate_limit=None, rate_burst=None, tool_rate_limit=[]), dict)
     config = HttpConfig(port=free_port(), auth_token=TOKEN, max_body_bytes=MAX_BODY, max_concurrent_requests=1)
     endpoint = WsEndpoint(server, WsConfig.from_http(config))
     app = create_app(server, config, extra_routes={endpoint.config.path: endpoint})
@@ -81,6 +87,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield Served(config.port, trail)
     uvicorn_server.should_exit = True
     thread.join(timeout=20)
+    close()
 
 
 def _salted(identity: str) -> str:
@@ -175,6 +182,8 @@ def test_resources_prompts_and_rest_calls_get_lines(served: Served) -> None:
 
 
 def test_a_call_with_arguments_over_8_kib_replays_to_the_identical_request(served: Served, tmp_path: Path) -> None:
+    from hexmcp.adapters.audit.reader import replay_request
+
     request = _rpc("tools/call", {"name": "echo", "arguments": {"text": "z" * 20_000 + " \u00e9 \U0001f600"}}, 99)
     answer = httpx.post(served.base + "/mcp", json=request, headers={**AUTH, **JSON_AND_SSE})
     assert answer.status_code == 200
