@@ -165,7 +165,7 @@ def test_resources_prompts_and_rest_calls_get_lines(served: Served) -> None:
     with httpx.Client(headers={**AUTH, **JSON_AND_SSE}) as client:
         before = len(served.lines())
         assert client.post(served.base + "/mcp/resources/read", json={"uri": "demo://greeting"}).status_code == 200
-        assert client.post(served.base + "/mcp", json=_rpc("resources/read", {"uri": "demo://items/7"})).status_code == 200
+        assert client.post(served.base + "/mcp", json=_rpc("resources/read", {"uri": "demo://items/apple"})).status_code == 200
         assert client.post(served.base + "/mcp", json=_rpc("prompts/get", {"name": "greet", "arguments": {
             "name": "Ada"}})).status_code == 200
     for _ in range(100):
@@ -174,8 +174,9 @@ def test_resources_prompts_and_rest_calls_get_lines(served: Served) -> None:
             break
         time.sleep(0.02)
     rest, http, prompt = new
+    assert all(line["outcome"] == "ok" for line in new)
     assert (rest["method"], rest["target"], rest["transport"]) == ("resources/read", "demo://greeting", "rest")
-    assert (http["method"], http["target"], http["transport"]) == ("resources/read", "demo://items/7", "http")
+    assert (http["method"], http["target"], http["transport"]) == ("resources/read", "demo://items/apple", "http")
     assert (prompt["method"], prompt["params"]["arguments"]) == ("prompts/get", {"name": "Ada"})
     assert {line["client"] for line in new} == {_salted("token:" + hashlib.sha256(TOKEN.encode()).hexdigest()[:16])}
     assert TOKEN not in served.trail.read_text()
