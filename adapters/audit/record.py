@@ -174,7 +174,7 @@ def task_record(record: TaskRecord, *, event_id: str, session_id: str | None, tr
 
 def docs_record(read: DocsRead, *, event_id: str, clients: ClientIds, now: datetime | None = None) -> dict[str, Any]:
     """The line of one request to the `/docs/` route."""
-    line = _common("docs", event_id, transport="http", session_id=None, trace_id=None,
+    line = _common("docs", event_id, transport="http", session_id=None, trace_id=read.trace_id,
                    client=clients.of(read.client_id), now=now)
     line.update({
         "httpMethod": read.http_method,

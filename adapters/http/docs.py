@@ -18,6 +18,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from .client_identity import client_identity
+from .refusal_report import traceparent_trace_id
 from .request import request_of
 
 # id → (text, media type), None if unknown; awaited: the documents may still be loading (knowledge/service.py).
@@ -34,6 +35,8 @@ class DocsRead:
     status: int
     bytes: int
     client_id: str
+    trace_id: str | None
+    """The W3C trace id of the request's `traceparent` header, if any."""
     duration_s: float
 
 
@@ -49,12 +52,15 @@ class DocsRoute:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         document_id, response = await self._answer(scope)
-        await response(scope, receive, send)
-        if self.on_read is not None:
-            self.on_read(DocsRead(http_method=scope["method"], path=scope["path"], document_id=document_id,
-                                  status=response.status_code, bytes=len(response.body),
-                                  client_id=client_identity(request_of(scope)),
-                                  duration_s=time.perf_counter() - started))
+        try:
+            await response(scope, receive, send)
+        finally:  # a reader that left mid-answer was still answered: the line is written all the same
+            if self.on_read is not None:
+                request = request_of(scope)
+                self.on_read(DocsRead(http_method=scope["method"], path=scope["path"], document_id=document_id,
+                                      status=response.status_code, bytes=len(response.body),
+                                      client_id=client_identity(request), trace_id=traceparent_trace_id(request),
+                                      duration_s=time.perf_counter() - started))
 
     async def _answer(self, scope: Scope) -> tuple[str | None, PlainTextResponse]:
         if scope["method"] not in ("GET", "HEAD"):

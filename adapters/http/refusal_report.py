@@ -9,6 +9,7 @@ when some observer hears refusals, so a server without an audit trail pays nothi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hexmcp.core import Rejection
@@ -38,6 +39,7 @@ def refusal_reporter(observers: list[Any], request: HttpRequest, rest_prefix: st
         report_refusal(observers, ObservedRefusal(
             event_id=rejection.event_id, code=rejection.code, message=rejection.message, transport=transport,
             session_id=session.decode("latin-1") if session else None, client_id=client_identity(request),
+            trace_id=traceparent_trace_id(request),
             http_method=scope.get("method") or "GET", path=path,
             body_bytes=len(body) if body is not None else None,
             method=message.get("method") if message else None, params=message.get("params") if message else None,
@@ -53,3 +55,14 @@ def _message(body: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+_TRACEPARENT = re.compile(rb"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def traceparent_trace_id(request: HttpRequest) -> str | None:
+    """The W3C trace id of the request's `traceparent` header, if it has a well-formed one: the id that ties
+    a request refused before the core (which mints trace ids) to the client's own trace."""
+    value = request.header(b"traceparent")
+    match = _TRACEPARENT.match(value.strip()) if value else None
+    return match.group(1).decode() if match else None

@@ -40,6 +40,7 @@ TOKEN = "audit-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SALT = b"live-audit-salt-0123456789abcdef"
 MAX_BODY = 64 * 1024
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 JSON_AND_SSE = {"accept": "application/json, text/event-stream"}
 
 
@@ -105,8 +106,9 @@ def _rpc(method: str, params: dict[str, Any], request_id: int = 1) -> dict[str, 
 
 def test_every_http_refusal_gets_a_line_with_the_clients_event_id(served: Served) -> None:
     call = _rpc("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    traced = {"traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01"}
     cases = {
-        "unauthorized": httpx.post(served.base + "/mcp", json=call, headers=JSON_AND_SSE),
+        "unauthorized": httpx.post(served.base + "/mcp", json=call, headers={**JSON_AND_SSE, **traced}),
         "forbidden host": httpx.post(served.base + "/mcp", json=call, headers={**AUTH, **JSON_AND_SSE,
                                                                               "host": "evil.example"}),
         "forbidden origin": httpx.post(served.base + "/mcp", json=call, headers={**AUTH, **JSON_AND_SSE,
@@ -131,7 +133,8 @@ def test_every_http_refusal_gets_a_line_with_the_clients_event_id(served: Served
         # Salted: whatever identity the transport gives (client_identity.py), never the token or address.
         assert re.fullmatch(r"[a-z]+:[0-9a-f]{32}", line["client"]), name
         assert line["path"] in ("/mcp", "/mcp/tools/call", "/nowhere"), name
-    assert served.line_of(_event_of(cases["unauthorized"]))["client"] == _salted("address:127.0.0.1")
+    unauthorized = served.line_of(_event_of(cases["unauthorized"]))
+    assert unauthorized["client"] == _salted("address:127.0.0.1") and unauthorized["traceId"] == TRACE_ID
     raw = served.trail.read_text()
     assert TOKEN not in raw and "127.0.0.1" not in raw
     # The gates refuse before the body is read (a stranger's upload is never taken in); a body that was read
