@@ -101,6 +101,9 @@ class WsConnection:
             message = await self._receive()
             kind = message["type"]
             if kind == "websocket.disconnect":
+                if message.get("code") == CloseCode.MESSAGE_TOO_BIG:  # uvicorn closed it at ws_max_size, unread
+                    self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE,
+                                                f"message larger than {self.config.max_frame_bytes} bytes")
                 self._decide(Ending(None, f"client closed ({message.get('code')})"))
                 return
             if kind != "websocket.receive":

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosedError, InvalidStatus
 
 from hexmcp.adapters.audit.reader import BadLine, read_trail
 from hexmcp.adapters.http import HttpConfig, create_app
@@ -75,7 +75,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         audit_log=str(trail), audit_redact=[], audit_max_bytes=None, audit_backups=5, audit_fsync=False,
         audit_salt_file=str(salt), rate_limit=None, rate_burst=None, tool_rate_limit=[]), dict)
     config = HttpConfig(port=free_port(), auth_token=TOKEN, max_body_bytes=MAX_BODY, max_concurrent_requests=1)
-    endpoint = WsEndpoint(server, WsConfig.from_http(config))
+    endpoint = WsEndpoint(server, WsConfig.from_http(config, max_frame_bytes=MAX_BODY))
     app = create_app(server, config, extra_routes={endpoint.config.path: endpoint})
     uvicorn_server = WsUvicornServer(uvicorn_config(app, config, log_level="error",
                                                     **endpoint.config.uvicorn_options()), [endpoint])
@@ -227,3 +227,20 @@ async def test_websocket_requests_and_refusals_get_lines(served: Served) -> None
         assert line["sessionId"] and line["client"].startswith("token:")
     ws_lines = [line for line in served.lines() if line["transport"] == "ws" and line["kind"] == "request"]
     assert [line["method"] for line in ws_lines][-2:] == ["initialize", "resources/read"]
+
+
+async def test_a_websocket_frame_over_the_limit_gets_a_line(served: Served) -> None:
+    async with ChatGptClient.connect(served.ws, additional_headers=AUTH, max_size=None) as client:
+        await client.initialize()
+        session = [line for line in served.lines() if line["transport"] == "ws"][-1]["sessionId"]
+        with pytest.raises(ConnectionClosedError) as closed:
+            await client.ws.send("x" * (MAX_BODY + 10))
+            await client.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    for _ in range(100):
+        found = [line for line in served.lines() if line["sessionId"] == session and line["kind"] == "refusal"]
+        if found:
+            break
+        await asyncio.sleep(0.02)
+    [line] = found
+    assert (line["transport"], line["errorCode"]) == ("ws", "payload_too_large")
