@@ -52,6 +52,10 @@ def _events(done: subprocess.CompletedProcess[str]) -> list[str]:
     (["--since", "2026-11-23T11:00:00Z"], ["ev-2", "ev-3", "ev-4"]),
     (["--until", "2026-11-23T12:00:00"], ["ev-1", "ev-2"]),  # no zone: UTC; until is exclusive
     (["--since", "2026-11-23T12:30:00+01:00", "--tool", "classify_text"], ["ev-3", "ev-4"]),
+    (["--method", "tools/call"], ["ev-1", "ev-2", "ev-3", "ev-4"]),  # schema-1 lines: tool calls, requests
+    (["--method", "ping"], []),
+    (["--kind", "request"], ["ev-1", "ev-2", "ev-3", "ev-4"]),
+    (["--kind", "refusal"], []),
 ])
 def test_filters_over_rotated_files_in_order(trail: Path, flags: list[str], expected: list[str]) -> None:
     done = _audit(str(trail), "--json", *flags)
