@@ -15,7 +15,8 @@ import asyncio
 import secrets
 from typing import Any, Awaitable, Callable
 
-from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
+from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, Rejection, versions
+from hexmcp.core import observation
 from hexmcp.core.ports import RequestKey
 from hexmcp.wire import jsonrpc
 
@@ -34,6 +35,7 @@ class RpcConnection:
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
                  client_id: str | None = None, transport: str | None = None, slots: Slots | None = None) -> None:
         self.session_id = session_id or new_session_id()
+        self._server = server
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
                                            transport=transport)
         self._send = send
@@ -176,7 +178,8 @@ class RpcConnection:
             rpc_layer.take_answer(self._pending, message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
-        with rpc_layer.bound(self.session_id, self._traces.next()):
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(message.id, trace_id)):
             return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
@@ -250,8 +253,31 @@ class RpcConnection:
         await self._send(self._error(request_id, code, message))
 
     def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> dict[str, Any]:
-        with rpc_layer.bound(self.session_id, self._traces.next()):
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(request_id, trace_id)):
             return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
+
+    def refused_unanswered(self, code: ErrorCode, message: str) -> None:
+        """A refusal the transport answers its own way (a WebSocket close for a frame too large): logged
+        and reported like every other, with nothing sent."""
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(None, trace_id)):
+            rpc_layer.refusal(code, message)
+
+    def _reporter(self, request_id: jsonrpc.RequestId | None, trace_id: str) -> rpc_layer.RefusalReporter | None:
+        """What tells the observers that hear refusals (the audit trail) about one refused message."""
+        observers = self._server.refusal_observers
+        if not observers:
+            return None
+        session = self.session
+
+        def report(rejection: Rejection) -> None:
+            observation.report_refusal(observers, observation.ObservedRefusal(
+                event_id=rejection.event_id, code=rejection.code, message=rejection.message,
+                transport=session.transport, session_id=self.session_id, client_id=session.client_id,
+                trace_id=trace_id, request_key=request_id))
+
+        return report
 
     def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
         return self._error(request.id, ErrorCode.SERVER_BUSY,

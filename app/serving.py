@@ -14,7 +14,7 @@ from hexmcp.core import McpServer, ServerOptions
 from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
 
 from .compose import Composition, compose
-from .guard import install_guards
+from .guard import audit_of, install_guards
 from .tasks import configure_tasks
 from .telemetry import Telemetry, install_telemetry
 
@@ -103,7 +103,9 @@ def _http_app_options(serving: Serving, config: Any) -> dict[str, Any]:
 
     composition = serving.composition
     websocket = WsEndpoint(serving.server, WsConfig.from_http(config))
-    documents = {prefix: DocsRoute(prefix, lookup) for prefix, lookup in composition.documents().items()}
+    audit = audit_of(serving.server)
+    documents = {prefix: DocsRoute(prefix, lookup, on_read=audit.docs_read if audit is not None else None)
+                 for prefix, lookup in composition.documents().items()}
     return {"websocket": websocket, "extra_routes": {"/ws": websocket, **documents, **serving.telemetry.routes},
             "capture_trace_headers": serving.telemetry.capture_trace_headers, "ready": composition.ready,
             "health": composition.health, "on_startup": serving.background}

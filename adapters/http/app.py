@@ -37,6 +37,8 @@ from .guard import BearerAuth, HostOriginGuard, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
+from ..rpc_layer import REFUSAL_REPORTER
+from .refusal_report import refusal_reporter
 from .refusals import refuse, refuse_upgrade
 from .request import REQUEST, HttpRequest, request_of
 from .rest import RestEndpoint
@@ -109,6 +111,8 @@ class HttpApp:
             await self._after_guard(scope, receive, send)
             return
         request = scope[REQUEST] = request_of(scope)  # the protocol's, or made here; passed on explicitly
+        if self.server.refusal_observers:  # the audit trail hears every refusal of this request
+            REFUSAL_REPORTER.set(refusal_reporter(self.server.refusal_observers, request, self._rest_prefix))
         try:
             refused = self.guard.denial(request)
             if refused is not None:

@@ -102,6 +102,9 @@ class WsConnection:
             message = await self._receive()
             kind = message["type"]
             if kind == "websocket.disconnect":
+                if message.get("code") == CloseCode.MESSAGE_TOO_BIG:  # uvicorn closed it at ws_max_size, unread
+                    self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE,
+                                                f"message larger than {self.config.max_frame_bytes} bytes")
                 self._decide(Ending(None, f"client closed ({message.get('code')})"))
                 return
             if kind != "websocket.receive":
@@ -112,8 +115,9 @@ class WsConnection:
                                       "Invalid request: binary frames are not accepted; send each JSON message as text")
                 continue
             if _too_big(text, self.config.max_frame_bytes):
-                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
-                                    f"message larger than {self.config.max_frame_bytes} bytes"))
+                reason = f"message larger than {self.config.max_frame_bytes} bytes"
+                self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE, reason)  # logged and audited; the close says why
+                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE], reason))
                 return
             await self._handle_text(text)
 
