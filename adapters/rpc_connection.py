@@ -15,11 +15,13 @@ import asyncio
 import secrets
 from typing import Any, Awaitable, Callable
 
-from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, versions
+from hexmcp.core import ErrorCode, McpServer, Outcome, PeerRequestFailed, Rejection, versions
+from hexmcp.core import observation
 from hexmcp.core.ports import RequestKey
 from hexmcp.wire import jsonrpc
 
 from . import rpc_layer
+from .slots import UNCAPPED_METHODS, Slots
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -31,14 +33,16 @@ def new_session_id() -> str:
 class RpcConnection:
     def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
-                 client_id: str | None = None, transport: str | None = None) -> None:
+                 client_id: str | None = None, transport: str | None = None, slots: Slots | None = None) -> None:
         self.session_id = session_id or new_session_id()
+        self._server = server
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
                                            transport=transport)
         self._send = send
         self._with_version = with_version
         self._require_jsonrpc = require_jsonrpc
         self._max_in_flight = max_in_flight
+        self._slots = slots  # each request takes one of these too (None: only `max_in_flight` bounds them)
         self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
         self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
         self._pending = rpc_layer.pending_requests()
@@ -70,6 +74,8 @@ class RpcConnection:
                 await self._send_message(await self._answer(message))
             elif len(self._tasks) >= self._max_in_flight:
                 await self._send(self._busy(message))
+            elif not self._take_slot(message):
+                await self._send(self._server_busy(message))
             else:
                 self._start(message)
         else:
@@ -84,7 +90,8 @@ class RpcConnection:
 
         For a reader that is a callback (stdio's): the common message costs no task of the reader's own.
         """
-        if not isinstance(value, dict) or value.get("method") == "initialize" or len(self._tasks) >= self._max_in_flight:
+        if (not isinstance(value, dict) or value.get("method") == "initialize" or len(self._tasks) >= self._max_in_flight
+                or self._slots is not None):
             return False
         message = jsonrpc.classify(value, require_jsonrpc=self._require_jsonrpc)
         if not isinstance(message, jsonrpc.Request):
@@ -96,7 +103,17 @@ class RpcConnection:
         # The task takes itself out of `_tasks` when it ends (`_serve`), not with a done callback: a
         # callback costs the event loop one more pass per request.
         loop = self._loop or self._running_loop()
-        self._tasks.add(loop.create_task(self._serve(message, self._begin(message))))
+        task = loop.create_task(self._serve(message, self._begin(message)))
+        self._tasks.add(task)
+        if self._slots is not None and message.method not in UNCAPPED_METHODS:
+            # A callback, not a `finally`: a task cancelled before its first step never runs its own code.
+            task.add_done_callback(self._give_back_slot)
+
+    def _take_slot(self, message: jsonrpc.Request) -> bool:
+        return self._slots is None or message.method in UNCAPPED_METHODS or self._slots.acquire()
+
+    def _give_back_slot(self, _task: asyncio.Task[Any]) -> None:
+        self._slots.release()  # type: ignore[union-attr]
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         self._loop = asyncio.get_running_loop()
@@ -133,8 +150,13 @@ class RpcConnection:
                     parts.append(reply)
             elif len(self._tasks) >= self._max_in_flight:
                 parts.append(self._busy(message))
+            elif not self._take_slot(message):
+                parts.append(self._server_busy(message))
             else:
-                parts.append(self._spawn(self._reply(message, self._begin(message))))
+                item = self._spawn(self._reply(message, self._begin(message)))
+                if self._slots is not None and message.method not in UNCAPPED_METHODS:
+                    item.add_done_callback(self._give_back_slot)
+                parts.append(item)
         if not all(isinstance(part, dict) for part in parts):
             batch_task = asyncio.ensure_future(self._answer_batch(parts))
             self._batches.add(batch_task)
@@ -156,7 +178,8 @@ class RpcConnection:
             rpc_layer.take_answer(self._pending, message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
-        with rpc_layer.bound(self.session_id, self._traces.next()):
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(message.id, trace_id)):
             return rpc_layer.invalid_reply(message, with_version=self._with_version)
 
     async def _serve(self, request: jsonrpc.Request, work: Awaitable[Outcome]) -> None:
@@ -230,11 +253,38 @@ class RpcConnection:
         await self._send(self._error(request_id, code, message))
 
     def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> dict[str, Any]:
-        with rpc_layer.bound(self.session_id, self._traces.next()):
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(request_id, trace_id)):
             return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
+
+    def refused_unanswered(self, code: ErrorCode, message: str) -> None:
+        """A refusal the transport answers its own way (a WebSocket close for a frame too large): logged
+        and reported like every other, with nothing sent."""
+        trace_id = self._traces.next()
+        with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(None, trace_id)):
+            rpc_layer.refusal(code, message)
+
+    def _reporter(self, request_id: jsonrpc.RequestId | None, trace_id: str) -> rpc_layer.RefusalReporter | None:
+        """What tells the observers that hear refusals (the audit trail) about one refused message."""
+        observers = self._server.refusal_observers
+        if not observers:
+            return None
+        session = self.session
+
+        def report(rejection: Rejection) -> None:
+            observation.report_refusal(observers, observation.ObservedRefusal(
+                event_id=rejection.event_id, code=rejection.code, message=rejection.message,
+                transport=session.transport, session_id=self.session_id, client_id=session.client_id,
+                trace_id=trace_id, request_key=request_id))
+
+        return report
 
     def _busy(self, request: jsonrpc.Request) -> dict[str, Any]:
         return self._error(request.id, ErrorCode.SERVER_BUSY,
                            f"Too many requests in flight on this connection (limit {self._max_in_flight})")
+
+    def _server_busy(self, request: jsonrpc.Request) -> dict[str, Any]:
+        """The answer to a request beyond the shared cap (`Slots`): the server, not this connection, is busy."""
+        return self._error(request.id, ErrorCode.SERVER_BUSY, self._slots.busy_message())  # type: ignore[union-attr]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 from typing import Any, Awaitable, Callable, Iterator
 
@@ -84,11 +85,35 @@ def answer(request_id: jsonrpc.RequestId, outcome: Outcome, *, with_version: boo
     return jsonrpc.encode_rejection(request_id, outcome, with_version=with_version)
 
 
+RefusalReporter = Callable[[Rejection], None]
+REFUSAL_REPORTER: contextvars.ContextVar[RefusalReporter | None] = contextvars.ContextVar(
+    "hexmcp_refusal_reporter", default=None)
+"""Who hears the refusals minted in this context (the audit trail, through the core's observers): set by
+the transport around what it serves (`HttpApp.__call__`, `RpcConnection`), which knows who was refused."""
+
+
+@contextlib.contextmanager
+def reporting_refusals(reporter: RefusalReporter | None) -> Iterator[None]:
+    """Refusals minted in the block are heard by `reporter` (None: by nobody)."""
+    token = REFUSAL_REPORTER.set(reporter)
+    try:
+        yield
+    finally:
+        REFUSAL_REPORTER.reset(token)
+
+
 def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> Rejection:
     """A rejection minted by an adapter (bad framing, a busy server, a transport rule), logged under its
-    fresh eventId so the id a client quotes can be found in the logs."""
+    fresh eventId so the id a client quotes can be found in the logs, and reported to whoever the
+    transport set to hear refusals (the audit trail)."""
     rejection = Rejection(code=code, message=message, data=data, event_id=new_event_id())
     log.info("request refused", code=code.value, reason=message, eventId=rejection.event_id)
+    reporter = REFUSAL_REPORTER.get()
+    if reporter is not None:
+        try:
+            reporter(rejection)
+        except Exception:  # the client's answer never depends on the audit
+            log.exception("refusal reporter failed", eventId=rejection.event_id)
     return rejection
 
 

@@ -58,14 +58,23 @@ def parse_tool_rate(text: str) -> tuple[str, float, int | None]:
 
 def add_guard_arguments(parser: argparse.ArgumentParser) -> None:
     audit = parser.add_argument_group("audit trail (docs/operations.md: Audit log)")
-    audit.add_argument("--audit-log", metavar="FILE", help="append one JSON line per tool call to FILE")
+    audit.add_argument("--audit-log", metavar="FILE",
+                       help="append one JSON line per request (every method and transport), refusal, ended task "
+                            "and /docs read to FILE")
     audit.add_argument("--audit-redact", action="append", default=[], metavar="FIELD",
                        help="also redact argument fields named FIELD, at any depth (repeatable; always redacted: "
                             "token, password, api_key, secret, authorization)")
     audit.add_argument("--audit-max-bytes", type=_at_least(1), default=None, metavar="BYTES",
                        help="rotate FILE to FILE.1 when it reaches BYTES (default: never)")
-    audit.add_argument("--audit-backups", type=_at_least(0), default=5, metavar="N",
-                       help="rotated files kept, FILE.1 to FILE.N (default 5)")
+    audit.add_argument("--audit-backups", type=_at_least(1), default=5, metavar="N",
+                       help="rotated files kept, FILE.1 to FILE.N (default 5; at least 1: a rotation never deletes "
+                            "the lines it rotates away)")
+    audit.add_argument("--audit-fsync", action="store_true",
+                       help="fsync FILE after every line (no answered request's line is lost to a power cut; "
+                            "one disk flush per request)")
+    audit.add_argument("--audit-salt-file", metavar="FILE", default=None,
+                       help="the secret salt of the client ids in the trail (default: FILE.salt beside the trail, "
+                            "created if absent); $HEXMCP_AUDIT_SALT, if set, is the salt itself")
     limits = parser.add_argument_group("rate limits (docs/operations.md: Rate limits)")
     limits.add_argument("--rate-limit", type=parse_rate, default=None, metavar="RATE",
                         help="requests a second per client and transport (N, N/s, N/min, N/h; default: none)")
@@ -103,14 +112,21 @@ def install_guards(server: McpServer, args: argparse.Namespace,
     """Register the audit log and the rate limiter `args` ask for; returns what closes them at exit."""
     closers: list[Callable[[], None]] = []
     if args.audit_log:
-        from hexmcp.adapters.audit import AuditFile, AuditLog, Redaction  # only with --audit-log
+        from hexmcp.adapters.audit import AuditFile, AuditLog, ClientIds, Redaction, SaltError, deployment_salt
 
         try:
-            file = AuditFile(args.audit_log, max_bytes=args.audit_max_bytes, backups=args.audit_backups)
+            file = AuditFile(args.audit_log, max_bytes=args.audit_max_bytes, backups=args.audit_backups,
+                             fsync=args.audit_fsync)
         except OSError as error:
             raise GuardSetupError(f"cannot open the audit log {args.audit_log}: {error.strerror or error}") from None
-        audit = AuditLog(file, Redaction.with_defaults(args.audit_redact), versions)
+        try:  # after the file: its folder exists now, for the default salt file beside it
+            salt = deployment_salt(args.audit_salt_file or args.audit_log + ".salt")
+        except SaltError as error:
+            file.close()
+            raise GuardSetupError(str(error)) from None
+        audit = AuditLog(file, Redaction.with_defaults(args.audit_redact), versions, clients=ClientIds(salt))
         server.add_observer(audit)
+        server.on_task_change(audit.task_changed)
         closers.append(audit.close)
     limits = rate_limits(args)
     if limits.active:
@@ -121,3 +137,10 @@ def install_guards(server: McpServer, args: argparse.Namespace,
             closer()
 
     return close
+
+
+def audit_of(server: McpServer) -> Any:
+    """The audit trail registered on `server`, or None: what the HTTP app tells about `/docs/` reads."""
+    from hexmcp.adapters.audit import AuditLog
+
+    return next((observer for observer in server.observers if isinstance(observer, AuditLog)), None)

@@ -28,7 +28,8 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                              "from anyone else the header is ignored (default: none)")
     add_oauth_flags(parser)
     parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN",
-                        help="Origins accepted besides loopback ones (scheme://host[:port], a bare host, or *)")
+                        help="Origins accepted besides this server's own (loopback on its port) "
+                             "(scheme://host[:port], a bare host, or *)")
     parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST",
                         help="Host header values accepted besides loopback and the bound host (host[:port] or *)")
     parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN",
@@ -47,6 +48,19 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-connections", type=positive_int, default=None, metavar="N",
                         help="open connections in total; beyond it 503 + Retry-After (default: the open-files "
                              "limit, raised to the hard limit at start-up, minus 256)")
+    parser.add_argument("--max-head-bytes", type=positive_int, default=32 * 1024, metavar="N",
+                        help="largest request head (request line and headers); beyond it 431 (default 32 KiB)")
+    parser.add_argument("--max-batch-messages", type=positive_int, default=64, metavar="N",
+                        help="messages in one JSON-RPC batch; beyond it 400 (default 64)")
+    parser.add_argument("--max-sessions-per-client", type=positive_int, default=128, metavar="N",
+                        help="sessions one client holds; beyond it its least recently used idle one is replaced "
+                             "(default 128)")
+    parser.add_argument("--replay-bytes-per-session", type=positive_int, default=2 * 1024 * 1024, metavar="N",
+                        help="bytes of SSE events kept for resumption per session (default 2 MiB)")
+    parser.add_argument("--replay-bytes-per-client", type=positive_int, default=16 * 1024 * 1024, metavar="N",
+                        help="the same for all of one client's sessions (default 16 MiB)")
+    parser.add_argument("--replay-bytes-total", type=positive_int, default=256 * 1024 * 1024, metavar="N",
+                        help="the same for the whole server (default 256 MiB)")
     add_scale_arguments(parser)
 
 

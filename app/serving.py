@@ -15,7 +15,7 @@ from hexmcp.core import McpServer, ServerOptions
 from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
 
 from .compose import Composition, compose
-from .guard import install_guards
+from .guard import audit_of, install_guards
 from .tasks import configure_tasks
 from .telemetry import Telemetry, install_telemetry
 
@@ -104,7 +104,9 @@ def _http_app_options(serving: Serving, config: Any) -> dict[str, Any]:
 
     composition = serving.composition
     websocket = WsEndpoint(serving.server, WsConfig.from_http(config))
-    documents = {prefix: DocsRoute(prefix, lookup) for prefix, lookup in composition.documents().items()}
+    audit = audit_of(serving.server)
+    documents = {prefix: DocsRoute(prefix, lookup, on_read=audit.docs_read if audit is not None else None)
+                 for prefix, lookup in composition.documents().items()}
     return {"websocket": websocket, "extra_routes": {"/ws": websocket, **documents, **serving.telemetry.routes},
             "capture_trace_headers": serving.telemetry.capture_trace_headers, "ready": composition.ready,
             "health": composition.health, "on_startup": serving.background}
@@ -122,6 +124,11 @@ def http_config(settings: argparse.Namespace) -> Any:
                           body_timeout_s=settings.body_timeout, max_concurrent_requests=settings.max_concurrent_requests,
                           max_sessions=settings.max_sessions, session_idle_timeout_s=settings.session_idle_timeout,
                           head_timeout_s=settings.head_timeout,
+                          max_head_bytes=settings.max_head_bytes, max_batch_messages=settings.max_batch_messages,
+                          max_sessions_per_client=settings.max_sessions_per_client,
+                          replay_bytes_per_session=settings.replay_bytes_per_session,
+                          replay_bytes_per_client=settings.replay_bytes_per_client,
+                          replay_bytes_total=settings.replay_bytes_total,
                           max_connections_per_address=settings.max_connections_per_address,
                           max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout,
                           **auth_settings(settings))

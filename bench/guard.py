@@ -5,7 +5,8 @@ Rounds alternate five servers with the same echo tool: no observer (the referenc
 per line is paid), both, and the reference again (their spread is the run's noise). Each round takes the CPU time (process time: the
 shared machine's other load does not count) of `--calls` sequential tools/call through the core with no
 wire; the medians of the per-call times are printed with their ratio to the reference measured in the
-same run, and the audit line's own cost (record + encode + one os.write) timed alone.
+same run, and the audit line's own cost (record + encode + one os.write) timed alone: with the usual
+arguments, with 30 KiB of arguments (kept whole since ADR 1131), and with --audit-fsync.
 
     .venv/bin/python -m bench.guard [--rounds 15] [--calls 2000]
 """
@@ -20,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hexmcp.adapters.audit import AuditFile, AuditLog, Redaction
-from hexmcp.adapters.audit.record import audit_record, encode_line
+from hexmcp.adapters.audit import AuditFile, AuditLog, ClientIds, Redaction
+from hexmcp.adapters.audit.record import encode_line, request_record
 from hexmcp.adapters.limits import BucketRate, RateLimiter, RateLimits
 from hexmcp.core import McpServer
 from hexmcp.core.observation import ObservedOutcome, ObservedRequest
@@ -52,8 +53,15 @@ async def _per_call_us(server: McpServer, calls: int) -> float:
     return (time.process_time() - started) / calls * 1e6
 
 
-REQUEST = ObservedRequest(method="tools/call", target="echo", arguments=ARGUMENTS, meta={}, request_key=None,
+REQUEST = ObservedRequest(method="tools/call", target="echo", arguments=ARGUMENTS,
+                          params={"name": "echo", "arguments": ARGUMENTS}, meta={}, request_key=None,
                           session_id="s", client_id="c", trace_id="t", protocol_version="2025-06-18", transport="stdio")
+BIG_ARGUMENTS = {"text": "x" * 30 * 1024}
+BIG_REQUEST = ObservedRequest(method="tools/call", target="echo", arguments=BIG_ARGUMENTS,
+                              params={"name": "echo", "arguments": BIG_ARGUMENTS}, meta={}, request_key=None,
+                              session_id="s", client_id="c", trace_id="t", protocol_version="2025-06-18",
+                              transport="stdio")
+CLIENTS = ClientIds(b"bench-salt-0123456789abcdef")
 
 
 def _check_us(limits: RateLimits, checks: int) -> float:
@@ -64,16 +72,15 @@ def _check_us(limits: RateLimits, checks: int) -> float:
     return (time.process_time() - started) / checks * 1e6
 
 
-def _line_us(folder: Path, lines: int) -> float:
-    file = AuditFile(folder / "alone.log", max_bytes=64 * 1024 * 1024)
-    request = REQUEST
+def _line_us(folder: Path, lines: int, request: ObservedRequest = REQUEST, fsync: bool = False) -> float:
+    file = AuditFile(folder / "alone.log", max_bytes=64 * 1024 * 1024, fsync=fsync)
     outcome = ObservedOutcome(outcome="ok", error_code=None, event_id=None, duration_s=0.0001,
                               result={"content": [{"type": "text", "text": ARGUMENTS["text"]}], "isError": False})
     redaction = Redaction.with_defaults()
     started = time.process_time()
     for n in range(lines):
-        file.append(encode_line(audit_record(request, outcome, event_id=f"ev-{n}", redaction=redaction,
-                                             versions={"model": "m", "index": "i"})))
+        file.append(encode_line(request_record(request, outcome, event_id=f"ev-{n}", redaction=redaction,
+                                               clients=CLIENTS, versions={"model": "m", "index": "i"})))
     file.close()
     return (time.process_time() - started) / lines * 1e6
 
@@ -88,18 +95,25 @@ def main() -> None:
 
         def audit(name: str) -> AuditLog:
             return AuditLog(AuditFile(Path(folder) / name, max_bytes=64 * 1024 * 1024), Redaction.with_defaults(),
-                            lambda: {"model": "m", "index": "i"})
+                            lambda: {"model": "m", "index": "i"}, clients=CLIENTS)
 
         kinds = {"reference": lambda: [], "rate limit": lambda: [RateLimiter(limits)],
                  "audit": lambda: [audit("a.log")], "audit + rate limit": lambda: [audit("b.log"), RateLimiter(limits)],
                  "reference again": lambda: []}  # the spread between the two references is the noise floor
         times: dict[str, list[float]] = {kind: [] for kind in kinds}
         lines: list[float] = []
+        big_lines: list[float] = []
+        synced_lines: list[float] = []
+        synced_wall: list[float] = []
         checks: list[float] = []
         for _ in range(args.rounds):
             for kind, observers in kinds.items():  # interleaved: machine noise hits every kind alike
                 times[kind].append(asyncio.run(_per_call_us(_server(observers()), args.calls)))
             lines.append(_line_us(Path(folder), args.calls))
+            big_lines.append(_line_us(Path(folder), args.calls // 4, BIG_REQUEST))
+            wall = time.perf_counter()
+            synced_lines.append(_line_us(Path(folder), args.calls // 10, fsync=True))
+            synced_wall.append((time.perf_counter() - wall) / (args.calls // 10) * 1e6)
             checks.append(_check_us(limits, args.calls * 10))
         reference = statistics.median(times["reference"])
         for kind, samples in times.items():
@@ -108,6 +122,9 @@ def main() -> None:
                   f"+{median - reference:.1f} us)")
         print(f"{'rate check alone':>20}: {statistics.median(checks):7.2f} us CPU/check")
         print(f"{'audit line alone':>20}: {statistics.median(lines):7.1f} us CPU/line (record, encode, write, stat)")
+        print(f"{'30 KiB arguments':>20}: {statistics.median(big_lines):7.1f} us CPU/line (kept whole)")
+        print(f"{'with --audit-fsync':>20}: {statistics.median(synced_lines):7.1f} us CPU/line, "
+              f"{statistics.median(synced_wall):7.1f} us wall/line")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PR
 from .dispatcher import Dispatcher, NotificationHandler, ProgressCallback, RequestHandler
 from .errors import ClientError, ClientErrorCode
 from .target import Target
-from .transports import Wire, wire_for
+from .transports import MAX_MESSAGE_BYTES, Wire, wire_for
 
 CLIENT_INFO = models.Implementation(name="hexmcp-client", version="0.1.0")
 IDEMPOTENT = frozenset({"ping", "server/discover", "tools/list", "resources/list", "resources/templates/list",
@@ -56,14 +56,15 @@ class McpClient:
     def __init__(self, target: Target | str, *, auth_token: str | None = None,
                  protocol_version: str = versions.LATEST_HANDSHAKE_VERSION, timeout: float | None = 60.0,
                  retry: RetryPolicy = RetryPolicy(), client_info: models.Implementation = CLIENT_INFO,
-                 capabilities: dict[str, Any] | None = None, wire: Wire | None = None) -> None:
+                 capabilities: dict[str, Any] | None = None, wire: Wire | None = None,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         """`timeout` is every request's default (None: wait forever); `wire` replaces the transport
-        `target` names (tests, proxies)."""
+        `target` names (tests, proxies); `max_message_bytes` bounds each message read from the server."""
         if protocol_version not in versions.FEATURES:
             raise ClientError(ClientErrorCode.USAGE, f"unknown protocol version {protocol_version!r} "
                                                      f"(known: {', '.join(versions.SUPPORTED_VERSIONS)})")
         self.target = Target.parse(target) if isinstance(target, str) else target
-        self.wire = wire or wire_for(self.target, auth_token=auth_token)
+        self.wire = wire or wire_for(self.target, auth_token=auth_token, max_message_bytes=max_message_bytes)
         self.requested_version = protocol_version
         self.timeout = timeout
         self.retry = retry

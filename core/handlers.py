@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from . import models, versions
+from . import models, subscription_limits, versions
 from .tasks import calls as task_calls, methods as task_methods
 from .context import InputNeeded, ToolContext
 from .errors import ErrorCode, ProtocolError, ToolError
@@ -148,6 +148,7 @@ async def _read_resource(session: Session, params: ResourceParams, call: Call) -
 
 
 async def _subscribe(session: Session, params: ResourceParams, call: Call) -> models.EmptyResult:
+    subscription_limits.admit_subscription(session.subscriptions, params.uri, session.server.options)
     session.subscriptions.add(params.uri)
     return models.EmptyResult()
 
@@ -198,6 +199,7 @@ async def _set_level(session: Session, params: SetLevelParams, call: Call) -> mo
 
 async def _listen(session: Session, params: ListenParams, call: Call) -> models.SubscriptionsListenResult:
     """2026-07-28: hold the request open and stream what the client opted in to, until it ends."""
+    subscription_limits.check_listen(params.notifications.resource_subscriptions, session.server.options)
     wanted = await task_methods.agreed_task_ids(session, call, params.notifications)
     subscription = session.server.subscriptions.open(session.peer, call.request_key, wanted)
     session.listening.add(call.request_key)

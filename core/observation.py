@@ -40,6 +40,9 @@ class ObservedRequest:
     """The tool (tools/call) or prompt (prompts/get) name, or the resource URI (resources/read, subscribe)."""
     arguments: Any
     """A tools/call's arguments (a JSON value, untrusted); None for other methods."""
+    params: Any = None
+    """The request's whole params as the client sent them (untrusted JSON; the audit trail keeps them so a
+    request can be replayed). None when the adapter has none."""
     meta: dict[str, Any]
     """The request's `params._meta` (traceparent/tracestate when the client propagates a trace)."""
     request_key: RequestKey | None
@@ -80,6 +83,28 @@ class ObservedSession:
     duration_s: float
 
 
+@attrs.frozen(kw_only=True)
+class ObservedRefusal:
+    """A request turned away before a handler ran: by the core's admission (unknown method, lifecycle,
+    protocol version) or by an adapter before the core saw it (a gate, a cap, a body too large, bytes that
+    are not JSON-RPC). What is not known where it was refused is None."""
+
+    event_id: str
+    """The eventId the client was told (and the log line carries)."""
+    code: SemanticCode
+    message: str
+    transport: str | None
+    session_id: str | None = None
+    client_id: str | None = None
+    trace_id: str | None = None
+    method: str | None = None
+    params: Any = None
+    request_key: RequestKey | None = None
+    http_method: str | None = None
+    path: str | None = None
+    body_bytes: int | None = None
+
+
 class RequestScope(Protocol):
     def request_finished(self, outcome: ObservedOutcome) -> None:
         """The request ended. Called exactly once, in the task that served it; must not raise."""
@@ -96,6 +121,25 @@ class RequestObserver(Protocol):
 
     def session_ended(self, session: ObservedSession) -> None:
         """A session closed. Must not raise."""
+
+    # Optional: `request_refused(refusal: ObservedRefusal) -> None` hears the requests refused before a
+    # handler ran (`report_refusal`); an observer without it is not asked (the limits and telemetry).
+
+
+def hears_refusals(observer: RequestObserver) -> bool:
+    return callable(getattr(observer, "request_refused", None))
+
+
+def report_refusal(observers: list[RequestObserver], refusal: ObservedRefusal) -> None:
+    """Tell every observer that hears refusals about `refusal`; one failing never stops the others."""
+    for observer in observers:
+        heard = getattr(observer, "request_refused", None)
+        if heard is None:
+            continue
+        try:
+            heard(refusal)
+        except Exception:
+            log.exception("refusal observer failed", eventId=refusal.event_id)
 
 
 def request_target(method: str, params: Any) -> str | None:

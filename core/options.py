@@ -17,3 +17,8 @@ class ServerOptions:
     """Key that seals multi round-trip state; instances behind one load balancer must share it."""
     tool_timeout_s: float | None = None
     """Stop a tool that runs longer than this and report the timeout as a tool error."""
+    max_subscriptions: int = 256
+    """Resource URIs one session may be subscribed to (`resources/subscribe`), and one
+    `subscriptions/listen` may name; beyond it the request is refused (`subscription_limits.py`)."""
+    max_uri_chars: int = 2048
+    """Longest resource URI a subscription may name."""

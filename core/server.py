@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import secrets
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from . import models, versions
 from .extensions import ExtensionHandler, extension_route
 from .handlers import ROUTES
-from .observation import RequestObserver
+from .observation import RequestObserver, hears_refusals
 from .options import ServerOptions
 from .ports import Peer
 from .prompts import PromptRegistry
@@ -24,7 +24,7 @@ from .routing import MethodTable
 from .session import Session
 from .subscriptions import SubscriptionHub
 from .tasks.runner import TaskRunner
-from .tasks.model import TASKS_EXTENSION, TaskLimits, TaskStore
+from .tasks.model import TASKS_EXTENSION, TaskLimits, TaskRecord, TaskStore
 from .tools import ToolRegistry
 
 __all__ = ["McpServer", "ServerOptions"]
@@ -50,12 +50,23 @@ class McpServer:
         self.prompt = self.prompts.prompt
         self._methods = MethodTable.of(ROUTES)
         self.observers: list[RequestObserver] = []  # metrics, tracing, audit, rate limits: observation.py
+        self.refusal_observers: list[RequestObserver] = []
+        """The observers that hear refusals (`observation.report_refusal`): adapters report only when there are."""
+        self._task_listeners: list[Callable[[TaskRecord], None]] = []  # kept across `use_task_store`
         self.tasks = self._task_runner(TaskRunner())
         """Runs long-running tools as tasks (the tasks extension); `use_task_store` swaps where they live."""
 
     def add_observer(self, observer: RequestObserver) -> None:
         """Have `observer` see every request and session end from now on, on every transport, in the order added."""
         self.observers.append(observer)
+        if hears_refusals(observer):
+            self.refusal_observers.append(observer)
+
+    def on_task_change(self, listener: Callable[[TaskRecord], None]) -> None:
+        """Call `listener` with every task record this process writes (created, moved, ended), whichever
+        task store is in use now or later (the audit trail logs how each task ended)."""
+        self._task_listeners.append(listener)
+        self.tasks.on_change(listener)
 
     def use_task_store(self, store: TaskStore, limits: TaskLimits | None = None) -> None:
         """Keep task records in `store` (a shared one for stateless replicas) with these limits."""
@@ -66,6 +77,8 @@ class McpServer:
     def _task_runner(self, runner: TaskRunner) -> TaskRunner:
         # Status notifications go from the process running the task to its subscriptions/listen streams.
         runner.on_change(lambda record: self.subscriptions.task_changed(record.task_id, record.wire()))
+        for listener in self._task_listeners:
+            runner.on_change(listener)
         return runner
 
     def add_method(self, method: str, handler: ExtensionHandler, *, capability: dict[str, Any] | None = None,

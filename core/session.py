@@ -91,7 +91,13 @@ class Session:
         try:
             call, route = self._admit(method, params, request_key, trace_id)
         except ProtocolError as error:
-            return _ready(self._reject(error.code, error.message, error.data, method=method))
+            rejection = self._reject(error.code, error.message, error.data, method=method)
+            if self.server.observers:  # not admitted, so never observed as a request: the audit hears it here
+                observation.report_refusal(self.server.observers, observation.ObservedRefusal(
+                    event_id=rejection.event_id, code=rejection.code, message=rejection.message,
+                    transport=self.transport, session_id=self.session_id, client_id=self.client_id,
+                    trace_id=trace_id, method=method, params=params, request_key=request_key))
+            return _ready(rejection)
         entry = None
         if request_key is not None:
             entry = self._in_flight[request_key] = _InFlight()
@@ -132,7 +138,7 @@ class Session:
     def _observed(self, method: str, params: Any, call: Call) -> observation.ObservedRequest:
         arguments = params.get("arguments") if method == "tools/call" and isinstance(params, dict) else None
         return observation.ObservedRequest(
-            method=method, target=observation.request_target(method, params), arguments=arguments,
+            method=method, target=observation.request_target(method, params), arguments=arguments, params=params,
             meta=request_meta(params), request_key=call.request_key, session_id=self.session_id,
             client_id=self.client_id, trace_id=call.trace_id, protocol_version=call.version, transport=self.transport)
 

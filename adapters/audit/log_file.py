@@ -9,7 +9,11 @@ the reader reports (`reader.py`), and never glues itself to the next good line.
 
 Rotation renames `FILE` to `FILE.1` (shifting older ones up to `FILE.<backups>`) under an advisory lock
 on `FILE.lock`, so two processes crossing the limit together rotate once. Every writer notices a rotation
-by the path's inode changing and reopens; a line written in between lands, whole, in `FILE.1`.
+by the path's inode changing and reopens; a line written in between lands, whole, in `FILE.1`. At least
+one backup is kept: a rotation never deletes the lines it rotates away (ADR 1131).
+
+With `fsync`, every line is on the disk when `append` returns (`os.fsync` after the write): a power loss
+then costs no line already answered, at the price of a disk flush per request.
 """
 
 from __future__ import annotations
@@ -23,14 +27,17 @@ _MODE = 0o600  # an audit trail holds what clients sent: not for every local use
 
 
 class AuditFile:
-    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = None, backups: int = 5) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = None, backups: int = 5,
+                 fsync: bool = False) -> None:
         if max_bytes is not None and max_bytes <= 0:
             raise ValueError(f"the audit log's maximum size must be positive, got {max_bytes}")
-        if backups < 0:
-            raise ValueError(f"the number of audit backups cannot be negative, got {backups}")
+        if backups < 1:
+            raise ValueError(f"at least one audit backup must be kept (a rotation without one would delete "
+                             f"the trail), got {backups}")
         self.path = os.fspath(path)
         self.max_bytes = max_bytes
         self.backups = backups
+        self.fsync = fsync
         self.rotations = 0
         self.short_writes = 0
         self._fd = -1
@@ -45,6 +52,8 @@ class AuditFile:
             # bad line, not a prefix of the next one.
             self.short_writes += 1
             os.write(self._fd, b"\n")
+        if self.fsync:
+            os.fsync(self._fd)
         if self.max_bytes is not None:
             self._after_write()
 
@@ -90,9 +99,6 @@ class AuditFile:
             self._open()
 
     def _shift(self) -> None:
-        if self.backups == 0:
-            os.unlink(self.path)
-            return
         for number in range(self.backups - 1, 0, -1):
             older = f"{self.path}.{number}"
             if os.path.exists(older):

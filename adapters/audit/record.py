@@ -1,8 +1,15 @@
-"""What one audit line says about a tool call: pure functions from observed values to a JSON object.
+"""What one audit line says: pure functions from observed values to a JSON object, one per kind of line.
 
-Arguments are untrusted JSON from the client; secret-looking fields are replaced at any depth before
-anything is written, and an oversized argument object is replaced by its size and digest so one line
-stays small enough to be appended in one piece (log_file.py says why that matters).
+Kinds (`kind`): `request` (every MCP method the core served or refused at admission, on every
+transport), `refusal` (turned away by an adapter before the core saw it: a gate, a cap, a body too large,
+bytes that are not JSON-RPC), `task` (how a task ended: completed, failed, cancelled) and `docs` (a read
+of the `/docs/` route). Every line has time, eventId, sessionId, traceId, client (salted: salt.py) and
+transport, where known.
+
+Params are untrusted JSON from the client, written whole so the request can be rebuilt and replayed
+(`reader.replay_request`); secret-looking fields are replaced at any depth before anything is written
+(such a request can be rebuilt, but not replayed as sent). There is no size cap: the transports bound a
+request already (ADR 1131 says why no digest and no side file).
 """
 
 from __future__ import annotations
@@ -10,18 +17,25 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import attrs
 import orjson
 
-from hexmcp.core.observation import ObservedOutcome, ObservedRequest
+if TYPE_CHECKING:
+    from hexmcp.adapters.http.docs import DocsRead
+
+    from .salt import ClientIds
+
+from hexmcp.core.observation import (OUTCOME_CANCELLED, OUTCOME_ERROR, OUTCOME_OK, OUTCOME_TOOL_ERROR,
+                                     ObservedOutcome, ObservedRefusal, ObservedRequest)
+from hexmcp.core.tasks.model import TaskRecord, TaskStatus
 
 REDACTED = "[REDACTED]"
 DEFAULT_REDACTED = ("token", "password", "api_key", "secret", "authorization")
 """Always redacted, besides the operator's `--audit-redact` fields."""
-MAX_ARGUMENTS_BYTES = 8 * 1024
-"""Larger argument objects are logged as their size and sha256: an audit line stays well under a page."""
+SCHEMA = 2
+"""`schema` of the lines written now: 1 (no `schema`) logged only tools/call, with `arguments` capped at 8 KiB."""
 
 _SEPARATORS = re.compile(r"[-_.\s]")
 _KNOWN_KEYS = 4096
@@ -74,35 +88,106 @@ def digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-def logged_arguments(arguments: Any, redaction: Redaction) -> Any:
-    redacted = redaction.apply(arguments)
-    size = len(canonical_json(redacted))
-    if size <= MAX_ARGUMENTS_BYTES:
-        return redacted
-    return {"omitted": "too large", "bytes": size, "digest": digest(redacted)}
-
-
-def audit_record(request: ObservedRequest, outcome: ObservedOutcome, *, event_id: str, redaction: Redaction,
-                 versions: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
-    """The audit line of one finished tools/call (`event_id`: the outcome's, else one minted for it)."""
+def _now(now: datetime | None) -> str:
     when = now or datetime.now(timezone.utc)
-    return {
-        "time": when.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "eventId": event_id,
-        "sessionId": request.session_id,
-        "traceId": request.trace_id,
-        "client": request.client_id,
-        "transport": request.transport,
-        "tool": request.target,
-        "arguments": logged_arguments(request.arguments, redaction),
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _common(kind: str, event_id: str, *, transport: str | None, session_id: str | None, trace_id: str | None,
+            client: str | None, now: datetime | None) -> dict[str, Any]:
+    return {"time": _now(now), "schema": SCHEMA, "kind": kind, "eventId": event_id, "sessionId": session_id,
+            "traceId": trace_id, "client": client, "transport": transport}
+
+
+def request_record(request: ObservedRequest, outcome: ObservedOutcome, *, event_id: str, redaction: Redaction,
+                   clients: ClientIds, versions: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """The line of one finished request (`event_id`: the outcome's, else one minted for it)."""
+    result = outcome.result
+    line = _common("request", event_id, transport=request.transport, session_id=request.session_id,
+                   trace_id=request.trace_id, client=clients.of(request.client_id), now=now)
+    line.update({
+        "method": request.method,
+        "target": request.target,
+        "tool": request.target if request.method == "tools/call" else None,
+        "requestId": request.request_key,
+        "protocolVersion": request.protocol_version,
+        "params": redaction.apply(request.params),
         "outcome": outcome.outcome,
         "errorCode": outcome.error_code.value if outcome.error_code is not None else None,
         "durationMs": round(outcome.duration_s * 1000, 3),
-        "resultDigest": digest(outcome.result) if outcome.result is not None else None,
+        "resultDigest": digest(result) if result is not None else None,
         "versions": dict(versions),
-    }
+    })
+    if result is not None and result.get("resultType") == "task":  # the task it created: its own line ends it
+        line["taskId"] = result.get("taskId")
+    return line
+
+
+def refusal_record(refusal: ObservedRefusal, *, redaction: Redaction, clients: ClientIds,
+                   now: datetime | None = None) -> dict[str, Any]:
+    """The line of a request refused before a handler ran (by the core's admission or by an adapter)."""
+    line = _common("refusal", refusal.event_id, transport=refusal.transport, session_id=refusal.session_id,
+                   trace_id=refusal.trace_id, client=clients.of(refusal.client_id), now=now)
+    line.update({
+        "method": refusal.method,
+        "tool": refusal.params.get("name") if refusal.method == "tools/call" and isinstance(refusal.params, dict)
+        else None,
+        "requestId": refusal.request_key,
+        "params": redaction.apply(refusal.params),
+        "httpMethod": refusal.http_method,
+        "path": refusal.path,
+        "bodyBytes": refusal.body_bytes,
+        "outcome": OUTCOME_ERROR,
+        "errorCode": refusal.code.value,
+        "message": refusal.message,
+    })
+    return line
+
+
+_TASK_OUTCOMES = {TaskStatus.FAILED: OUTCOME_ERROR, TaskStatus.CANCELLED: OUTCOME_CANCELLED}
+
+
+def task_record(record: TaskRecord, *, event_id: str, session_id: str | None, trace_id: str | None,
+                clients: ClientIds, now: datetime | None = None) -> dict[str, Any]:
+    """The line of a task that ended; `session_id`/`trace_id`: those of the request that created it."""
+    line = _common("task", event_id, transport=None, session_id=session_id, trace_id=trace_id,
+                   client=clients.of(record.owner), now=now)
+    outcome = _TASK_OUTCOMES.get(record.status)
+    if outcome is None:
+        outcome = OUTCOME_TOOL_ERROR if (record.result or {}).get("isError") is True else OUTCOME_OK
+    error_code = None
+    if isinstance(record.error, dict) and isinstance(record.error.get("data"), dict):
+        error_code = record.error["data"].get("errorCode")
+    line.update({
+        "taskId": record.task_id,
+        "status": record.status.value,
+        "outcome": outcome,
+        "errorCode": error_code if record.status is TaskStatus.FAILED else
+        ("request_cancelled" if record.status is TaskStatus.CANCELLED else None),
+        "message": record.status_message,
+        "error": record.error,
+        "durationMs": round((record.last_updated_at - record.created_at) * 1000, 3),
+        "resultDigest": digest(record.result) if record.result is not None else None,
+    })
+    return line
+
+
+def docs_record(read: DocsRead, *, event_id: str, clients: ClientIds, now: datetime | None = None) -> dict[str, Any]:
+    """The line of one request to the `/docs/` route."""
+    line = _common("docs", event_id, transport="http", session_id=None, trace_id=read.trace_id,
+                   client=clients.of(read.client_id), now=now)
+    line.update({
+        "httpMethod": read.http_method,
+        "path": read.path,
+        "documentId": read.document_id,
+        "status": read.status,
+        "bytes": read.bytes,
+        "outcome": OUTCOME_OK if read.status < 400 else OUTCOME_ERROR,
+        "durationMs": round(read.duration_s * 1000, 3),
+    })
+    return line
 
 
 def encode_line(record: Mapping[str, Any]) -> bytes:
     """One line: orjson never writes a raw newline inside a value, so the only b"\\n" is the last byte."""
-    return orjson.dumps(record) + b"\n"
+    return orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS) + b"\n"

@@ -42,6 +42,8 @@ from .guard import HostOriginGuard, Refusal, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
+from ..rpc_layer import REFUSAL_REPORTER
+from .refusal_report import refusal_reporter
 from .refusals import refuse, refuse_upgrade
 from .request import REQUEST, HttpRequest, request_of
 from .rest import RestEndpoint
@@ -106,6 +108,10 @@ class HttpApp:
         self.stopping = False
 
         self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
+        for route in self._extra_routes:  # the WebSocket endpoint: its calls count against the same cap
+            share = getattr(route, "share_concurrency", None)
+            if share is not None:
+                share(self.limit)
         self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
         self.guard = HostOriginGuard(bound_host=config.host, allowed_hosts=config.allowed_hosts,
                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
@@ -128,6 +134,8 @@ class HttpApp:
             await self._after_guard(scope, receive, send)
             return
         request = scope[REQUEST] = request_of(scope)  # the protocol's, or made here; passed on explicitly
+        if self.server.refusal_observers:  # the audit trail hears every refusal of this request
+            REFUSAL_REPORTER.set(refusal_reporter(self.server.refusal_observers, request, self._rest_prefix))
         try:
             refused = self.guard.denial(request)
             if refused is not None:

@@ -36,7 +36,8 @@ class HttpConfig:
     allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Extra Host header values (`name` or `name:port`; `*` disables the check). Loopback is always allowed."""
     allowed_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
-    """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins are always allowed."""
+    """Extra Origin values (`scheme://host[:port]`; `*` disables the check). Loopback origins on this server's
+    own port are always allowed (ADR 1151)."""
     cors_origins: tuple[str, ...] = attrs.field(default=(), converter=string_tuple)
     """Origins that get CORS headers (browser clients). Empty: CORS off."""
     max_body_bytes: int = attrs.field(default=4 * MIB, validator=positive)
@@ -53,6 +54,22 @@ class HttpConfig:
     """Long-lived streams (GET and subscriptions/listen) open at once."""
     replay_events: int = attrs.field(default=256, validator=positive)
     """SSE events kept per stream for `Last-Event-ID` resumption."""
+    replay_bytes_per_session: int = attrs.field(default=2 * MIB, validator=positive)
+    """Bytes of SSE events kept for resumption per session, all its streams together; the oldest go first.
+    An event larger than this (or than either cap below) is sent live but not kept."""
+    replay_bytes_per_client: int = attrs.field(default=16 * MIB, validator=positive)
+    """The same, for all the sessions of one client (`client_identity`) together."""
+    replay_bytes_total: int = attrs.field(default=256 * MIB, validator=positive)
+    """The same, for the whole server."""
+    max_sessions_per_client: int = attrs.field(default=128, validator=positive)
+    """Sessions one client (`client_identity`) may hold; a new one beyond it replaces that client's least
+    recently used idle session, or is refused with 503 + Retry-After when all of them are busy."""
+    max_batch_messages: int = attrs.field(default=64, validator=positive)
+    """Messages in one JSON-RPC batch (2025-03-26); a longer batch is refused whole with 400 (-32600).
+    Each request in a batch also takes a concurrency slot (`max_concurrent_requests`) or is answered -32005."""
+    max_head_bytes: int = attrs.field(default=32 * 1024, validator=positive)
+    """Largest request head (request line and headers); beyond it 431 Request Header Fields Too Large and
+    the connection is closed, without reading the rest of the head."""
     sse_retry_ms: int = attrs.field(default=1000, validator=positive)
     keepalive_s: float = attrs.field(default=15.0, validator=positive)
     """Comment lines on idle long-lived streams, so proxies do not cut them."""

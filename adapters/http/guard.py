@@ -2,8 +2,12 @@
 
 `HostOriginGuard` defends against DNS rebinding: a browser page on evil.example whose name now resolves
 to 127.0.0.1 still sends `Host: evil.example` and `Origin: http://evil.example`, so both are checked
-against allow-lists (loopback names on any port, the bound host, and whatever was configured).
-Requests without an Origin (non-browser clients) pass the Origin check. `BearerAuth` compares tokens
+against allow-lists (loopback names, the bound host, and whatever was configured). A Host may name them
+on any port (a proxy in front changes it), but an Origin is a web origin, port included: a page on
+http://localhost:5173 is not this server's page, so an Origin naming this server (loopback, the bound
+host, an allowed host name) passes only on the port the request was addressed to (the Host's) or the
+one it arrived on; configured origins pass as configured. Requests without an Origin (non-browser
+clients) pass the Origin check. `BearerAuth` compares tokens
 in constant time. Both validate their configuration in `__init__` and cost a cache lookup or two per request.
 
 Each is a predicate, not a middleware: `denial(request)` is None or the `Refusal` to answer, and the HTTP
@@ -28,6 +32,7 @@ from .request import HttpRequest
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +63,11 @@ def _split_host(value: str) -> tuple[str, str | None]:
     return name, port if sep else None
 
 
+def _server_port(scope: Scope) -> int | None:
+    server = scope.get("server")  # (host, port) of the listening socket; None for a Unix socket
+    return server[1] if server else None
+
+
 class HostOriginGuard:
     def __init__(self, *, bound_host: str, allowed_hosts: Iterable[str] = (),
                  allowed_origins: Iterable[str] = ()) -> None:
@@ -77,7 +87,8 @@ class HostOriginGuard:
             if not name:
                 raise ValueError(f"allowed host {entry!r} has no name")
             (self.host_ports.add((name, port)) if port else self.host_names.add(name))
-        self.origin_names = set(self.host_names)
+        self.own_names = frozenset(self.host_names)  # this server's names: as an Origin, on its own port only
+        self.origin_names: set[str] = set()  # names configured as origins: any scheme, any port
         self.origins: set[str] = set()
         for entry in origins:
             if entry == "*":
@@ -101,7 +112,8 @@ class HostOriginGuard:
         name, port = _split_host(value.decode("latin-1"))
         return name in self.host_names or (port is not None and (name, port) in self.host_ports)
 
-    def origin_allowed(self, value: bytes | None) -> bool:
+    def origin_allowed(self, value: bytes | None, host: bytes | None = None, server_port: int | None = None) -> bool:
+        """`host`: the request's Host header; `server_port`: the port the connection arrived on."""
         if value is None or self.any_origin:
             return True
         text = value.decode("latin-1").strip().lower().rstrip("/")
@@ -110,14 +122,25 @@ class HostOriginGuard:
         parts = urlsplit(text)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             return False  # includes the opaque "null" origin of sandboxed pages and file:// documents
-        return _split_host(parts.netloc)[0] in self.origin_names
+        name, port = _split_host(parts.netloc)
+        if name in self.origin_names:
+            return True
+        if name not in self.own_names:
+            return False
+        # Browsers leave a scheme's default port out of both Origin and Host, so "no port" matches "no port".
+        if port == DEFAULT_PORTS[parts.scheme]:
+            port = None
+        addressed = _split_host(host.decode("latin-1"))[1] if host is not None else None
+        return port == addressed or (port is not None and port == str(server_port))
 
     def denial(self, request: HttpRequest) -> Refusal | None:
         """An HTTP or WebSocket request's Host, then its Origin."""
         headers = request.headers
-        if not self.host_allowed(headers.get(b"host")):
+        host = headers.get(b"host")
+        if not self.host_allowed(host):
             return HOST_REFUSED
-        if not self.origin_allowed(headers.get(b"origin")):
+        origin = headers.get(b"origin")
+        if origin is not None and not self.origin_allowed(origin, host, _server_port(request.scope)):
             return ORIGIN_REFUSED
         return None
 

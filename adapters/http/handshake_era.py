@@ -31,13 +31,13 @@ from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import until_done_or_gone
 from .json_body import NOT_JSON, json_body, readable_id
-from .limits import release_slot
+from .limits import ConcurrencyLimit, release_slot
 from .peer import HttpPeer
 from .refusals import refuse
 from .request import HttpRequest
 from .responses import respond_json
 from .sessions import HttpSession, SessionStore
-from .sse import EventStream, Reply
+from .sse import EventStream, Reply, event_position
 from .status import http_status, rpc_status
 
 SESSION_HEADER = b"mcp-session-id"
@@ -104,7 +104,7 @@ class HandshakeEraTransport:
         try:
             answered = await self._serve(send, session.core, session.peer, session.pending, messages, batch,
                                          json_ok=json_ok, make_stream=session.new_stream, session_id=session.id,
-                                         announce=created, task=request.serving_task())
+                                         announce=created, task=request.serving_task(), slots=request.slot)
         finally:
             session.active -= 1
             session.touch()
@@ -128,6 +128,11 @@ class HandshakeEraTransport:
         if batch and not value:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
             return None
+        if batch and len(value) > self.config.max_batch_messages:
+            await refuse(send, ErrorCode.INVALID_REQUEST,
+                         f"Invalid request: a batch of {len(value)} messages; this server takes at most "
+                         f"{self.config.max_batch_messages} in one batch", status=400)
+            return None
         messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
         return messages, batch, json_ok
 
@@ -136,10 +141,14 @@ class HandshakeEraTransport:
         """The session a POST belongs to, and whether it was created for it (an initialize without a session
         id); None after refusing the POST (too many sessions, an id unknown or ended)."""
         if raw_id is None:
-            created = await self.sessions.create(client_identity(request))
+            client = client_identity(request)
+            created = await self.sessions.create(client)
             if created is None:
-                await refuse(send, ErrorCode.SERVER_BUSY, "Too many sessions: retry later",
-                             headers=[(b"retry-after", b"5")], request_id=first_id)
+                cap = self.config.max_sessions_per_client
+                message = (f"Too many sessions for this client: its {cap} sessions are all busy; end one (DELETE) "
+                           "or retry later" if self.sessions.held_by(client) >= cap else "Too many sessions: retry later")
+                await refuse(send, ErrorCode.SERVER_BUSY, message, headers=[(b"retry-after", b"5")],
+                             request_id=first_id)
             return created, True
         found = _owned(self.sessions.get(raw_id.decode("latin-1")), request)
         if found is None:
@@ -166,13 +175,15 @@ class HandshakeEraTransport:
                                         client_id=client_identity(request), transport="http")
         await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
                           make_stream=lambda: EventStream(None), session_id=None, announce=False,
-                          task=request.serving_task())
+                          task=request.serving_task(), slots=request.slot)
 
     async def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
                      messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
-                     session_id: str | None, announce: bool, task: asyncio.Task[Any] | None) -> bool:
+                     session_id: str | None, announce: bool, task: asyncio.Task[Any] | None,
+                     slots: ConcurrencyLimit | None = None) -> bool:
         """Answer one POST's messages; True when every request in it succeeded. `task`: the request's own
-        (`HttpRequest.serving_task`), which a single request runs in."""
+        (`HttpRequest.serving_task`), which a single request runs in. `slots`: the concurrency cap whose slot
+        the POST holds, which a batch's further requests take slots of too (None: not capped)."""
         if not batch and isinstance(messages[0], jsonrpc.Request):
             requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
             errors: list[dict[str, Any]] = []
@@ -193,7 +204,7 @@ class HandshakeEraTransport:
                       priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
         if not batch:  # one request (the hot path): no lists, no gather
             return await self._serve_one(send, core, peer, reply, headers, requests[0], task)
-        return await self._serve_batch(core, peer, reply, headers, requests, errors)
+        return await self._serve_batch(core, peer, reply, headers, requests, errors, slots)
 
     async def _serve_one(self, send: Send, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
                          request: jsonrpc.Request, task: asyncio.Task[Any] | None) -> bool:
@@ -217,14 +228,28 @@ class HandshakeEraTransport:
         return succeeded
 
     async def _serve_batch(self, core: Session, peer: HttpPeer, reply: Reply, headers: RawHeaders,
-                           requests: list[jsonrpc.Request], errors: list[dict[str, Any]]) -> bool:
+                           requests: list[jsonrpc.Request], errors: list[dict[str, Any]],
+                           slots: ConcurrencyLimit | None) -> bool:
         """`_serve` for a batch: its requests run side by side, and their answers follow `errors`, the
-        answers to the batch's invalid messages."""
+        answers to the batch's invalid messages. The POST's slot serves the first request; each further one
+        takes a slot of its own, or is answered -32005 (busy) when the cap is reached."""
+        taken = 0
+        if slots is not None:
+            admitted = requests[:1]
+            for request in requests[1:]:
+                if slots.acquire():
+                    taken += 1
+                    admitted.append(request)
+                else:
+                    errors.append(rpc_layer.error_reply(request.id, ErrorCode.SERVER_BUSY, slots.busy_message()))
+            requests = admitted
         for request in requests:
             peer.replies[request.id] = reply
         try:
             outcomes = list(await asyncio.gather(*(dispatch.run(core, r, self.deadlines) for r in requests)))
         finally:
+            for _ in range(taken):
+                slots.release()  # type: ignore[union-attr]
             for request in requests:
                 peer.replies.pop(request.id, None)
         answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
@@ -268,7 +293,14 @@ class HandshakeEraTransport:
                          headers=[(b"retry-after", b"5")])
             return
         last_event_id = request.header(b"last-event-id")
-        resumed = session.find_event(last_event_id.decode("latin-1").strip()) if last_event_id else None
+        resumed = None
+        if last_event_id and last_event_id.strip():
+            position = event_position(last_event_id)
+            if position is None:
+                await refuse(send, ErrorCode.INVALID_REQUEST,
+                             "Bad Request: Last-Event-ID must be an event id this server sent (<stream>_<number>)")
+                return
+            resumed = session.find_event(*position)
         if resumed is not None:
             stream, after = resumed
             await stream.attach(send, [], after)

@@ -10,7 +10,7 @@ from hexmcp.wire import jsonrpc
 from .asgi import Send
 from .refusals import refuse
 from .request import HttpRequest
-from .request_headers import JSON
+from .request_headers import is_json
 
 
 def readable_id(request: HttpRequest) -> Any:
@@ -33,8 +33,7 @@ NOT_JSON = object()
 async def json_body(request: HttpRequest, send: Send) -> Any:
     """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or NOT_JSON once the request
     was refused (415 or parse error)."""
-    content_type = request.header(b"content-type")
-    if content_type is None or not content_type.lower().startswith(JSON):
+    if not is_json(request.header(b"content-type")):
         await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
                      status=415)
         return NOT_JSON

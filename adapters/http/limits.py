@@ -3,7 +3,9 @@
 Beyond the cap a request is refused at once with 503 + Retry-After (and a JSON-RPC -32005 body), so
 load beyond capacity costs almost nothing instead of queueing into timeouts. Long-lived streams (the
 GET stream, `subscriptions/listen`) give their slot back when they settle into waiting, by calling
-`release_slot(request)`; they are bounded separately (`max_streams`). Request bodies are read before a
+`release_slot(request)`; they are bounded separately (`max_streams`). Work that is not a request of its
+own takes a slot with `acquire`/`release`: each further request of a JSON-RPC batch (the POST holds the
+first), and each WebSocket call (`adapters/ws`), so neither multiplies what one slot admits. Request bodies are read before a
 request gets here (`body.py`), so a slow or stalled upload never holds a slot. A step the app runs
 (`app.py`) rather than a middleware layer: `take` is a counter and a field, not a coroutine frame.
 """
@@ -41,8 +43,22 @@ class ConcurrencyLimit:
         request.slot = self
         return True
 
+    def acquire(self) -> bool:
+        """A slot for work that is not an HTTP request of its own (a batch's further requests, a WebSocket
+        call): False at the cap; else give it back with `release()`."""
+        if self.in_flight >= self.limit:
+            return False
+        self.in_flight += 1
+        return True
+
+    def release(self) -> None:
+        self.in_flight -= 1
+
+    def busy_message(self) -> str:
+        return f"Server busy: {self.limit} requests already in flight, retry shortly"
+
     async def refuse(self, request: HttpRequest, send: Send) -> None:
-        await refuse(send, ErrorCode.SERVER_BUSY, f"Server busy: {self.limit} requests already in flight, retry shortly",
+        await refuse(send, ErrorCode.SERVER_BUSY, self.busy_message(),
                      headers=[(b"retry-after", RETRY_AFTER_S)], request_id=readable_id(request))
 
 

@@ -13,6 +13,16 @@ JSON = b"application/json"
 SSE = b"text/event-stream"
 
 
+def is_json(content_type: bytes | None) -> bool:
+    """Whether a Content-Type names JSON (`application/json`, parameters such as a charset allowed).
+
+    What keeps a browser page from posting a tool call without a CORS preflight: `text/plain`, a form
+    encoding or no type at all are what a cross-origin page may send unasked."""
+    if content_type is None:
+        return False
+    return content_type.split(b";", 1)[0].strip().lower() == JSON
+
+
 def header_values(scope: Scope, name: bytes) -> list[bytes]:
     return [value for key, value in scope["headers"] if key == name]
 

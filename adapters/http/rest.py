@@ -2,7 +2,7 @@
 
 The client POSTs to `{url}/initialize`, `{url}/tools/list`, `{url}/tools/call`, `{url}/ping`, ... a body
 marshalled from an mcp-go request struct — `{"method": "", "params": {...}}`, params possibly absent,
-no body at all for ping — and reads the bare result object from any 2xx response. We also take a flat
+no body at all for ping — as `application/json` (anything else is 415) and reads the bare result object from any 2xx response. We also take a flat
 `{"name": ..., "arguments": {...}}` body for `tools/call`, and a full JSON-RPC envelope.
 
 Every call stands alone (no session): it is served on the latest handshake version, or on the version
@@ -28,6 +28,7 @@ from .disconnects import GONE, unless_gone
 from .headers import Problem
 from .refusals import refuse_rest, send_rest_error
 from .request import REQUEST, HttpRequest
+from .request_headers import is_json
 from .responses import respond_json
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
@@ -51,6 +52,13 @@ class RestEndpoint:
             return
         http: HttpRequest = scope[REQUEST]  # the app put it there (`request.request_of`)
         body = http.body
+        content_type = http.header(b"content-type")
+        if (body.strip() or content_type is not None) and not is_json(content_type):
+            # A page on another origin may POST text/plain or a form without a CORS preflight; JSON only
+            # (a call with no body, such as mcp-go's ping, needs no type).
+            await refuse_rest(send, ErrorCode.INVALID_REQUEST,
+                              "Unsupported Media Type: POST bodies must be application/json", status=415)
+            return
         try:
             # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.
             params = _params(method, jsonrpc.decode(body) if body.strip() else None)

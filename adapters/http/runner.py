@@ -67,7 +67,7 @@ def connection_ledger(config: HttpConfig) -> ConnectionLedger:
 
 def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
     protocol = functools.partial(GuardedHttpToolsProtocol, ledger=connection_ledger(config),
-                                 head_timeout_s=config.head_timeout_s)
+                                 head_timeout_s=config.head_timeout_s, max_head_bytes=config.max_head_bytes)
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
                                    access_log=False, server_header=False,
                                    timeout_graceful_shutdown=math.ceil(config.drain_timeout_s),

@@ -1,8 +1,11 @@
-"""Handshake-era HTTP sessions: id → (core session, peer, SSE streams), with a cap and idle expiry.
+"""Handshake-era HTTP sessions: id → (core session, peer, SSE streams), with caps and idle expiry.
 
 Clients often never DELETE their session (the 0.1.13 conformance harness never does), so sessions
 expire after `session_idle_timeout_s` without traffic, and when the table is full the least recently
 used idle session makes room. A session with a request in flight or a stream open is never evicted.
+One client (`client_identity`) holds at most `max_sessions_per_client`: beyond it its own least recently
+used idle session makes room, so a client opening session after session only ever evicts its own. What
+the sessions' streams keep for resumption is counted in bytes by one `replay.ReplayLedger`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from hexmcp.core import McpServer, Session
 from .. import rpc_layer
 from .config import HttpConfig
 from .peer import HttpPeer
+from .replay import ReplayLedger, SessionReplay
 from .sse import EventStream
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -27,9 +31,12 @@ KEPT_STREAMS = 16  # finished SSE streams per session kept for Last-Event-ID res
 
 
 class HttpSession:
-    def __init__(self, session_id: str, server: McpServer, config: HttpConfig, client_id: str | None = None) -> None:
+    def __init__(self, session_id: str, server: McpServer, config: HttpConfig, client_id: str | None = None,
+                 replay: SessionReplay | None = None) -> None:
         self.id = session_id
         self.config = config
+        self.client_id = client_id
+        self.replay = replay
         self.pending = rpc_layer.pending_requests()
         self.peer = HttpPeer(pending=self.pending, timeout_s=config.client_request_timeout_s)
         self.core: Session = server.open_session(session_id=session_id, peer=self.peer, client_id=client_id,
@@ -42,21 +49,25 @@ class HttpSession:
     def new_stream(self) -> EventStream:
         self._stream_ids += 1
         stream = EventStream(f"{self._stream_ids}", replay=self.config.replay_events,
-                             retry_ms=self.config.sse_retry_ms)
+                             retry_ms=self.config.sse_retry_ms, account=self.replay)
         self.streams[stream.stream_id] = stream  # type: ignore[index]
-        while len(self.streams) > KEPT_STREAMS:
-            oldest_id, oldest = next(iter(self.streams.items()))
-            if not oldest.finished.is_set():
-                break
-            del self.streams[oldest_id]
+        if len(self.streams) > KEPT_STREAMS:
+            # The oldest finished ones go; one still open (the GET stream, held for the session's life)
+            # stays without keeping every stream opened after it.
+            for old_id, old in list(self.streams.items()):
+                if len(self.streams) <= KEPT_STREAMS:
+                    break
+                if old.finished.is_set():
+                    del self.streams[old_id]
+                    old.forget_all()
         return stream
 
-    def find_event(self, last_event_id: str) -> tuple[EventStream, int] | None:
-        stream_id, _, seq = last_event_id.rpartition("_")
+    def find_event(self, stream_id: str, seq: int) -> tuple[EventStream, int] | None:
+        """The stream to resume after event `seq` (`sse.event_position` parsed the header), None if unknown."""
         stream = self.streams.get(stream_id)
-        if stream is None or not seq.isdigit() or not stream.knows(int(seq)):
+        if stream is None or not stream.knows(seq):
             return None
-        return stream, int(seq)
+        return stream, seq
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -67,6 +78,8 @@ class HttpSession:
         for stream in list(self.streams.values()):
             if not stream.finished.is_set():
                 await stream.close()
+        if self.replay is not None:
+            self.replay.close()
         await self.core.close()
 
 
@@ -75,6 +88,9 @@ class SessionStore:
         self._server = server
         self._config = config
         self._sessions: OrderedDict[str, HttpSession] = OrderedDict()  # least recently used first
+        self._by_client: dict[str, dict[str, HttpSession]] = {}
+        self.replay = ReplayLedger(per_session=config.replay_bytes_per_session,
+                                   per_client=config.replay_bytes_per_client, total=config.replay_bytes_total)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -86,8 +102,21 @@ class SessionStore:
             session.last_used = time.monotonic()  # `touch`, inline: this is every request's lookup
         return session
 
+    def held_by(self, client_id: str) -> int:
+        return len(self._by_client.get(client_id, ()))
+
     async def create(self, client_id: str | None = None) -> HttpSession | None:
-        """A new session for `client_id`, or None when the table is full of busy sessions."""
+        """A new session for `client_id`, or None when the table, or the client's share of it, is full of
+        busy sessions."""
+        client = client_id or "unknown"
+        own = self._by_client.get(client)
+        if own is not None and len(own) >= self._config.max_sessions_per_client:
+            idle = [s for s in own.values() if s.active == 0]
+            if not idle:
+                return None
+            victim = min(idle, key=lambda s: s.last_used)
+            log.info("session of a client at its cap evicted to make room", sessionId=victim.id)
+            await self.remove(victim.id)
         if len(self._sessions) >= self._config.max_sessions:
             await self.sweep()
         if len(self._sessions) >= self._config.max_sessions:
@@ -99,14 +128,22 @@ class SessionStore:
             else:
                 return None
         # 128 random bits, hex: unguessable and within the visible-ASCII range the spec requires.
-        session = HttpSession(secrets.token_hex(16), self._server, self._config, client_id)
+        session = HttpSession(secrets.token_hex(16), self._server, self._config, client_id,
+                              replay=self.replay.session(client))
         self._sessions[session.id] = session
+        self._by_client.setdefault(client, {})[session.id] = session
         return session
 
     async def remove(self, session_id: str) -> bool:
         session = self._sessions.pop(session_id, None)
         if session is None:
             return False
+        client = session.client_id or "unknown"
+        own = self._by_client.get(client)
+        if own is not None:
+            own.pop(session_id, None)
+            if not own:
+                del self._by_client[client]
         await session.close()
         return True
 

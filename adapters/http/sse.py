@@ -13,25 +13,42 @@ request), or at once when the client accepts only SSE.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from typing import Any, Callable
 
 from hexmcp.wire import jsonrpc
 
 from .asgi import RawHeaders, Send
+from .replay import KeptEvent, SessionReplay
 from .request_headers import JSON, SSE
 
 SSE_HEADERS: RawHeaders = [(b"content-type", SSE), (b"cache-control", b"no-cache, no-transform"),
                            (b"x-accel-buffering", b"no")]
 KEEPALIVE = b": keepalive\n\n"
+# An event id as `EventStream` writes it: ASCII digits only, and few of them. `str.isdigit` also accepts
+# '²' or '٣' (which `int` then refuses), and `int` refuses strings of more than 4300 digits.
+EVENT_ID = re.compile(rb"([0-9]{1,10})_([0-9]{1,18})")
+
+
+def event_position(raw: bytes) -> tuple[str, int] | None:
+    """(stream id, sequence number) from a `Last-Event-ID` value, None when it is not an id we could
+    have sent (the caller answers 400: a resumption it cannot honour is not silently a new stream)."""
+    match = EVENT_ID.fullmatch(raw.strip(b" \t"))
+    if match is None:
+        return None
+    return match.group(1).decode("ascii"), int(match.group(2))
 
 
 class EventStream:
-    def __init__(self, stream_id: str | None, *, replay: int = 0, retry_ms: int | None = None) -> None:
+    def __init__(self, stream_id: str | None, *, replay: int = 0, retry_ms: int | None = None,
+                 account: SessionReplay | None = None) -> None:
         self.stream_id = stream_id  # None: not resumable
         self._retry_ms = retry_ms
         self._seq = 0
-        self._kept: deque[tuple[int, bytes]] = deque(maxlen=replay)
+        self._replay = replay
+        self._account = account  # bytes kept are counted there (`replay.py`); None: only `replay` events bound them
+        self._kept: deque[tuple[int, bytes, KeptEvent | None]] = deque()
         self._send: Send | None = None
         self._lock = asyncio.Lock()
         self.finished = asyncio.Event()
@@ -48,8 +65,41 @@ class EventStream:
         if priming and self._retry_ms is not None:
             head += f"retry: {self._retry_ms}\n".encode()
         frame = head + b"event: message\ndata: " + data + b"\n\n"
-        self._kept.append((self._seq, frame))
+        self._keep(self._seq, frame)
         return frame
+
+    def _keep(self, seq: int, frame: bytes) -> None:
+        """Keep `frame` for a resumer, within the stream's event count and its account's byte caps."""
+        if self._replay <= 0:
+            return
+        if len(self._kept) >= self._replay:
+            self._uncount(self._kept.popleft()[2])
+        if self._account is None:
+            self._kept.append((seq, frame, None))
+            return
+        event = self._account.keep(self, len(frame))
+        if event is not None:  # None: larger than a cap allows; it went out live, it is not kept
+            self._kept.append((seq, frame, event))
+
+    def forget(self, event: KeptEvent) -> None:
+        """Drop a kept event the ledger evicted (the oldest kept, as a rule)."""
+        if self._kept and self._kept[0][2] is event:
+            self._kept.popleft()
+            return
+        for index, (_, _, kept) in enumerate(self._kept):
+            if kept is event:
+                del self._kept[index]
+                return
+
+    def forget_all(self) -> None:
+        """The stream is no longer resumable (dropped by its session): give back what it kept."""
+        for _, _, event in self._kept:
+            self._uncount(event)
+        self._kept.clear()
+
+    def _uncount(self, event: KeptEvent | None) -> None:
+        if event is not None and self._account is not None:
+            self._account.release(event)
 
     async def open(self, send: Send, headers: RawHeaders, *, status: int = 200, priming: bool = False) -> None:
         """Start the HTTP response on `send` and attach it. A priming event (id, retry, empty data) lets
@@ -65,7 +115,7 @@ class EventStream:
         async with self._lock:
             await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
             self._send = send
-            for seq, frame in list(self._kept):
+            for seq, frame, _ in list(self._kept):
                 if seq > after:
                     await self._write_raw(frame)
             if self.finished.is_set():

@@ -6,9 +6,11 @@ loudly, naming the piece, when a release moves any of what this module relies on
 1. Its httptools protocol, subclassed (`GuardedHttpToolsProtocol`):
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
-   `on_message_begin` (first byte of a request; it builds `self.scope`), `on_headers_complete` (its
-   head is complete) and `on_message_complete` (its body is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
-   answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected; `handle_websocket_upgrade`, after which the transport
+   `on_message_begin` (first byte of a request; it builds `self.scope`), `on_url` and `on_header` (the
+   target and each whole header, as the head is parsed), `on_headers_complete` (its
+   head is complete), `on_body` and `on_message_complete` (its body is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
+   answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected;
+   `on_response_complete`, which a cycle calls when its response is sent; `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
@@ -34,6 +36,11 @@ On top of uvicorn's protocol:
 - a request whose client leaves is told at once (`client_left`, and the callback it put in
   `on_client_gone` is called from `connection_lost`), so noticing a disconnect costs no watcher task
   (`disconnects.py`);
+- a request head larger than `max_head_bytes` gets 431 Request Header Fields Too Large and the connection
+  is closed. uvicorn has no such limit, and httptools gathers a header's value across reads before it
+  hands it over, so a head is measured as its bytes arrive (`HeadMeter`), before they reach the parser:
+  what an oversized head leaves in memory is at most the limit plus one read. The header callbacks
+  `on_url` and `on_header` count it again, for a head that began in the middle of a read (pipelining);
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
@@ -57,6 +64,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
 from .coalesce import CoalescingTransport
+from .head_limit import HEADER_LINE_OVERHEAD, HeadMeter, head_too_large_bytes
 from .request import NOT_TAKEN, REQUEST, HttpRequest
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -72,18 +80,21 @@ client reads it. The caps bound everything else; refusals are bounded by this li
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with coalesced writes, connection caps and a request-head deadline.
 
-    Pass `functools.partial(GuardedHttpToolsProtocol, ledger=..., head_timeout_s=...)` as
+    Pass `functools.partial(GuardedHttpToolsProtocol, ledger=..., head_timeout_s=..., max_head_bytes=...)` as
     `uvicorn.Config(http=...)`; uvicorn adds its own keyword arguments when a connection arrives.
     """
 
-    def __init__(self, *args: Any, ledger: ConnectionLedger, head_timeout_s: float | None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, ledger: ConnectionLedger, head_timeout_s: float | None,
+                 max_head_bytes: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._head = HeadMeter(max_head_bytes) if max_head_bytes is not None else None
         self._ledger = ledger
         self._head_timeout_s = head_timeout_s
         self._ticket: Admitted | None = None
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_due: float | None = None  # when the head being read must be complete; None: none is
         self._refused = False
+        self._head_refusal_due = False  # a 431 waiting for the pipelined response before it
         self._requests_begun = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -103,8 +114,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
     def data_received(self, data: bytes) -> None:
-        if not self._refused:
-            super().data_received(data)
+        if self._refused:
+            return
+        if self._head is not None and not self._head.fits(data):
+            self._refuse_head()
+            return
+        super().data_received(data)
 
     def eof_received(self) -> bool | None:
         if self._refused:  # the client has read our 503 and hung up: no need to linger
@@ -129,6 +144,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             on_gone()
 
     def on_message_begin(self) -> None:
+        if self._refused:
+            return
+        if self._head is not None:
+            self._head.parsed = 0
         super().on_message_begin()
         # Not given its scope yet (the app does that): an app that never takes it leaves no cycle behind.
         # Positional (scope, loop, kept_alive, watched): keywords would cost a dict per request.
@@ -138,11 +157,39 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
 
+    def on_url(self, url: bytes) -> None:
+        if self._refused:
+            return
+        if self._head is not None and not self._head.parsed_fits(len(url)):
+            self._refuse_head()
+            return
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._refused:
+            return
+        if self._head is not None and not self._head.parsed_fits(len(name) + len(value) + HEADER_LINE_OVERHEAD):
+            self._refuse_head()
+            return
+        super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
         self._stop_head_deadline()
+        if self._refused:  # the 431 is on its way: no request for the app
+            return
+        if self._head is not None:
+            self._head.ended()
         super().on_headers_complete()
 
+    def on_body(self, body: bytes) -> None:
+        if not self._refused:
+            super().on_body(body)
+
     def on_message_complete(self) -> None:
+        if self._refused:
+            return
+        if self._head is not None:
+            self._head.began()  # what follows on the connection is the next request's head
         super().on_message_complete()
         request = self.scope.get(REQUEST)  # gone when the app answered before the body was in (413)
         if request is not None:
@@ -161,6 +208,33 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self._release()
 
         websocket.connection_lost = connection_lost
+
+    def _refuse_head(self) -> None:
+        """431 and close: the rest of the head is neither kept nor parsed. A pipelined request still being
+        answered is answered first; the 431 follows it (`on_response_complete`)."""
+        self._refused = True
+        self._stop_head_deadline()
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            self._head_refusal_due = True
+            return
+        self._send_head_refusal()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._head_refusal_due:
+            self._head_refusal_due = False
+            self._send_head_refusal()
+
+    def _send_head_refusal(self) -> None:
+        limit = self._head.limit if self._head is not None else 0
+        log.debug("request head too large, connection closed", client=self.client, max_head_bytes=limit)
+        if self.transport.is_closing():
+            return
+        self.transport.write(head_too_large_bytes(limit))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
     def _release(self) -> None:
         if self._ticket is not None:

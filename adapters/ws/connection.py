@@ -26,6 +26,7 @@ from hexmcp.wire import jsonrpc
 
 from ..http.asgi import Receive, Send
 from ..rpc_connection import RpcConnection
+from ..slots import Slots
 from .config import WsConfig
 from .dialect import CLOSE_CODES, CloseCode, Dialect
 from .outbox import Outbox
@@ -45,7 +46,7 @@ class Ending:
 
 class WsConnection:
     def __init__(self, server: McpServer, config: WsConfig, dialect: Dialect, receive: Receive, send: Send, *,
-                 client_id: str | None = None) -> None:
+                 client_id: str | None = None, slots: Slots | None = None) -> None:
         self.config = config
         self.dialect = dialect
         self._receive = receive
@@ -56,7 +57,7 @@ class WsConnection:
         self.rpc = RpcConnection(server, self.outbox.put, with_version=dialect.with_version,
                                  require_jsonrpc=dialect.require_jsonrpc, max_in_flight=config.max_in_flight,
                                  peer_timeout_s=config.client_request_timeout_s, client_id=client_id,
-                                 transport="ws")
+                                 transport="ws", slots=slots)
         self.session_id = self.rpc.session_id
         self.stopping = False
         self.ended: Ending | None = None
@@ -101,6 +102,9 @@ class WsConnection:
             message = await self._receive()
             kind = message["type"]
             if kind == "websocket.disconnect":
+                if message.get("code") == CloseCode.MESSAGE_TOO_BIG:  # uvicorn closed it at ws_max_size, unread
+                    self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE,
+                                                f"message larger than {self.config.max_frame_bytes} bytes")
                 self._decide(Ending(None, f"client closed ({message.get('code')})"))
                 return
             if kind != "websocket.receive":
@@ -111,8 +115,9 @@ class WsConnection:
                                       "Invalid request: binary frames are not accepted; send each JSON message as text")
                 continue
             if _too_big(text, self.config.max_frame_bytes):
-                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE],
-                                    f"message larger than {self.config.max_frame_bytes} bytes"))
+                reason = f"message larger than {self.config.max_frame_bytes} bytes"
+                self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE, reason)  # logged and audited; the close says why
+                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE], reason))
                 return
             await self._handle_text(text)
 

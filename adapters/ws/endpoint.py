@@ -21,6 +21,7 @@ from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.request import request_of
 from ..http.responses import respond
+from ..slots import Slots
 from .config import WsConfig
 from .connection import WsConnection
 from .dialect import choose_dialect
@@ -41,6 +42,8 @@ class WsEndpoint:
         self.closes: collections.Counter[int | None] = collections.Counter()
         """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
         self.stopping = False
+        self.slots: Slots | None = None
+        """The HTTP app's concurrency cap, which every call on every socket counts against (`share_concurrency`)."""
         install_invalid_utf8_filter()
         jsonrpc.install_task_errors(server)  # once per server: a failed task's error in JSON-RPC terms
 
@@ -56,13 +59,18 @@ class WsEndpoint:
             await refuse(scope, send, refusal)
             return
         connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
-                                  receive, send, client_id=client_identity(request_of(scope)))
+                                  receive, send, client_id=client_identity(request_of(scope)), slots=self.slots)
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
             self.closes[connection.ended.code if connection.ended else None] += 1
+
+    def share_concurrency(self, slots: Slots) -> None:
+        """Count every call on these sockets against `slots` (the HTTP app mounting this endpoint calls it):
+        1,024 sockets × `max_in_flight` calls must not get round the server's `max_concurrent_requests`."""
+        self.slots = slots
 
     def _capacity(self) -> Refusal | None:
         if self.stopping:

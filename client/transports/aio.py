@@ -13,6 +13,7 @@ from typing import Sequence
 import aiohttp
 
 from ..errors import ClientError, unreachable
+from .base import too_large
 
 CONNECT_TIMEOUT_S = 10.0
 MAX_CONNECTIONS = 256
@@ -44,6 +45,23 @@ def env_proxy(url: str) -> str | None:
     if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
         return None
     return urllib.request.getproxies().get(parts.scheme)
+
+
+async def read_limited(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, refused (ClientError naming the limit) as soon as it is known to pass `limit`: a declared
+    length over it is refused before reading, a body that grows past it as it does. Leaving the response
+    unread closes its connection; the session's other connections are untouched."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(f"the server's answer (HTTP {response.status}, {declared} bytes declared)", limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise too_large(f"the server's answer (HTTP {response.status})", limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def failed(what: str, error: aiohttp.ClientError) -> ClientError:

@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..errors import ClientError
+from ..errors import ClientError, ClientErrorCode
+
+# The largest message read from a server, on every transport (an HTTP body, one SSE event, one WebSocket
+# frame, one stdio line): a server, mounted or called, cannot make us hold more than this for one answer.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+def too_large(what: str, limit: int) -> ClientError:
+    """`what` (the server's answer, an SSE event, ...) was over `limit`: a broken (or hostile) server."""
+    return ClientError(ClientErrorCode.INCOMPATIBLE, f"{what} is over the {limit}-byte limit (max_message_bytes)")
 
 
 class Inbox(Protocol):

@@ -30,7 +30,7 @@ from hexmcp.core import versions
 
 from ..errors import ClientError, ClientErrorCode, unreachable
 from . import aio
-from .base import Inbox
+from .base import MAX_MESSAGE_BYTES, Inbox, too_large
 
 ACCEPT = "application/json, text/event-stream"
 SESSION = "mcp-session-id"
@@ -55,9 +55,12 @@ class HttpWire:
     require_jsonrpc = True
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None,
-                 middlewares: Sequence[aiohttp.ClientMiddlewareType] = ()) -> None:
-        """`middlewares` are aiohttp client middlewares around every request (a test that cuts streams)."""
+                 middlewares: Sequence[aiohttp.ClientMiddlewareType] = (),
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        """`middlewares` are aiohttp client middlewares around every request (a test that cuts streams);
+        `max_message_bytes` bounds a JSON answer's body and each SSE event, counted in raw bytes."""
         self.url = url
+        self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
         self.version: str | None = None
         self._headers = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
@@ -140,7 +143,7 @@ class HttpWire:
         kind = response.content_type
         if kind == "text/event-stream":
             return await self._read_events(response, waiting_for)
-        body = await response.read()
+        body = await aio.read_limited(response, self.max_message_bytes)
         if response.status in (401, 403):
             raise ClientError(ClientErrorCode.UNAUTHORIZED,
                               f"the server refused our credentials (HTTP {response.status})")
@@ -159,7 +162,8 @@ class HttpWire:
     async def _read_events(self, response: aiohttp.ClientResponse, waiting_for: Any) -> tuple[bool, str | None]:
         answered, last_event = False, None
         try:
-            async with contextlib.aclosing(sse.events(response.content.iter_any())) as events:
+            events = sse.events(response.content.iter_any(), max_event_bytes=self.max_message_bytes)
+            async with contextlib.aclosing(events):
                 async for event in events:
                     last_event = event.id or last_event
                     if not event.data:
@@ -175,6 +179,9 @@ class HttpWire:
         except aiohttp.ClientError:  # the connection broke mid-stream
             if last_event is None or self.stateless:
                 raise  # nothing to resume from (2026-07-28 streams are not resumable)
+        except sse.StreamTooLarge:  # leaving the response unread closes its connection, and only that one
+            raise too_large("an SSE event from the server (or a line without its end)",
+                            self.max_message_bytes) from None
         return answered, last_event
 
     async def _resume(self, waiting_for: Any, last_event: str | None) -> None:

@@ -16,15 +16,17 @@ from hexmcp.wire import jsonrpc
 
 from ..errors import ClientError, ClientErrorCode
 from . import aio
-from .base import Inbox
+from .base import MAX_MESSAGE_BYTES, Inbox
 
 
 class RestWire:
     with_version = True
     require_jsonrpc = True
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.url = url.rstrip("/")
+        self.max_message_bytes = max_message_bytes
         self._headers = {"content-type": "application/json", **(headers or {})}
         self._http: aiohttp.ClientSession | None = None
         self._inbox: Inbox | None = None
@@ -44,7 +46,7 @@ class RestWire:
         try:
             async with self._http.post(f"{self.url}/{message['method']}", data=jsonrpc.dumps(body),
                                        headers=self._headers) as response:
-                status, content = response.status, await response.read()
+                status, content = response.status, await aio.read_limited(response, self.max_message_bytes)
         except aiohttp.ClientError as error:
             raise aio.failed(f"POST {self.url}/{message['method']} failed", error) from None
         if status in (401, 403):

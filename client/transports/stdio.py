@@ -30,10 +30,9 @@ from hexmcp.wire import jsonrpc
 from hexmcp.wire.lines import LineSplitter
 
 from ..errors import unreachable
-from .base import Inbox
+from .base import MAX_MESSAGE_BYTES, Inbox
 
 log = structlog.get_logger("hexmcp.client.stdio")
-LINE_LIMIT = 64 * 1024 * 1024  # the largest answer we accept
 STDERR_LINE_LIMIT = 64 * 1024
 STDERR_LINES = 20
 GRACE_S = 2.0
@@ -44,14 +43,15 @@ READ_CHUNK = 64 * 1024
 class _ServerPipes(asyncio.SubprocessProtocol):
     """The server process's pipes, as asyncio calls them back: stdout lines to the inbox, stderr to a ring."""
 
-    def __init__(self, inbox: Inbox, stderr_tail: collections.deque[str]) -> None:
+    def __init__(self, inbox: Inbox, stderr_tail: collections.deque[str], max_message_bytes: int) -> None:
         self.inbox = inbox
+        self.max_message_bytes = max_message_bytes
         self.stderr_tail = stderr_tail
         self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.SubprocessTransport | None = None
         self.stdin_lost = False
         self._drained: asyncio.Future[None] | None = None  # set while the stdin pipe is over its high-water mark
-        self._stdout = LineSplitter(LINE_LIMIT)
+        self._stdout = LineSplitter(max_message_bytes)
         self._stderr = LineSplitter(STDERR_LINE_LIMIT)
         self._stdout_done = False
         self._failed = False
@@ -71,7 +71,10 @@ class _ServerPipes(asyncio.SubprocessProtocol):
             self._line(line)
         if oversize:
             self._failed = True
-            self.inbox.closed(unreachable(f"the server's stdout failed: a line over {LINE_LIMIT} bytes"))
+            # The rest of its output is skipped (`_failed`); the owner closes the process, and a mounted
+            # upstream is started again.
+            self.inbox.closed(unreachable(f"the server sent a message (a stdout line) over the "
+                                          f"{self.max_message_bytes}-byte limit (max_message_bytes)"))
 
     def _line(self, line: bytes) -> None:
         if not line.strip():
@@ -168,8 +171,9 @@ class StdioWire:
     with_version = True
     require_jsonrpc = True
 
-    def __init__(self, command: tuple[str, ...] | list[str]) -> None:
+    def __init__(self, command: tuple[str, ...] | list[str], *, max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.command = tuple(command)
+        self.max_message_bytes = max_message_bytes
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._pipes: _ServerPipes | None = None
         self._stdin: asyncio.WriteTransport | None = None
@@ -185,7 +189,7 @@ class StdioWire:
         read_end, write_end = os.pipe()
         try:
             transport, pipes = await loop.subprocess_exec(
-                lambda: _ServerPipes(inbox, self.stderr_tail), *self.command,
+                lambda: _ServerPipes(inbox, self.stderr_tail, self.max_message_bytes), *self.command,
                 stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE)
         except OSError as error:
             os.close(read_end)

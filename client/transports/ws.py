@@ -16,17 +16,20 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from hexmcp.wire import jsonrpc
 
 from ..errors import ClientError, ClientErrorCode, unreachable
-from .base import Inbox
+from .base import MAX_MESSAGE_BYTES, Inbox
 
 SUBPROTOCOL = "mcp"
 OPEN_TIMEOUT_S = 10.0
+MESSAGE_TOO_BIG = 1009  # the close code websockets sends when a frame passes max_size
 
 
 class WsWire:
     require_jsonrpc = True
 
-    def __init__(self, url: str, *, chatgpt: bool = False, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, url: str, *, chatgpt: bool = False, headers: dict[str, str] | None = None,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes
         self.chatgpt = chatgpt
         self.with_version = not chatgpt
         self.require_jsonrpc = not chatgpt
@@ -38,7 +41,8 @@ class WsWire:
         subprotocols = None if self.chatgpt else [SUBPROTOCOL]
         try:
             self._socket = await connect(self.url, subprotocols=subprotocols, additional_headers=self._headers,
-                                         open_timeout=OPEN_TIMEOUT_S, max_size=None, compression=None)
+                                         open_timeout=OPEN_TIMEOUT_S, max_size=self.max_message_bytes,
+                                         compression=None)
         except InvalidStatus as error:
             status = error.response.status_code
             if status in (401, 403):
@@ -63,6 +67,11 @@ class WsWire:
             pass
         close = self._socket.close_code
         reason = self._socket.close_reason
+        sent = self._socket.protocol.close_sent
+        if sent is not None and sent.code == MESSAGE_TOO_BIG:  # we failed the connection: a frame passed max_size
+            inbox.closed(unreachable(f"the server sent a message over the {self.max_message_bytes}-byte limit "
+                                     "(max_message_bytes); the WebSocket was closed (code 1009)"))
+            return
         inbox.closed(unreachable(f"the WebSocket closed (code {close}{': ' + reason if reason else ''})"))
 
     async def send(self, message: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ by the kill can only be the last one of the newest file, and the reader reports 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -36,12 +37,33 @@ def test_rotation_keeps_the_newest_lines_in_order_across_backups(tmp_path: Path)
     assert all(f.stat().st_size <= 2_000 + 100 for f in files)
 
 
-def test_backups_zero_keeps_only_the_current_file(tmp_path: Path) -> None:
+def test_backups_zero_is_refused_so_no_rotation_deletes_the_trail(tmp_path: Path) -> None:
+    """Issue 30: with 0 backups a rotation unlinked the live file, and every line in it was gone."""
+    with pytest.raises(ValueError, match="at least one audit backup"):
+        AuditFile(tmp_path / "audit.log", max_bytes=500, backups=0)
+
+
+def test_rotation_with_one_backup_keeps_the_lines_it_rotates_away(tmp_path: Path) -> None:
     path = tmp_path / "audit.log"
-    file = AuditFile(path, max_bytes=500, backups=0)
-    for number in range(100):
-        file.append(encode_line({"n": number}))
-    assert trail_files(path) == [path] and file.rotations > 0
+    file = AuditFile(path, max_bytes=500, backups=1)
+    for number in range(12):  # a little over one rotation's worth: nothing may be lost yet
+        file.append(encode_line({"n": number, "pad": "x" * 30}))
+    assert file.rotations == 1 and [f.name for f in trail_files(path)] == ["audit.log.1", "audit.log"]
+    assert [entry["n"] for entry in read_trail(path)] == list(range(12))  # type: ignore[index]
+
+
+def test_fsync_flushes_every_line_to_disk_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    quiet = AuditFile(tmp_path / "quiet.log")
+    quiet.append(encode_line({"n": 0}))
+    assert synced == []
+    durable = AuditFile(tmp_path / "durable.log", fsync=True, max_bytes=40, backups=2)
+    for number in range(3):  # across rotations: the reopened file is synced too
+        durable.append(encode_line({"n": number, "pad": "x" * 20}))
+    assert len(synced) == 3 and durable.rotations >= 1
+    assert [entry["n"] for entry in read_trail(tmp_path / "durable.log")] == [0, 1, 2]  # type: ignore[index]
 
 
 _WRITER = """
@@ -101,7 +123,9 @@ def test_kill_9_in_a_flood_leaves_only_whole_lines_or_one_reported_cut(tmp_path:
     bad = [e for e in entries if isinstance(e, BadLine)]
     records = [e for e in entries if not isinstance(e, BadLine)]
     assert len(records) > 100
-    assert all(r["tool"] == CHEAP_TOOL and r["arguments"]["n"] >= 1 for r in records)
+    assert [r["method"] for r in records if r["method"] != "tools/call"] == ["initialize"]
+    calls = [r for r in records if r["method"] == "tools/call"]
+    assert all(r["tool"] == CHEAP_TOOL and r["params"]["arguments"]["n"] >= 1 for r in calls)
     assert len({r["eventId"] for r in records}) == len(records)
     newest = trail_files(path)[-1]
     assert all(b.reason == "no newline" and b.path == str(newest) for b in bad) and len(bad) <= 1
@@ -143,3 +167,24 @@ def test_a_cut_last_line_is_reported_then_closed_off_by_the_next_writer(tmp_path
     entries = list(read_trail(path))
     assert entries[0] == {"n": 1} and entries[2] == {"n": 3}
     assert isinstance(entries[1], BadLine) and entries[1].reason == "not a JSON object"
+
+
+@pytest.mark.anyio
+async def test_the_audit_fsync_flag_reaches_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hexmcp.app import cli
+    from hexmcp.app.guard import install_guards
+    from tests.fixtures.demo_server import build_demo_server
+
+    from ..support.peer import CoreClient
+
+    synced: list[int] = []
+    monkeypatch.setenv("HEXMCP_AUDIT_SALT", "a-salt-given-by-the-environment")  # no salt file made (and synced)
+    monkeypatch.setattr(os, "fsync", synced.append)
+    args = cli.parse_args(["stdio", "--audit-log", str(tmp_path / "audit.log"), "--audit-fsync"])
+    server = build_demo_server()
+    close = install_guards(server, args, dict)
+    client = CoreClient(server)
+    await client.initialize()
+    await client.ok("tools/call", {"name": "echo", "arguments": {"text": "durable"}})
+    close()
+    assert len(synced) == 2  # initialize's line, then the call's

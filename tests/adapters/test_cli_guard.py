@@ -45,7 +45,7 @@ def test_tool_limits_and_the_default_burst() -> None:
     (["--rate-burst", "0", "--rate-limit", "1"], "must be at least 1"),
     (["--tool-rate-limit", "listModels"], "NAME=RATE[:BURST]"),
     (["--audit-max-bytes", "0", "--audit-log", "x"], "must be at least 1"),
-    (["--audit-backups", "-1", "--audit-log", "x"], "must be at least 0"),
+    (["--audit-backups", "0", "--audit-log", "x"], "must be at least 1"),
 ])
 def test_bad_flag_values_are_usage_errors(flags: list[str], reason: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stopped:

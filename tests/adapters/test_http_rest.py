@@ -83,7 +83,7 @@ def test_rest_errors_say_what_went_wrong(http, path, body, status, code) -> None
 
 
 def test_rest_malformed_and_wrong_method(http) -> None:
-    assert http.post("/mcp/tools/list", content=b"{oops").status_code == 400
+    assert http.post("/mcp/tools/list", content=b"{oops", headers={"content-type": "application/json"}).status_code == 400
     assert http.get("/mcp/tools/list").status_code == 405
 
 
@@ -160,7 +160,8 @@ def test_bearer_token() -> None:
     ({"host": "evil.example.com"}, 403),
     ({"origin": "http://evil.example.com"}, 403),
     ({"origin": "null"}, 403),
-    ({"host": "localhost:1234", "origin": "http://localhost:5173"}, 200),
+    ({"host": "localhost:1234", "origin": "http://localhost:5173"}, 403),  # a page on another local port
+    ({"host": "localhost:1234", "origin": "http://localhost:1234"}, 200),  # the port the page addressed
     ({"host": "[::1]:80"}, 200),
     ({"host": "api.internal:8090"}, 200),
     ({"origin": "https://app.example"}, 200),

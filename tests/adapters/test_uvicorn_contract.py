@@ -20,7 +20,8 @@ from hexmcp.adapters.http import uvicorn_fence
 from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 OVERRIDDEN = ["connection_made", "connection_lost", "data_received", "eof_received", "on_message_begin",
-              "on_headers_complete", "on_message_complete", "handle_websocket_upgrade"]
+              "on_url", "on_header", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
+              "handle_websocket_upgrade"]
 
 
 @pytest.mark.parametrize("hook", OVERRIDDEN)
@@ -69,6 +70,30 @@ def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:
     with pytest.raises(httptools.HttpParserUpgrade):
         parser.feed_data(b"ET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
     assert calls == ["begin", "head"]
+
+
+def test_the_parser_hands_over_the_target_and_each_header_before_the_head_is_complete() -> None:
+    """The head limit counts `on_url` and `on_header` (name and value whole), called before on_headers_complete;
+    a pipelined request's answer ends in `on_response_complete`, which the cycle is given, where a deferred 431
+    is sent."""
+    calls: list[tuple[str, int]] = []
+
+    class Recorder:
+        def on_url(self, url: bytes) -> None:
+            calls.append(("url", len(url)))
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            calls.append(("header", len(name) + len(value)))
+
+        def on_headers_complete(self) -> None:
+            calls.append(("head", 0))
+
+    parser = httptools.HttpRequestParser(Recorder())
+    parser.feed_data(b"GET /abc HTTP/1.1\r\nHost: x\r\nX-Long: " + b"v" * 50)
+    parser.feed_data(b"v" * 50 + b"\r\n\r\n")
+    assert calls == [("url", 4), ("header", 5), ("header", 106), ("head", 0)]
+    assert "on_response=self.on_response_complete" in inspect.getsource(HttpToolsProtocol.on_headers_complete)
+    assert "self.on_response()" in inspect.getsource(RequestResponseCycle.send)
 
 
 def test_a_complete_body_sets_the_event_receive_waits_on() -> None:

@@ -154,6 +154,7 @@ async def test_slow_consumer_is_closed_with_1013_and_others_are_unaffected(tight
     ({"Authorization": "Bearer wrong"}, ErrorCode.UNAUTHORIZED),
     ({**AUTH, "Origin": "http://evil.example"}, ErrorCode.FORBIDDEN),
     ({**AUTH, "Origin": "null"}, ErrorCode.FORBIDDEN),
+    ({**AUTH, "Origin": "http://localhost:5173"}, ErrorCode.FORBIDDEN),  # another local port: another web origin
 ])
 async def test_handshake_refused_before_accept(tight, headers, code) -> None:
     with pytest.raises(InvalidStatus) as refused:
@@ -167,8 +168,9 @@ async def test_handshake_refused_before_accept(tight, headers, code) -> None:
 
 
 @pytest.mark.parametrize("headers", [AUTH, {"authorization": f"bearer  {TOKEN}", "Origin": ALLOWED_ORIGIN},
-                                     {**AUTH, "Origin": "http://localhost:5173"}])
+                                     {**AUTH, "Origin": "http://localhost:{port}"}])
 async def test_handshake_accepted_with_token_and_allowed_origin(tight, headers) -> None:
+    headers = {name: value.format(port=tight.port) for name, value in headers.items()}  # our own port
     async with ChatGptClient.connect(tight.url, additional_headers=headers) as client:
         assert (await client.call("ping"))["result"] == {}
 

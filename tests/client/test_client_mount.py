@@ -76,26 +76,29 @@ async def test_a_hexmcp_and_the_sdk_server_served_as_our_own_tools() -> None:
             with pytest.raises(ClientError) as invalid:  # checked against the upstream's schema, here
                 await client.call_tool("sdk__add", {"a": "forty"})
             assert invalid.value.rpc_code == -32602
-            # resources under their own URIs, prompts under the prefix
-            assert {"demo://greeting", "sdk://greeting"} <= {r.uri for r in await client.all_resources()}
-            assert (await client.read_resource("demo://greeting")).contents[0].text == GREETING
-            assert (await client.read_resource("sdk://greeting")).contents[0].text == SDK_GREETING
+            # resources under upstream://NAME/<their URI>, prompts under the prefix
+            assert {"upstream://demo/demo://greeting", "upstream://sdk/sdk://greeting"} <= {
+                r.uri for r in await client.all_resources()}
+            greeting = (await client.read_resource("upstream://demo/demo://greeting")).contents[0]
+            assert greeting.text == GREETING and greeting.uri == "upstream://demo/demo://greeting"
+            assert (await client.read_resource("upstream://sdk/sdk://greeting")).contents[0].text == SDK_GREETING
             assert {"demo__greet", "sdk__greet"} <= {p.name for p in await client.all_prompts()}
             greeting = await client.get_prompt("demo__greet", {"name": "Ada", "style": "poem"})
             assert greeting.messages[0].content.text == "Write a poem greeting for Ada."
             assert "Ada" in (await client.get_prompt("sdk__greet", {"name": "Ada"})).messages[0].content.text
-            # resource templates under their own URI templates too, read upstream
+            # resource templates under the same prefix, read upstream with the upstream's own URI
             templates = {t.uri_template for t in await client.all_resource_templates()}
-            assert {"demo://items/{item_id}", "sdk://items/{name}"} <= templates
-            assert (await client.read_resource("demo://items/apple")).contents[0].text == ITEMS["apple"]
-            assert (await client.read_resource("sdk://items/pear")).contents[0].text == "the SDK's pear"
+            assert {"upstream://demo/demo://items/{item_id}", "upstream://sdk/sdk://items/{name}"} <= templates
+            assert (await client.read_resource("upstream://demo/demo://items/apple")).contents[0].text == ITEMS["apple"]
+            assert (await client.read_resource("upstream://sdk/sdk://items/pear")).contents[0].text == "the SDK's pear"
             # argument completion is asked of the upstream, for prompts and templates alike
             styles = await client.complete({"type": "ref/prompt", "name": "demo__greet"}, "style", "po")
             assert styles.completion.values == ["poem"]
-            items = await client.complete({"type": "ref/resource", "uri": "demo://items/{item_id}"}, "item_id", "b")
+            items = await client.complete({"type": "ref/resource", "uri": "upstream://demo/demo://items/{item_id}"},
+                                          "item_id", "b")
             assert items.completion.values == ["banana"]
             with pytest.raises(ClientError) as failing:  # the upstream's reader fails: an error here too
-                await client.read_resource("demo://items/durian")
+                await client.read_resource("upstream://demo/demo://items/durian")
             assert failing.value.code is ClientErrorCode.SERVER_ERROR
 
 
@@ -260,7 +263,7 @@ async def test_a_prompt_and_a_template_the_upstream_drops_are_dropped_downstream
         async with downstream(live, "up__forget") as client:
             await until_available(up)  # tools are listed a moment before prompts and templates are mounted
             assert "up__transient" in {prompt.name for prompt in await client.all_prompts()}
-            assert (await client.read_resource("notes://a")).contents[0].text == "note a"
+            assert (await client.read_resource("upstream://up/notes://a")).contents[0].text == "note a"
             changed = asyncio.Event()
             client.on_notification("notifications/prompts/list_changed", lambda method, params: changed.set())
             await client.call_tool("up__forget")
@@ -274,4 +277,4 @@ async def test_a_prompt_and_a_template_the_upstream_drops_are_dropped_downstream
                 await client.get_prompt("up__transient")
             assert gone.value.rpc_code == -32602
             with pytest.raises(ClientError):
-                await client.read_resource("notes://a")
+                await client.read_resource("upstream://up/notes://a")

@@ -1,14 +1,17 @@
 """The concept tools' handlers: the five tools, the `concept://{id}` resource's reader and the
 `explain-concept` prompt's renderer (their definitions, what clients see, are in definitions.py).
 
-All five tools are read-only and answer `{"items": [...]}`. An unknown concept id is invalid_params
+All five tools are read-only and answer `{"items": [...]}`. Work that grows with what a client sends or
+with the graph (linking up to 100,000 characters, embedding a term, explaining, whole-graph metrics) runs
+in a worker thread, so a ping or a list on the same server is answered meanwhile. An unknown concept id is invalid_params
 naming the id and its nearest ids; a term nobody knows is not an error (resolveConcept answers the
 nearest candidates with low scores); an index that cannot be reached is a tool error to retry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolError, models
 from hexmcp.core.registrar import Registrar
@@ -51,7 +54,7 @@ class ConceptHandlers:
         from .resolver import resolve
 
         base = await self._current()
-        found = resolve(base, term)
+        found = await asyncio.to_thread(resolve, base, term)  # a term no name matches is embedded
         matches = [found.best, *found.alternatives] if found.best else []
         return {"items": [items.match_item(base.concepts[m.concept_id], m) for m in matches],
                 "resolved": found.resolved}
@@ -61,7 +64,7 @@ class ConceptHandlers:
 
         base = await self._current()
         _concept_of(base, concept_id)
-        found = explain(base, concept_id, int(passages))
+        found = await asyncio.to_thread(explain, base, concept_id, int(passages))
         return {"items": [items.concept_item(found.concept),
                           *(items.passage_item(p, base.index_version) for p in found.passages),
                           *(items.related_item(r) for r in found.related)]}
@@ -74,8 +77,6 @@ class ConceptHandlers:
         return {"items": [items.graph_item(base.graph, found, int(limit))]}
 
     async def analyze_graph(self, metric: str, concept_id: str | None, limit: int) -> ScoreItems:
-        import asyncio
-
         base = await self._current()
         measure = Metric(metric)
         nodes = None
@@ -90,8 +91,11 @@ class ConceptHandlers:
         from .linker import link
 
         base = await self._current()
-        links = link(base, text, float(min_confidence))
-        return {"items": items.link_items(links, base.concepts)}
+
+        def linked() -> list[dict[str, Any]]:  # 100,000 characters: a few hundred ms of scanning, off the loop
+            return items.link_items(link(base, text, float(min_confidence)), base.concepts)
+
+        return {"items": await asyncio.to_thread(linked)}
 
     async def read(self, id: str) -> str:  # noqa: A002 - the template variable's name
         base = await self.service.base()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import threading
 from typing import Iterator
 
 import attrs
@@ -35,11 +36,18 @@ class Token:
     stem: str
 
 
-@functools.lru_cache(maxsize=1)
-def _stemmer() -> object:
-    import Stemmer
+_per_thread = threading.local()
 
-    return Stemmer.Stemmer("english")
+
+def _stemmer() -> object:
+    """This thread's stemmer: a PyStemmer object must not be used by two threads at once, and concept
+    builds, links and resolutions run in worker threads."""
+    stemmer = getattr(_per_thread, "stemmer", None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = _per_thread.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=200_000)

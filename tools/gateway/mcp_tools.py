@@ -194,6 +194,11 @@ def _register_route_completion(registrar: Registrar, service: GatewayService) ->
         if not prompt.strip():
             raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'routeCompletion': argument "
                                 "prompt must not be empty or whitespace only", {"path": "$.arguments.prompt"})
+        refused = await service.refusal(model, maxTokens)
+        if refused is not None:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool 'routeCompletion': {refused}",
+                                {"path": "$.arguments.maxTokens" if refused.startswith("maxTokens")
+                                 else "$.arguments.model"})
         streamed = 0
 
         async def on_text(piece: str) -> None:

@@ -46,7 +46,8 @@ class GatewayPack(Pack):
         knowledge = setup.ports.get(KnowledgeBase)
         classifier = setup.ports.get(Classifier)
         settings = GatewaySettings(provider=config.provider_type, default_model=config.default_model,
-                                   routing=config.routing)
+                                   routing=config.routing, max_tokens=config.max_tokens,
+                                   allowed_models=config.allowed_models)
         self.tools = register_gateway_tools(
             setup.server, build_gateway(config), ClassifierRouting(classifier) if classifier is not None else None,
             settings, refresh_s=config.models_refresh_s,

@@ -5,10 +5,17 @@ routeCompletion = classify the prompt, inject the category's system prompt, pick
 call the gateway and return the answer with the decision, the token usage and the latency. The
 catalogue is the set of models the routing policy can choose, each marked with whether the gateway
 says it serves it; `refresh()` re-reads the gateway's list and says whether anything changed.
+
+The catalogue is served from the list last read while it is younger than `models_ttl_s`; an older one
+is read again by one request shared by every caller waiting at that moment (single-flight), and a
+failed read is remembered and answered for a backoff that doubles with each failure in a row (1 s up
+to 30 s), so a burst of listModels against a failing gateway costs one read (its retries included),
+not one per call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Mapping
 
@@ -29,6 +36,10 @@ class GatewaySettings:
     """DEFAULT_MODEL: replaces the routing policy's default model (categories that name none)."""
     routing: Mapping[str, str] = attrs.field(factory=dict)
     """`providers.routing`: category -> model, ahead of the taxonomy's recommendation."""
+    max_tokens: int | None = None
+    """`gateway.max_tokens`: the most a caller may ask for, and what is asked when it names none."""
+    allowed_models: tuple[str, ...] = ()
+    """`gateway.allowed_models`: models a caller may name beyond the routing's own; `*`: any."""
 
 
 @attrs.frozen(kw_only=True)
@@ -81,16 +92,46 @@ class RoutedCompletion:
         }
 
 
+# A list read on demand is served this long: listModels stays near the gateway's truth (the background
+# refresh runs only every models_refresh, 60 s), while a burst of callers costs one read per period.
+MODELS_TTL_S = 2.0
+FAILURE_BACKOFF_S = 1.0  # the first failed read is answered this long; each failure in a row doubles it
+MAX_FAILURE_BACKOFF_S = 30.0
+
+
 class GatewayService:
-    def __init__(self, gateway: ChatGateway | None, routing: RoutingSource | None, settings: GatewaySettings) -> None:
+    def __init__(self, gateway: ChatGateway | None, routing: RoutingSource | None, settings: GatewaySettings, *,
+                 models_ttl_s: float = MODELS_TTL_S, failure_backoff_s: float = FAILURE_BACKOFF_S,
+                 clock: Any = time.monotonic) -> None:
         self.gateway = gateway
         self.routing = routing
         self.settings = settings
+        self.models_ttl_s = models_ttl_s
+        self.failure_backoff_s = failure_backoff_s
+        self._clock = clock
         self.served: tuple[GatewayModel, ...] | None = None
         self.last_check: GatewayFailure | None = None
         self.last_check_ms: float | None = None
+        self._checked_at: float | None = None  # when the last read (success or failure) ended
+        self._failures_in_row = 0
+        self._reading: asyncio.Future[GatewayFailure | None] | None = None
 
     # --- routeCompletion ---------------------------------------------------------------------------
+
+    async def refusal(self, model: str | None, max_tokens: int | None) -> str | None:
+        """Why a caller may not spend the operator's key this way, or None. A caller names only models the
+        routing can choose or the operator allowed, and asks for at most `max_tokens`."""
+        cap = self.settings.max_tokens
+        if cap is not None and max_tokens is not None and max_tokens > cap:
+            return f"maxTokens {max_tokens} is above this server's limit of {cap} (gateway.max_tokens)"
+        if model is None or "*" in self.settings.allowed_models or model in self.settings.allowed_models:
+            return None
+        known = [entry.id for entry in await self.entries()]
+        if model in known:
+            return None
+        offered = ", ".join([*known, *self.settings.allowed_models][:20]) or "none: omit `model`"
+        return (f"model {model!r} is not one this server routes to; name one of: {offered} "
+                "(the operator adds more with gateway.allowed_models)")
 
     async def route_completion(self, prompt: str, *, model: str | None = None, max_tokens: int | None = None,
                                system: str | None = None, on_text: TextSink | None = None,
@@ -118,6 +159,8 @@ class GatewayService:
             ChatMessage(role="user", content=prompt),)
         effort = (category.reasoning_effort if category else "medium") if reasoning else None
         classified = time.perf_counter()
+        if max_tokens is None:
+            max_tokens = self.settings.max_tokens
         outcome = await self.gateway.complete(ChatRequest(model=chosen, messages=messages, max_tokens=max_tokens,
                                                           reasoning_effort=effort), on_text)
         if isinstance(outcome, GatewayFailure):
@@ -143,10 +186,23 @@ class GatewayService:
         """The models the routing can choose (refreshing the gateway's list first)."""
         if self.gateway is None:
             return _not_configured()
-        failure = await self.refresh()
+        failure = await self.current()
         if failure is not None:  # not a stale list: the caller should learn the gateway is failing
             return failure
         return await self.entries()
+
+    async def current(self) -> GatewayFailure | None:
+        """The list as last read while it is fresh, the last failure during its backoff, else a new read."""
+        if self._checked_at is not None:
+            age = self._clock() - self._checked_at
+            if self.last_check is None and self.served is not None and age < self.models_ttl_s:
+                return None
+            if self.last_check is not None and age < self._backoff_s():
+                return self.last_check
+        return await self.refresh()
+
+    def _backoff_s(self) -> float:
+        return min(self.failure_backoff_s * 2 ** min(max(self._failures_in_row - 1, 0), 16), MAX_FAILURE_BACKOFF_S)
 
     async def entries(self) -> list[CatalogueEntry]:
         """The catalogue from what is known now (no gateway call)."""
@@ -169,16 +225,26 @@ class GatewayService:
                 for model, routes in sorted(routed.items())]
 
     async def refresh(self) -> GatewayFailure | None:
-        """Fetch the gateway's models list (the connectivity check); remember how it went."""
+        """Fetch the gateway's models list (the connectivity check); remember how it went. A read already
+        under way is joined, not repeated; a caller cancelled while waiting leaves it to the others."""
         if self.gateway is None:
             return _not_configured()
+        if self._reading is None or self._reading.done():
+            self._reading = asyncio.ensure_future(self._read())
+        return await asyncio.shield(self._reading)
+
+    async def _read(self) -> GatewayFailure | None:
+        assert self.gateway is not None
         started = time.perf_counter()
         outcome = await self.gateway.list_models()
         self.last_check_ms = round((time.perf_counter() - started) * 1000, 1)
+        self._checked_at = self._clock()
         if isinstance(outcome, GatewayFailure):
             self.last_check = outcome
+            self._failures_in_row += 1
             return outcome
         self.last_check = None
+        self._failures_in_row = 0
         self.served = outcome
         return None
 

@@ -28,9 +28,12 @@ def add_gateway_flags(group: argparse._ArgumentGroup) -> None:
                        help="model for categories whose routing names none (default: $DEFAULT_MODEL)")
     group.add_argument("--gateway-timeout", metavar="SECONDS", help="per-attempt timeout (default: $TIMEOUT, else 60)")
     group.add_argument("--max-retries", metavar="N", help="retries after the first attempt (default: $MAX_RETRIES, else 3)")
+    group.add_argument("--gateway-max-tokens", metavar="N",
+                       help="the most completion tokens one routeCompletion may ask for, and the bound sent when it "
+                            "names none (default: $GATEWAY_MAX_TOKENS, else 8192)")
 
 
-GATEWAY_FLAGS = ("gateway_url", "provider_type", "default_model", "gateway_timeout", "max_retries")
+GATEWAY_FLAGS = ("gateway_url", "provider_type", "default_model", "gateway_timeout", "max_retries", "gateway_max_tokens")
 
 
 def gateway_config(args: argparse.Namespace) -> GatewayConfig:

@@ -3,13 +3,15 @@ include/exclude globs, or, without roots, hexmcp's own documentation as installe
 
 A document's id is its path relative to the root it was found under (POSIX separators), so ids are
 the same on every machine; a root that is a single file contributes that file's name.
-Glob patterns (fnmatch) match that relative path; `*` also crosses `/`.
+Glob patterns (fnmatch) match that relative path; `*` also crosses `/`. A symlink under a root is
+followed only when it resolves inside that root (a link leading out is logged and skipped).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -76,10 +78,24 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
         if root.suffix.lower() in SUFFIXES:
             yield CorpusFile(document_id=root.name, path=root)
         return
+    inside = root.resolve()
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
-        if path.is_file() and spec.accepts(relative):
+        if path.is_symlink() and not _within(path, inside):
+            # A link to /etc/passwd or to $HOME dropped into a docs folder must not put that file in the
+            # index, in search answers and at /docs/<id>: what is served is what lies under the root.
+            log.warning("skipping a symlink that leads out of the corpus root", path=relative, root=str(root),
+                        target=os.path.realpath(path))
+            continue
+        if path.is_file() and spec.accepts(relative) and _within(path, inside):  # no way out through a parent
             yield CorpusFile(document_id=relative, path=path)
+
+
+def _within(path: Path, inside: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(inside)
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): nowhere to read
+        return False
 
 
 def bundled_files() -> list[CorpusFile]:

@@ -4,6 +4,7 @@ English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ class LexicalIndex:
 
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
+        self._stemming = threading.Lock()  # searches run in worker threads; a PyStemmer object is not shared
         self.size = len(texts)
         self._model = bm25s.BM25()
         if texts:
@@ -30,8 +32,9 @@ class LexicalIndex:
         """BM25 score of every passage for `query` (zeros where no query term occurs)."""
         if not self.size:
             return np.zeros(0, dtype=np.float32)
-        tokens = self._bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer, show_progress=False,
-                                      return_ids=False)[0]
+        with self._stemming:
+            tokens = self._bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer, show_progress=False,
+                                          return_ids=False)[0]
         if not tokens:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._model.get_scores(tokens), dtype=np.float32)

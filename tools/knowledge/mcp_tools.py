@@ -10,6 +10,7 @@ queries are invalid_params naming the id or the limit, never a tool crash.
 # No `from __future__ import annotations`: the tool decorator reads the handlers' return types
 # as types (their output schemas), not as strings.
 
+import asyncio
 import time
 from typing import Annotated, Any
 
@@ -61,7 +62,8 @@ def _register_search(registrar: Registrar, service: KnowledgeService) -> None:
         index = await _current_index(service)
         started = time.perf_counter()
         try:
-            hits = index.search_documents(query, SEARCH_LIMIT, version=version, path=path)
+            # Embedding the query, BM25 and the vector store's answer (a network call for Qdrant): off the loop.
+            hits = await asyncio.to_thread(index.search_documents, query, SEARCH_LIMIT, version=version, path=path)
         except QueryError as error:
             raise _query_error("search", error) from None
         finally:
@@ -122,7 +124,8 @@ def _register_search_passages(registrar: Registrar, service: KnowledgeService) -
         index = await _current_index(service)
         started = time.perf_counter()
         try:
-            hits = index.search_passages(query, int(limit), document_id=documentId, version=version, path=path)
+            hits = await asyncio.to_thread(index.search_passages, query, int(limit), document_id=documentId,
+                                           version=version, path=path)
         except QueryError as error:
             raise _query_error("searchPassages", error) from None
         except UnknownIdError as error:

@@ -3,8 +3,10 @@
 `Upstream(server, "kb", target)` connects to the target and registers each upstream tool on the
 hexmcp server as `kb__<tool>` (`__` keeps the name inside both the MCP tool-name format and the
 stricter `[A-Za-z0-9_-]` of OpenAI function names), with the upstream's schemas; its resources and
-resource templates under their own URIs, and its prompts as `kb__<prompt>`. Its `run()` is a
-background task for the server's lifetime:
+resource templates as `upstream://kb/<its URI>` (`mounted_uri`), and its prompts as `kb__<prompt>`.
+Nothing an upstream offers can replace what is served here already: a local tool, prompt, resource or
+template of the same name or URI (or another upstream's) stays, and the upstream's is refused with a
+warning naming both. Its `run()` is a background task for the server's lifetime:
 
 - a `list_changed` from the upstream re-lists what it offers, and the registries' own change
   listeners tell every downstream client;
@@ -23,11 +25,13 @@ import asyncio
 import re
 from typing import Any
 
+import attrs
 import structlog
 
 from hexmcp.client.errors import ClientError, ClientErrorCode
 from hexmcp.client.mcp_client import McpClient, RetryPolicy
 from hexmcp.client.target import Target
+from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.convert import from_wire
 from hexmcp.wire import jsonrpc
@@ -35,6 +39,7 @@ from hexmcp.wire import jsonrpc
 log = structlog.get_logger("hexmcp.tools.upstreams.mount")
 
 SEPARATOR = "__"
+MOUNT_SCHEME = "upstream"  # upstream://NAME/<the upstream's own URI>
 RECONNECT_POLL_S = 0.05
 _NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__" inside: the separator must stay unique
 _TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")  # the level-1 expressions core.resources matches
@@ -49,9 +54,18 @@ def parse_upstream(spec: str) -> tuple[str, Target]:
     return name, Target.parse(target)
 
 
+def mounted_uri(upstream: str, uri: str) -> str:
+    """An upstream's resource URI or URI template as served here: `upstream://NAME/` then the URI as the
+    upstream gave it (a valid URI: its scheme's `:` and `//` are allowed in a path). Reversed by cutting
+    the prefix, so a read goes to the right upstream with the right URI; a template stays a template,
+    its variables in the same places, and can match only URIs under the prefix, never a local one."""
+    return f"{MOUNT_SCHEME}://{upstream}/{uri}"
+
+
 class Upstream:
     def __init__(self, server: McpServer, name: str, target: Target, *, auth_token: str | None = None,
-                 wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0) -> None:
+                 wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
         self.server = server
         self.name = name
         self.target = target
@@ -59,6 +73,7 @@ class Upstream:
         self.wait_s = wait_s
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
+        self.max_message_bytes = max_message_bytes  # the largest answer read from it (a larger one: a tool error)
         self.client: McpClient | None = None
         self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
         self.resources: set[str] = set()  # URIs of the upstream's resources served here
@@ -76,7 +91,8 @@ class Upstream:
         delay = self.retry_initial_s
         try:
             while True:
-                client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1))
+                client = McpClient(self.target, auth_token=self.auth_token, timeout=None, retry=RetryPolicy(attempts=1),
+                                   max_message_bytes=self.max_message_bytes)
                 try:
                     await client.connect()
                     for kind in ("tools", "resources", "prompts"):
@@ -119,27 +135,50 @@ class Upstream:
             await self._sync_prompts(client)
 
     async def _sync_resources(self, client: McpClient) -> None:
-        """Resources and templates keep their URIs (a URI names one thing wherever it is served); reads go
-        upstream. The core matches level-1 templates (`{name}`) only; others are listed but never match."""
-        resources = {resource.uri: resource for resource in await client.all_resources()}
-        for stale in self.resources - resources.keys():
-            self.server.resources.remove(stale)
-        for uri, resource in resources.items():
-            self.server.resources.add(resource, self._reader(uri))
-        self.resources = set(resources)
-        templates = {template.uri_template: template for template in await client.all_resource_templates()}
-        for uri_template in self.templates.keys() - templates.keys():
-            self.server.resources.remove_template(uri_template)
-        for uri_template, template in templates.items():
-            if self.templates.get(uri_template) != template:
-                self.server.resources.remove_template(uri_template)
-                self.server.resources.add_template(template, self._template_reader(uri_template),
-                                                   self._completer(client, {"type": "ref/resource", "uri": uri_template}))
-        self.templates = templates
+        """Resources and templates under `mounted_uri`; reads go upstream with the upstream's own URI. The
+        core matches level-1 templates (`{name}`) only; others are listed but never match. A URI or a
+        template already served by someone else is refused, never replaced."""
+        registry = self.server.resources
+        resources = {mounted_uri(self.name, resource.uri): resource for resource in await client.all_resources()}
+        templates = {mounted_uri(self.name, template.uri_template): template
+                     for template in await client.all_resource_templates()}
+        taken = {resource.uri for resource in registry.definitions()} - self.resources
+        taken_templates = {template.uri_template for template in registry.template_definitions()} - self.templates.keys()
+        with registry.batch():  # one list_changed for the whole sync
+            for stale in self.resources - resources.keys():
+                registry.remove(stale)
+            for stale in self.templates.keys() - templates.keys():
+                registry.remove_template(stale)
+            mounted: set[str] = set()
+            for uri, resource in resources.items():
+                if self._refused("resource", uri, taken):
+                    continue
+                registry.add(attrs.evolve(resource, uri=uri), self._reader(resource.uri))
+                mounted.add(uri)
+            kept: dict[str, models.ResourceTemplate] = {}
+            for uri_template, template in templates.items():
+                if self._refused("resource template", uri_template, taken_templates):
+                    continue
+                if self.templates.get(uri_template) != template:
+                    registry.remove_template(uri_template)  # ours: it was not in taken_templates
+                    registry.add_template(attrs.evolve(template, uri_template=uri_template),
+                                          self._template_reader(template.uri_template),
+                                          self._completer(client, {"type": "ref/resource", "uri": template.uri_template}))
+                kept[uri_template] = template
+        self.resources, self.templates = mounted, kept
+
+    def _refused(self, kind: str, name: str, taken: set[str]) -> bool:
+        """True (and a warning) when `name` is already served here by a local pack or another upstream."""
+        if name not in taken:
+            return False
+        log.warning(f"upstream {kind} refused: the name is already served here", upstream=self.name, name=name)
+        return True
 
     async def _sync_prompts(self, client: McpClient) -> None:
         """Prompts as NAME__PROMPT, rendered upstream; one the upstream dropped is dropped here too."""
         prompts = {f"{self.name}{SEPARATOR}{prompt.name}": prompt for prompt in await client.all_prompts()}
+        taken = {prompt.name for prompt in self.server.prompts.definitions()} - self.prompts.keys()
+        prompts = {name: prompt for name, prompt in prompts.items() if not self._refused("prompt", name, taken)}
         for stale in self.prompts.keys() - prompts.keys():
             self.server.prompts.remove(stale)
         for name, prompt in prompts.items():
@@ -171,22 +210,34 @@ class Upstream:
         return read
 
     def _reader(self, uri: str) -> Any:
+        """Reads `uri` (the upstream's own) upstream; the contents answer under their mounted URIs."""
         async def read() -> list[Any]:
             client = await self._connected(None)
             try:
-                return (await client.read_resource(uri)).contents
+                contents = (await client.read_resource(uri)).contents
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
+            return [attrs.evolve(item, uri=mounted_uri(self.name, item.uri)) for item in contents]
 
         return read
+
+    def _namespaced(self, block: Any) -> Any:
+        """A content block with the upstream's resource URIs as served here: a link or an embedded
+        resource from an upstream names its resource, never the local one of the same URI."""
+        if isinstance(block, models.ResourceLink):
+            return attrs.evolve(block, uri=mounted_uri(self.name, block.uri))
+        if isinstance(block, models.EmbeddedResource):
+            return attrs.evolve(block, resource=attrs.evolve(block.resource, uri=mounted_uri(self.name, block.resource.uri)))
+        return block
 
     def _renderer(self, upstream_name: str) -> Any:
         async def render(**arguments: str) -> list[models.PromptMessage]:
             client = await self._connected(None)
             try:
-                return (await client.get_prompt(upstream_name, arguments)).messages
+                messages = (await client.get_prompt(upstream_name, arguments)).messages
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
+            return [attrs.evolve(message, content=self._namespaced(message.content)) for message in messages]
 
         return render
 
@@ -194,6 +245,8 @@ class Upstream:
         """Register the upstream's tools under our names; drop the ones it no longer has."""
         tools = await client.all_tools()
         wanted = {f"{self.name}{SEPARATOR}{tool.name}": tool for tool in tools}
+        taken = {name for name in wanted if name in self.server.tools} - self.mounted
+        wanted = {name: tool for name, tool in wanted.items() if not self._refused("tool", name, taken)}
         for stale in self.mounted - wanted.keys():
             self.server.tools.remove(stale)
         for name, tool in wanted.items():
@@ -230,7 +283,8 @@ class Upstream:
                     stale = client  # it never reached the upstream: send it again once reconnected
                     continue
                 raise ToolError(self._unavailable()) from None  # in flight when the upstream went
-            return from_wire(result, models.CallToolResult)
+            called = from_wire(result, models.CallToolResult)
+            return attrs.evolve(called, content=[self._namespaced(block) for block in called.content])
 
     async def _connected(self, stale: McpClient | None) -> McpClient:
         """The live client (not `stale`, one a call just found dead), waiting up to `wait_s` for it.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping
 
-from hexmcp.core.pack import BackgroundTask, Pack, Setup
+from hexmcp.core.pack import BackgroundTask, Pack, PackProblem, Setup
 from hexmcp.tools.environment import CLIENT_MODULES
 
 
@@ -26,7 +26,11 @@ class UpstreamsPack(Pack):
 
         flags.add_argument("--upstream", action="append", default=[], type=upstream_spec, metavar="NAME=TARGET",
                            help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp "
-                                f"call; bearer token from ${TOKEN_ENV}; more options: the config file's [[upstream]])")
+                                f"call; bearer token from ${TOKEN_ENV}_NAME; more options: the config file's "
+                                "[[upstream]])")
+        flags.add_argument("--upstream-shared-token", action="store_true", default=False,
+                           help=f"send ${TOKEN_ENV} to every upstream that has no token of its own (without it, "
+                                "that variable goes to no upstream)")
 
     def enabled(self, settings: argparse.Namespace) -> bool:
         return self.requested(settings)
@@ -41,11 +45,17 @@ class UpstreamsPack(Pack):
 
         self.upstreams = [Upstream(setup.server, spec.name, spec.target, auth_token=spec.auth_token,
                                    wait_s=spec.wait_s, retry_initial_s=spec.retry_initial_s,
-                                   retry_max_s=spec.retry_max_s) for spec in upstream_specs(setup.settings)]
+                                   retry_max_s=spec.retry_max_s, max_message_bytes=spec.max_message_bytes)
+                          for spec in upstream_specs(setup.settings)]
 
     def background(self) -> list[BackgroundTask]:
         """Each upstream's run: connect, serve its tools, reconnect when it goes, until the server stops."""
         return [upstream.run for upstream in self.upstreams]
+
+    def explain(self, error: Exception) -> PackProblem | None:
+        from .specs import UpstreamSpecError
+
+        return PackProblem(str(error)) if isinstance(error, UpstreamSpecError) else None
 
     def health(self) -> Mapping[str, Any]:
         return {upstream.name: {"connected": upstream.available, "tools": len(upstream.mounted)}

@@ -5,20 +5,38 @@ its tables here, so `hexmcp config check` finds what start-up would.
 A table says what a flag cannot: a token per upstream (or the variable holding it), how long a call
 waits for a reconnecting upstream, and the reconnect backoff. An `--upstream` (flag, `HEXMCP_UPSTREAM`
 or the file's `upstream = [...]`) of the same name replaces the table of that name.
+
+Each upstream's bearer token is its own, first found of: the table's `auth_token` or `auth_token_env`,
+the variable named after it (`HEXMCP_UPSTREAM_TOKEN_KB` for `kb`: `token_env_for`), and the shared
+`HEXMCP_UPSTREAM_TOKEN` only where asked for (a table's `shared_token = true`, or
+`--upstream-shared-token` for every upstream without one of its own). A token given for one server is
+never sent to another one silently: the shared variable set but asked for by no upstream is a warning.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import Any, Callable, Mapping
 
 import attrs
+import structlog
 
 from hexmcp.core.suggestions import did_you_mean
 
-TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the bearer token of every upstream that names none of its own
-TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "wait", "retry_initial", "retry_max")
+log = structlog.get_logger("hexmcp.tools.upstreams")
+
+TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the shared token: sent only to upstreams that ask for it
+TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "shared_token", "wait", "retry_initial", "retry_max",
+              "max_message_bytes")
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # hexmcp.client's default; not imported: the config check runs without it
+
+
+def token_env_for(name: str) -> str:
+    """The variable holding upstream `name`'s own token: `HEXMCP_UPSTREAM_TOKEN_` + the name in capitals,
+    `-` as `_` (names that differ only there share it, which `upstream_specs` refuses)."""
+    return f"{TOKEN_ENV}_{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}"
 
 
 class UpstreamSpecError(ValueError):
@@ -52,6 +70,8 @@ class UpstreamSpec:
     wait_s: float = 5.0
     retry_initial_s: float = 0.2
     retry_max_s: float = 10.0
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    """The largest message read from this upstream (a JSON body, an SSE event, a frame, a stdout line)."""
 
     @classmethod
     def from_table(cls, table: Any, where: str, env: Mapping[str, str], parse: Callable[[str], Any]) -> UpstreamSpec:
@@ -71,20 +91,35 @@ class UpstreamSpec:
             name, target = parse(f"{table['name']}={table['target']}")
         except argparse.ArgumentTypeError as error:
             raise UpstreamSpecError(where, str(error)) from None
+        if "max_message_bytes" in table:
+            size = table["max_message_bytes"]
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                raise UpstreamSpecError(f"{where}.max_message_bytes", f"must be a positive whole number, got {size!r}")
         return cls(name=name, target=target, auth_token=_token(table, where, env),
+                   max_message_bytes=table.get("max_message_bytes", MAX_MESSAGE_BYTES),
                    **{f"{key}_s": _seconds(table[key], f"{where}.{key}") for key in ("wait", "retry_initial",
                                                                                      "retry_max") if key in table})
 
 
 def _token(table: dict[str, Any], where: str, env: Mapping[str, str]) -> str | None:
-    if "auth_token" in table and "auth_token_env" in table:
-        raise UpstreamSpecError(where, "give auth_token or auth_token_env, not both")
+    """The table's own token, if it names one; None leaves it to `upstream_specs` (the per-name variable)."""
+    given = [key for key in ("auth_token", "auth_token_env", "shared_token") if key in table]
+    if len(given) > 1:
+        raise UpstreamSpecError(where, f"give one of auth_token, auth_token_env and shared_token, not {' and '.join(given)}")
+    if "shared_token" in table:
+        if not isinstance(table["shared_token"], bool):
+            raise UpstreamSpecError(f"{where}.shared_token", "must be true or false")
+        if not table["shared_token"]:
+            return None
+        if not env.get(TOKEN_ENV):
+            raise UpstreamSpecError(f"{where}.shared_token", f"asks for ${TOKEN_ENV}, which is not set")
+        return env[TOKEN_ENV]
     if "auth_token_env" in table:
         variable = table["auth_token_env"]
         if not isinstance(variable, str) or not env.get(variable):
             raise UpstreamSpecError(f"{where}.auth_token_env", f"names {variable!r}, which is not set")
         return env[variable]
-    token = table.get("auth_token", env.get(TOKEN_ENV) or None)
+    token = table.get("auth_token")
     if token is not None and (not isinstance(token, str) or not token):
         raise UpstreamSpecError(f"{where}.auth_token", "must be a non-empty string")
     return token
@@ -96,9 +131,29 @@ def _seconds(value: Any, where: str) -> float:
     return float(value)
 
 
-def upstream_specs(args: argparse.Namespace) -> list[UpstreamSpec]:
-    """Every upstream to mount: the `[[upstream]]` tables, each replaced by an `--upstream` of its name."""
-    token = os.environ.get(TOKEN_ENV) or None
-    given = [UpstreamSpec(name=name, target=target, auth_token=token) for name, target in getattr(args, "upstream", [])]
+def upstream_specs(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> list[UpstreamSpec]:
+    """Every upstream to mount: the `[[upstream]]` tables, each replaced by an `--upstream` of its name,
+    each with its own token (see the module's note); UpstreamSpecError if two names share a variable."""
+    env = os.environ if env is None else env
+    given = [UpstreamSpec(name=name, target=target) for name, target in getattr(args, "upstream", [])]
     named = {spec.name for spec in given}
-    return [spec for spec in getattr(args, "upstream_tables", ()) if spec.name not in named] + given
+    specs = [spec for spec in getattr(args, "upstream_tables", ()) if spec.name not in named] + given
+    variables: dict[str, str] = {}
+    for spec in specs:
+        variable = token_env_for(spec.name)
+        if variable in variables:
+            raise UpstreamSpecError(f"upstream {spec.name!r}", f"shares its token variable {variable} with "
+                                                              f"{variables[variable]!r}: rename one of them")
+        variables[variable] = spec.name
+    shared = env.get(TOKEN_ENV) or None
+    for_all = bool(getattr(args, "upstream_shared_token", False))
+    if for_all and shared is None:
+        raise UpstreamSpecError("--upstream-shared-token", f"asks for ${TOKEN_ENV}, which is not set")
+    resolved = [attrs.evolve(spec, auth_token=spec.auth_token or env.get(token_env_for(spec.name))
+                             or (shared if for_all else None)) for spec in specs]
+    if shared is not None and not any(spec.auth_token == shared for spec in resolved):
+        log.warning(f"${TOKEN_ENV} is set but sent to no upstream: a token goes only to the upstream it is for",
+                    fix=f"name it per upstream ({', '.join(token_env_for(s.name) for s in specs) or 'none configured'}), "
+                        "or send it to every upstream without its own with --upstream-shared-token "
+                        "(or to one with shared_token = true in its [[upstream]] table)")
+    return resolved

@@ -62,7 +62,7 @@ def test_precedence_is_flag_then_environment_then_file_then_default(tmp_path):
 def test_every_setting_has_a_file_key_and_env_names_match_the_issue():
     envs = {s.env for s in SETTINGS if s.env}
     assert envs == {"GATEWAY_URL", "GATEWAY_API_KEY", "PROVIDER_TYPE", "DEFAULT_MODEL", "TIMEOUT", "MAX_RETRIES",
-                    "LOG_LEVEL"}
+                    "LOG_LEVEL", "GATEWAY_MAX_TOKENS", "GATEWAY_ALLOWED_MODELS"}
 
 
 @pytest.mark.parametrize(("env", "key", "reason"), [

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from websockets.asyncio.client import connect
 
 from hexmcp.tools.gateway.port import GatewayErrorKind
+from hexmcp.tools.gateway.service import FAILURE_BACKOFF_S, MODELS_TTL_S
 from tests.support.fake_gateway import FakeGateway, Script, fake_gateway
 from tests.support.net import free_port
 
@@ -59,7 +60,8 @@ def served(tmp_path_factory):
     (tmp / "gateway.yaml").write_text(CONFIG)
     port = free_port()
     with fake_gateway() as upstream:
-        env = {**os.environ, "GATEWAY_URL": upstream.url, "GATEWAY_API_KEY": KEY, "DEFAULT_MODEL": "llama-3.1-8b-instruct"}
+        env = {**os.environ, "GATEWAY_URL": upstream.url, "GATEWAY_API_KEY": KEY, "DEFAULT_MODEL": "llama-3.1-8b-instruct",
+               "GATEWAY_ALLOWED_MODELS": "tiny", "GATEWAY_MAX_TOKENS": "4096"}
         env.pop("HEXMCP_LOG_LEVEL", None)
         log_path = tmp / "stderr.log"
         with log_path.open("wb") as stderr:
@@ -126,6 +128,31 @@ def test_the_callers_model_and_system_prompt_win(served):
     answer = _sdk(served, scenario).structured_content
     assert answer["routing"]["model"] == "tiny" and answer["routing"]["modelSource"] == "caller"
     assert served.upstream.bodies()[-1]["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_a_caller_spends_the_key_only_on_routed_or_allowed_models_within_the_token_limit(served):
+    """The operator's key is not a blank cheque: a model the routing never chooses (and the operator did
+    not allow) and a maxTokens above gateway.max_tokens are refused before anything reaches the gateway,
+    and a call that names no limit is sent with the server's."""
+    sent_before = len(served.upstream.bodies())
+
+    async def scenario(session):
+        refused = []
+        for arguments in ({"prompt": PROOF, "model": "gpt-most-expensive"}, {"prompt": PROOF, "maxTokens": 1_000_000}):
+            try:
+                await session.call_tool("routeCompletion", arguments)
+            except Exception as error:  # the SDK raises the JSON-RPC error
+                refused.append(str(error))
+        unbounded = await session.call_tool("routeCompletion", {"prompt": PROOF})
+        return refused, unbounded
+
+    refused, unbounded = _sdk(served, scenario)
+    assert "model 'gpt-most-expensive' is not one this server routes to" in refused[0]
+    assert "qwen3-32b" in refused[0] and "tiny" in refused[0]  # it names what may be asked for
+    assert "maxTokens 1000000 is above this server's limit of 4096" in refused[1]
+    bodies = served.upstream.bodies()
+    assert len(bodies) == sent_before + 1  # only the honest call reached the gateway
+    assert not unbounded.is_error and bodies[-1]["max_tokens"] == 4096
 
 
 def test_streamed_text_reaches_the_sdk_client_as_progress(served):
@@ -211,6 +238,7 @@ def test_models_list_is_advertised_and_answered_on_every_transport(served):
 
 def test_models_list_failure_is_a_json_rpc_error_with_the_design_code(served):
     served.upstream.queue("models", Script(status=401, body={"error": {"message": f"bad key {KEY}"}}))
+    time.sleep(MODELS_TTL_S)  # the list an earlier test read is served until then, not read again
     one_shot = httpx.post(served.url, json={"jsonrpc": "2.0", "id": 3, "method": "models/list"},
                           headers={"accept": "application/json, text/event-stream"}, timeout=30)
     error = one_shot.json()["error"]
@@ -290,6 +318,7 @@ def test_a_closed_client_connection_aborts_the_upstream_request(served):
 def test_health_shows_the_gateway_and_no_key_appears_anywhere(served):
     served.upstream.queue("chat", Script(status=401, body={"error": {"message": f"Incorrect API key provided: {KEY}"}}))
     refused = _rest(served, "tools/call", {"name": "routeCompletion", "arguments": {"prompt": "hello there"}})
+    time.sleep(FAILURE_BACKOFF_S)  # a failure an earlier test saw is answered until then, not read again
     assert _rest(served, "tools/call", {"name": "listModels", "arguments": {}}).status_code == 200  # a fresh check
     health = httpx.get(served.base + "/health", timeout=10)
     gateway = health.json()["gateway"]

@@ -45,6 +45,11 @@ class GatewayConfig:
     """How often the models list is fetched again (resource list-changed notifications follow changes)."""
     routing: Mapping[str, str] = attrs.field(factory=dict)
     """`providers.routing`: category name -> model, overriding the taxonomy's recommendation."""
+    max_tokens: int = 8192
+    """The most completion tokens one routeCompletion may ask for; also sent when the caller names none, so
+    every call on the operator's key has a bound."""
+    allowed_models: tuple[str, ...] = ()
+    """Models a caller may name in routeCompletion besides those the routing can choose; `*`: any model."""
     log_level: str | None = None
 
     @property
@@ -117,6 +122,13 @@ def _count(minimum: int) -> Callable[[Any], int]:
     return parse
 
 
+def _models(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(item, str) for item in items):
+        raise ValueError("must be a list of model names (or a comma-separated string)")
+    return tuple(item.strip() for item in items if item.strip())
+
+
 def _routing(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise ValueError("must be a mapping of category name to model")
@@ -156,6 +168,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(path=("gateway", "retries", "retry_after_cap"), field="retries.retry_after_cap_s",
             parse=_number(0, above=False, unit=SECONDS)),
     Setting(path=("providers", "routing"), field="routing", parse=_routing),
+    Setting(path=("gateway", "max_tokens"), field="max_tokens", parse=_count(1), env="GATEWAY_MAX_TOKENS",
+            flag="gateway_max_tokens"),
+    Setting(path=("gateway", "allowed_models"), field="allowed_models", parse=_models, env="GATEWAY_ALLOWED_MODELS"),
     Setting(path=("log_level",), field="log_level", parse=_choice(LOG_LEVELS), env="LOG_LEVEL"),
 )
 _KNOWN_PATHS = {s.path for s in SETTINGS}

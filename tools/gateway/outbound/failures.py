@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import time
 from typing import Mapping
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -47,6 +48,10 @@ def for_status(status: int, upstream_message: str | None, headers: Mapping[str, 
     kind, retryable = STATUS_KINDS.get(status, (GatewayErrorKind.PROVIDER_UNAVAILABLE, status >= 500))
     if status == 400 and model and upstream_message and "model" in upstream_message.lower():
         kind = GatewayErrorKind.MODEL_NOT_FOUND  # LiteLLM and some vLLM builds answer 400 for an unknown model
+    if 300 <= status < 400:
+        return GatewayFailure(kind=kind, status=status, message=redact(
+            f"the gateway answered a redirect (HTTP {status} to {_where(headers.get('location'))}), which is "
+            "not followed: the API key never goes to another address; set the gateway URL to the final one"))
     quoted = f": {upstream_message[:UPSTREAM_MESSAGE_CHARS]}" if upstream_message else ""
     what = {
         GatewayErrorKind.AUTHENTICATION: "the gateway refused the configured credentials",
@@ -59,6 +64,19 @@ def for_status(status: int, upstream_message: str | None, headers: Mapping[str, 
     }[kind]
     failure = GatewayFailure(kind=kind, message=redact(f"{what} (HTTP {status}){quoted}"), status=status)
     return RetryableFailure(failure, retry_after(headers)) if retryable else failure
+
+
+def _where(location: str | None) -> str:
+    """A redirect's target without its query or credentials (both may carry secrets)."""
+    if not location:
+        return "nowhere"
+    try:
+        parts = urlsplit(location)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "an unreadable address"
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else parts.path
 
 
 def for_exception(error: aiohttp.ClientError | TimeoutError, redact: Redactor) -> RetryableFailure:

@@ -23,7 +23,7 @@ import attrs
 import orjson
 import structlog
 
-from hexmcp.wire.sse_events import events
+from hexmcp.wire.sse_events import StreamTooLarge, events
 
 from ..port import ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink, TokenUsage
 from .config import GatewayConfig
@@ -36,6 +36,9 @@ ANTHROPIC_VERSION = "2023-06-01"
 MAX_CONNECTIONS = 256
 KEEPALIVE_S = 30.0
 READ_CHUNK = 64 * 1024
+# One streamed event (a chunk of a few tokens, ~200 bytes) never comes near this; a line that does is a
+# gateway gone wrong, cut long before the whole answer's cap (max_response_bytes) would be.
+SSE_EVENT_LIMIT = 1024 * 1024
 
 
 class TooLarge(Exception):
@@ -102,7 +105,7 @@ class OpenAICompatibleGateway:
         async def attempt(number: int) -> tuple[GatewayModel, ...] | GatewayFailure:
             try:
                 async with asyncio.timeout(self.config.timeout_s):
-                    async with self._client().get(self._models_url) as response:
+                    async with self._client().get(self._models_url, allow_redirects=False) as response:
                         raw = await self._read_limited(response)
                         if response.status >= 300:
                             return self._status_failure(response, raw, None, number)
@@ -125,7 +128,10 @@ class OpenAICompatibleGateway:
     # --- one attempt -------------------------------------------------------------------------------
 
     async def _post(self, body: dict[str, Any], model: str, number: int, sink: TextSink | None) -> ChatAnswer | GatewayFailure:
-        async with self._client().post(self._chat_url, data=orjson.dumps(body),
+        # Redirects are never followed: the session's headers carry the API key (Authorization, and
+        # x-api-key for Anthropic), and a hop to another origin would hand it over (aiohttp drops only
+        # Authorization). A 3xx is a failure naming where it pointed (failures.for_status).
+        async with self._client().post(self._chat_url, data=orjson.dumps(body), allow_redirects=False,
                                        headers={"content-type": "application/json"}) as response:
             try:
                 if response.status >= 300:
@@ -145,19 +151,26 @@ class OpenAICompatibleGateway:
                                              response.status, self._redact), attempts=number)
 
     async def _read_stream(self, response: aiohttp.ClientResponse, sink: TextSink, number: int) -> ChatAnswer | GatewayFailure:
-        async with contextlib.aclosing(events(response.content.iter_any())) as stream:
-            return await self._gather_stream(stream, response.status, sink, number)
+        """The raw bytes are capped (the whole answer at max_response_bytes, one event at SSE_EVENT_LIMIT),
+        so a line that never ends is refused as it grows, not held until it does."""
+        limit = self.config.max_response_bytes
+        stream = events(response.content.iter_any(), max_total_bytes=limit,
+                        max_event_bytes=min(SSE_EVENT_LIMIT, limit))
+        try:
+            async with contextlib.aclosing(stream):
+                return await self._gather_stream(stream, response.status, sink, number)
+        except StreamTooLarge as error:
+            return attrs.evolve(unusable(f"the gateway's streamed answer was refused: {error}", response.status,
+                                         self._redact), attempts=number)
 
     async def _gather_stream(self, stream: AsyncIterator[Any], status: int, sink: TextSink,
                              number: int) -> ChatAnswer | GatewayFailure:
         pieces: list[str] = []
-        size = 0
         model, finish, usage = "", None, TokenUsage()
+        done = False
         async for event in stream:
-            size += len(event.data)
-            if size > self.config.max_response_bytes:
-                raise TooLarge()
             if event.data.strip() == "[DONE]":
+                done = True
                 break
             chunk = orjson.loads(event.data)
             if "error" in chunk:
@@ -171,6 +184,13 @@ class OpenAICompatibleGateway:
                 if piece:
                     pieces.append(piece)
                     await sink(piece)
+        if not done and finish is None:
+            # The stream ended cleanly but before its end: neither [DONE] nor a finish_reason came. What
+            # arrived is not the answer (a line without its newline is dropped, as the SSE rules say), so
+            # this is a failure, never a success with whatever text (often none) had arrived.
+            return attrs.evolve(unusable(f"the gateway's stream ended before the answer did ({len(pieces)} "
+                                         "pieces, no finish_reason, no [DONE])", status, self._redact),
+                                attempts=number)
         return ChatAnswer(text="".join(pieces), model=model, usage=usage, finish_reason=finish, attempts=number)
 
     async def _read_limited(self, response: aiohttp.ClientResponse) -> bytes:
