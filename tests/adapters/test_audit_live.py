@@ -117,13 +117,17 @@ def test_every_http_refusal_gets_a_line_with_the_clients_event_id(served: Served
                                headers={**AUTH, **JSON_AND_SSE, "content-type": "application/json"}),
         "malformed": httpx.post(served.base + "/mcp", content=b'{"jsonrpc": "2.0", "id": 1,',
                                 headers={**AUTH, **JSON_AND_SSE, "content-type": "application/json"}),
-        "rest malformed": httpx.post(served.base + "/mcp/tools/call", content=b"{not json", headers=AUTH),
+        "rest malformed": httpx.post(served.base + "/mcp/tools/call", content=b"{not json",
+                                     headers={**AUTH, "content-type": "application/json"}),
         "unknown path": httpx.get(served.base + "/nowhere", headers=AUTH),
+        "rest text/plain": httpx.post(served.base + "/mcp/tools/call", content=b'{"name": "ping"}',
+                                      headers={**AUTH, "content-type": "text/plain"}),
     }
     expected = {"unauthorized": (401, "unauthorized", "http"), "forbidden host": (403, "forbidden", "http"),
                 "forbidden origin": (403, "forbidden", "http"), "oversize": (413, "payload_too_large", "http"),
                 "malformed": (400, "parse_error", "http"), "rest malformed": (400, "parse_error", "rest"),
-                "unknown path": (404, "method_not_found", "http")}
+                "unknown path": (404, "method_not_found", "http"),
+                "rest text/plain": (415, "invalid_request", "rest")}
     for name, response in cases.items():
         status, code, transport = expected[name]
         assert response.status_code == status, name
