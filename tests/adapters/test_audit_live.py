@@ -185,7 +185,8 @@ def test_resources_prompts_and_rest_calls_get_lines(served: Served) -> None:
     assert (rest["method"], rest["target"], rest["transport"]) == ("resources/read", "demo://greeting", "rest")
     assert (http["method"], http["target"], http["transport"]) == ("resources/read", "demo://items/apple", "http")
     assert (prompt["method"], prompt["params"]["arguments"]) == ("prompts/get", {"name": "Ada"})
-    assert {line["client"] for line in new} == {_salted("token:" + hashlib.sha256(TOKEN.encode()).hexdigest()[:16])}
+    # The static token's identity is its configured name (--auth-token-name, default "token"), never the token.
+    assert {line["client"] for line in new} == {_salted("token:token")}
     assert TOKEN not in served.trail.read_text()
 
 
