@@ -64,8 +64,9 @@ async def _hold(head: SlowHead, reader: asyncio.StreamReader, writer: asyncio.St
 
 
 @contextlib.asynccontextmanager
-async def open_slow_heads(host: str, port: int, count: int) -> AsyncIterator[SlowHeads]:
-    """Open `count` slow connections (all connected when the block starts); cancel what is left at its end."""
+async def open_slow_heads(host: str, port: int, count: int, *, local_host: str | None = None) -> AsyncIterator[SlowHeads]:
+    """Open `count` slow connections (all connected when the block starts); cancel what is left at its end.
+    `local_host`: the address they come from (127.0.0.2, say: another client than the one measuring)."""
     heads: list[SlowHead] = []
     tasks: list[asyncio.Task[None]] = []
     try:
@@ -73,7 +74,8 @@ async def open_slow_heads(host: str, port: int, count: int) -> AsyncIterator[Slo
             # Timed from before the connect: the server's deadline starts when it accepts, which can be
             # well before this busy client gets back to the connection it opened.
             opened_at = time.monotonic()
-            reader, writer = await asyncio.open_connection(host, port)
+            reader, writer = await asyncio.open_connection(
+                host, port, local_addr=(local_host, 0) if local_host else None)
             head = SlowHead(opened_at=opened_at)
             heads.append(head)
             tasks.append(asyncio.create_task(_hold(head, reader, writer, host)))
