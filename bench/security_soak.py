@@ -386,6 +386,7 @@ def summarise(args: argparse.Namespace, figures: Figures, clock: Clock) -> dict[
     peak = max(by_phase["during"], default=None)
     return {
         "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _commit(),
         "duration_s": args.duration, "warmup_s": args.warmup,
         "phases_s": {"before": round(clock.hostile_from - clock.start, 1),
                      "during": round(clock.hostile_until - clock.hostile_from, 1),
@@ -407,9 +408,19 @@ def summarise(args: argparse.Namespace, figures: Figures, clock: Clock) -> dict[
     }
 
 
+def _commit() -> str:
+    """The commit the server ran from (with `+` when the work tree has changes), for the diary."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+    return (git("rev-parse", "--short", "HEAD") or "unknown") + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def table(figures: dict[str, Any]) -> str:
     honest, rss = figures["honest"], figures["rss_mib"]
-    lines = [f"security soak, {figures['when']}: {figures['duration_s']:g} s "
+    lines = [f"security soak, {figures['when']}, commit {figures.get('commit', 'unknown')}: {figures['duration_s']:g} s "
              f"({figures['phases_s']['before']:g} s honest only, {figures['phases_s']['during']:g} s under attack, "
              f"{figures['phases_s']['after']:g} s after; {figures['warmup_s']:g} s warm-up not counted)",
              f"server: hexmcp serve {' '.join(figures['server_flags'])}", "",
