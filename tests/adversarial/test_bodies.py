@@ -72,9 +72,6 @@ def test_a_hostile_body_in_a_batching_session_is_answered_sanely(live: LiveServe
     live.assert_alive(what)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: a batch runs all its entries at once (10,000 tools/list: 200 with "
-                                       "12 MB); batch size capped and counted against the concurrency cap is the fix "
-                                       "on branch memcaps")
 @examples(4)
 @example(entries=10_000, duplicate_ids=False)
 @given(entries=st.sampled_from([2_000, 10_000, 30_000]), duplicate_ids=st.booleans())
@@ -90,8 +87,6 @@ def test_a_giant_batch_is_refused_not_run(live: LiveServer, batch_session: str, 
     live.assert_alive(what)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: the REST dialect ignores Content-Type (a page can post text/plain "
-                                       "tool calls without a preflight); 415 is the fix on branch gates")
 @examples(10)
 @example(path="/mcp/tools/list", content_type="text/plain")
 @given(path=st.sampled_from(["/mcp", "/mcp/tools/list", "/mcp/tools/call"]),

@@ -104,9 +104,6 @@ def _oversized(size: int, shape: str) -> bytes:
             + b"\r\n".join(fields) + b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: request heads have no size limit (a 32 MiB header got 200 OK; "
-                                       "here the 2 s head deadline cuts it, with no answer); 431 for oversized heads "
-                                       "is fixed on branch memcaps")
 @examples(6)
 @example(size=32 * MIB, shape="one field")
 @given(size=st.sampled_from([1 * MIB, 4 * MIB, 32 * MIB]), shape=st.sampled_from(["one field", "many fields", "cookie"]))

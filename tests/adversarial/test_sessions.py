@@ -95,9 +95,6 @@ def _well_formed(value: bytes) -> bool:
         and len(stream) <= 10 and len(seq) <= 18
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30: `Last-Event-ID: 1_²` gives a 500 with a traceback ('²'.isdigit() "
-                                       "is true), and a malformed id silently opens a new stream; 400 is the fix on "
-                                       "branch gates")
 @examples(40)
 @example(value=b"1_\xb2")
 @given(value=last_event_ids())
