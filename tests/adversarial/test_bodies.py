@@ -17,6 +17,8 @@ from .hostile_bodies import giant_batch, hostile_bodies
 from .judge import is_rpc_error, leaked
 from .live import BATCH_VERSION, JSON_ACCEPT, TOKEN, LiveServer
 
+pytestmark = pytest.mark.slow  # a live `hexmcp serve` subprocess
+
 MAX_BATCH_RUN = 1000
 """More entries than this in one batch must not all run (issue 30: batch size capped); the cap a fix
 picks may be lower, never higher."""

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 
 from .budget import examples
 from .hostile_frames import HONEST, Piece, frame_sequences
 from .live import TOKEN, LiveServer
 from .ws_frames import CLOSE, PONG, TEXT, frame, open_socket, read_frames
+
+pytestmark = pytest.mark.slow  # a live `hexmcp serve` subprocess
 
 CLEAN_CLOSE_CODES = {1000, 1002, 1003, 1007, 1008, 1009, 1013}
 """Normal, protocol error, unacceptable data, not UTF-8, policy, too big, try again later. Not 1011: an

@@ -17,6 +17,8 @@ from .judge import assert_answered_or_closed, assert_clear_refusal, assert_sane
 from .live import ANSWER_TIMEOUT_S, JSON_ACCEPT, TOKEN, LiveServer
 from .raw_http import exchange
 
+pytestmark = pytest.mark.slow  # a live `hexmcp serve` subprocess
+
 MIB = 1 << 20
 
 

@@ -17,6 +17,8 @@ from .judge import assert_answered_or_closed, assert_clear_refusal
 from .live import ANSWER_TIMEOUT_S, HONEST_VERSION, JSON_ACCEPT, TOKEN, LiveServer
 from .raw_http import exchange
 
+pytestmark = pytest.mark.slow  # a live `hexmcp serve` subprocess
+
 HEADER_BYTES = st.one_of(st.binary(max_size=80).filter(lambda b: b"\r" not in b and b"\n" not in b),
                          st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass"))
                          .filter(lambda b: b"\r" not in b and b"\n" not in b))
