@@ -10,7 +10,11 @@ loudly, naming the piece, when a release moves any of what this module relies on
    target and each whole header, as the head is parsed), `on_headers_complete` (its
    head is complete), `on_body` and `on_message_complete` (its body is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
    answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected;
-   `on_response_complete`, which a cycle calls when its response is sent; `handle_websocket_upgrade`, after which the transport
+   `on_response_complete`, which a cycle calls when its response is sent (after setting its `response_complete`);
+   `self.pipeline`, the cycles whose heads were parsed while an earlier request was being answered (the
+   newest on the left), and `self.cycle`, the newest cycle, so that when it is complete every one before it
+   is; `send_400_response`, which `data_received` calls when the parser fails (after the parser has called
+   the hooks for every request before the failure); `handle_websocket_upgrade`, after which the transport
    belongs to a new WebSocket protocol (`transport.get_protocol()`), so that protocol's
    `connection_lost` is the end of the connection. uvicorn writes a response's head and body as two
    writes, which is why the protocol sits on a `CoalescingTransport` (`http/coalesce.py`).
@@ -45,7 +49,12 @@ On top of uvicorn's protocol:
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
   line every few seconds would hold its descriptor for ever. A WebSocket upgrade's head is complete
-  when it is handed over, so the deadline never cuts an open WebSocket.
+  when it is handed over, so the deadline never cuts an open WebSocket;
+- a malformed request pipelined behind complete ones gets its 400 after they are answered, in order.
+  uvicorn answers a parse error at once with a 400 and closes, dropping the answers of the requests
+  parsed from the same read before it; here nothing after the malformed part is parsed or answered, the
+  complete requests before it are answered, then the 400 is sent and the connection closed. The 431 of
+  an oversized head waits in the same way.
 """
 
 from __future__ import annotations
@@ -60,7 +69,7 @@ from typing import Any, Iterator
 
 import structlog
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from .admission import Admitted, ConnectionLedger, refusal_bytes
 from .coalesce import CoalescingTransport
@@ -94,8 +103,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_timer: asyncio.TimerHandle | None = None
         self._head_due: float | None = None  # when the head being read must be complete; None: none is
         self._refused = False
-        self._head_refusal_due = False  # a 431 waiting for the pipelined response before it
+        self._refusal_due: bytes | None = None  # a 431 or 400 waiting for the pipelined answers before it
         self._requests_begun = 0
+        self._message_open = False  # the parser is inside a request (from its first byte to its body's end)
+        self._cycle_before_message: RequestResponseCycle | None = None  # `self.cycle` when the open request began
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
@@ -148,6 +159,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         if self._head is not None:
             self._head.parsed = 0
+        self._message_open = True
+        self._cycle_before_message = self.cycle
         super().on_message_begin()
         # Not given its scope yet (the app does that): an app that never takes it leaves no cycle behind.
         # Positional (scope, loop, kept_alive, watched): keywords would cost a dict per request.
@@ -190,6 +203,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         if self._head is not None:
             self._head.began()  # what follows on the connection is the next request's head
+        self._message_open = False
         super().on_message_complete()
         request = self.scope.get(REQUEST)  # gone when the app answered before the body was in (413)
         if request is not None:
@@ -210,30 +224,63 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         websocket.connection_lost = connection_lost
 
     def _refuse_head(self) -> None:
-        """431 and close: the rest of the head is neither kept nor parsed. A pipelined request still being
-        answered is answered first; the 431 follows it (`on_response_complete`)."""
+        """431 and close: the rest of the head is neither kept nor parsed."""
         self._refused = True
         self._stop_head_deadline()
-        cycle = self.cycle
-        if cycle is not None and not cycle.response_complete:
-            self._head_refusal_due = True
-            return
-        self._send_head_refusal()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self._head_refusal_due:
-            self._head_refusal_due = False
-            self._send_head_refusal()
-
-    def _send_head_refusal(self) -> None:
         limit = self._head.limit if self._head is not None else 0
         log.debug("request head too large, connection closed", client=self.client, max_head_bytes=limit)
-        if self.transport.is_closing():
+        self._close_with(head_too_large_bytes(limit))
+
+    def send_400_response(self, msg: str) -> None:
+        """The parser failed (uvicorn has logged it): 400 and close, nothing after the failure parsed. The
+        requests parsed before it are answered first; the one it failed in is not answered."""
+        self._refused = True
+        self._stop_head_deadline()
+        broken = self._take_broken_request()
+        if broken is not None:  # the app is answering the broken request itself: no 400 can follow it
+            if broken.response_started:
+                self.transport.close()
+            else:  # as uvicorn does: the app then finds its client gone (`connection_lost`)
+                super().send_400_response(msg)
             return
-        self.transport.write(head_too_large_bytes(limit))
+        self._close_with(malformed_request_bytes(msg))
+
+    def _take_broken_request(self) -> RequestResponseCycle | None:
+        """The request the parser failed in, if its head was complete (it has a cycle): taken out of the
+        pipeline when it waits there, so it is never answered; returned when the app is answering it."""
+        if not self._message_open or self.cycle is self._cycle_before_message:
+            return None  # failed in a head, or between requests: nothing was made of it
+        broken = self.cycle
+        if self.pipeline and self.pipeline[0][0] is broken:
+            self.pipeline.popleft()
+            self.cycle = self._cycle_before_message
+            return None
+        return None if broken.response_complete else broken
+
+    def _close_with(self, answer: bytes) -> None:
+        """Send `answer` (a whole response with Connection: close) and close, once every request parsed
+        before it is answered: the newest cycle is the last answered (`on_response_complete`)."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            self._refusal_due = answer
+            return
+        self._send_closing(answer)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # starts the next pipelined request, if one waits
+        answer = self._refusal_due
+        if answer is not None and self.cycle is not None and self.cycle.response_complete:
+            self._refusal_due = None
+            self._send_closing(answer)
+
+    def _send_closing(self, answer: bytes) -> None:
+        if self.transport.is_closing():  # the last request said Connection: close; nothing more is sent
+            return
+        self.transport.write(answer)
         if self.transport.can_write_eof():
             self.transport.write_eof()
+        # Not closed at once: unread request bytes would make the close a reset, which can destroy the
+        # answers before the client reads them. What arrives meanwhile is dropped (`data_received`).
         self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
     def _release(self) -> None:
@@ -270,6 +317,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             log.debug("request head not complete in time, connection closed", client=self.client,
                      head_timeout_s=self._head_timeout_s)
             self.transport.close()
+
+
+def malformed_request_bytes(message: str) -> bytes:
+    """The whole 400 for a request the parser could not read: Connection: close, a one-line body."""
+    body = (message + "\n").encode("ascii", "replace")
+    head = ("HTTP/1.1 400 Bad Request\r\n"
+            "Connection: close\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n")
+    return head.encode("ascii") + body
 
 
 class HookedServer(uvicorn.Server):

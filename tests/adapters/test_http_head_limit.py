@@ -4,7 +4,8 @@ Before the limit a 32 MiB header got `200 OK`, the whole of it held by the serve
 `hexmcp serve` (default limit, 32 KiB): the endless header is refused once the limit is passed and the
 server's RSS does not grow by what was sent (what follows the 431 is read and dropped while the connection
 lingers, so the client reads the 431 rather than a reset); a head just within the limit is served; a pipelined
-request behind a served one is refused on its own.
+request behind served ones is refused on its own. A malformed request pipelined behind complete ones is
+refused the same way: they are answered first, in order, then the 400, then the close.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 
 from hexmcp.adapters.http import HttpConfig
 from hexmcp.adapters.http.head_limit import HeadMeter
+from tests.adversarial.raw_http import exchange
 from tests.support.serve_process import LIGHT, ServeProcess, serve_process
 
 pytestmark = pytest.mark.timeout(120)
@@ -95,12 +97,48 @@ def test_many_small_headers_count_together(served) -> None:
     sock.close()
 
 
-def test_a_pipelined_oversized_head_is_refused_after_the_request_before_it_is_answered(served) -> None:
-    sock = _connect(served)
-    sock.sendall(_request("/health", {}) + _request("/health", {"X-Padding": "c" * (LIMIT + 10)}))
-    answer = _read_until_closed(sock)
-    assert answer.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 431 " in answer, answer[:300]
-    sock.close()
+def _tools_list() -> bytes:
+    return (b"POST /mcp/tools/list HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 2\r\n\r\n{}")
+
+
+HONEST = _request("/health", {}) + _tools_list() + _request("/no-such-path", {})
+"""Three requests whose answers tell them apart: the health report, the tool list, a 404."""
+
+
+def _assert_honest_answers_in_order(responses: list) -> None:
+    assert [response.status for response in responses[:3]] == [200, 200, 404]
+    assert b'"status":"ok"' in responses[0].body, responses[0].body[:200]
+    assert b'"tools":' in responses[1].body, responses[1].body[:200]
+
+
+def test_a_pipelined_oversized_head_is_refused_after_the_requests_before_it_are_answered(served) -> None:
+    result = exchange(served.port, HONEST + _request("/health", {"X-Padding": "c" * (LIMIT + 10)}), expect=5)
+    _assert_honest_answers_in_order(result.responses)
+    assert [response.status for response in result.responses[3:]] == [431]
+    assert result.closed and not result.reset and not result.leftover
+
+
+MALFORMED = {
+    "a junk request line": b"GARBAGE\r\n\r\n",
+    "a header line without a colon": b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n",
+    "a bad chunk size after a whole head": (b"POST /mcp/tools/list HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+}
+
+
+@pytest.mark.parametrize("malformed", MALFORMED.values(), ids=MALFORMED.keys())
+def test_requests_pipelined_before_a_malformed_one_are_answered_in_order_then_400_and_close(
+        served, malformed: bytes) -> None:
+    """All in one write, so the parser meets the malformed part while the first answer is still being
+    computed; the request after it is neither parsed nor answered."""
+    result = exchange(served.port, HONEST + malformed + _request("/health", {}), expect=5)
+    _assert_honest_answers_in_order(result.responses)
+    refusal = result.responses[3:]
+    assert [response.status for response in refusal] == [400], [r.status for r in result.responses]
+    assert refusal[0].header(b"connection") == b"close"
+    assert result.closed and not result.reset and not result.leftover
+    assert served.health().status_code == 200
 
 
 # --- the meter alone ------------------------------------------------------------------------------------------

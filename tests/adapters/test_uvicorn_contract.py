@@ -21,7 +21,7 @@ from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedS
 
 OVERRIDDEN = ["connection_made", "connection_lost", "data_received", "eof_received", "on_message_begin",
               "on_url", "on_header", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
-              "handle_websocket_upgrade"]
+              "send_400_response", "handle_websocket_upgrade"]
 
 
 @pytest.mark.parametrize("hook", OVERRIDDEN)
@@ -116,6 +116,33 @@ def test_a_complete_body_sets_the_event_receive_waits_on() -> None:
     assert calls == ["body", "complete"]  # in the same feed as the body: before the app's task first runs
 
 
+def test_a_parse_error_reaches_send_400_response_after_the_hooks_of_the_requests_before_it() -> None:
+    """A malformed request's 400 waits for the requests parsed before it: uvicorn hands the parser's failure to
+    `send_400_response` (which we override), the parser has by then called the hooks of every request before the
+    failure, a pipelined cycle waits in `self.pipeline` (newest on the left, started from the right), and a
+    cycle is marked complete before it calls `on_response_complete`."""
+    received = inspect.getsource(HttpToolsProtocol.data_received)
+    assert re.search(r"except httptools\.HttpParserError:.*?self\.send_400_response\(", received, re.S)
+    assert "self.pipeline.appendleft((self.cycle, app))" in inspect.getsource(HttpToolsProtocol.on_headers_complete)
+    assert "self.pipeline.pop()" in inspect.getsource(HttpToolsProtocol.on_response_complete)
+    send = inspect.getsource(RequestResponseCycle.send)
+    assert send.index("self.response_complete = True") < send.index("self.on_response()")
+    assert "self.response_started = False" in inspect.getsource(RequestResponseCycle.__init__)
+    calls: list[str] = []
+
+    class Recorder:
+        def on_message_begin(self) -> None:
+            calls.append("begin")
+
+        def on_headers_complete(self) -> None:
+            calls.append("head")
+
+        def on_message_complete(self) -> None:
+            calls.append("complete")
+
+    with pytest.raises(httptools.HttpParserError):
+        httptools.HttpRequestParser(Recorder()).feed_data(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n")
+    assert calls == ["begin", "head", "complete", "begin"]  # the malformed request began: no head, no cycle
 
 
 # --- uvicorn's Server: the shutdown hook and the signal handlers -----------------------------------

@@ -72,9 +72,6 @@ def test_pipelined_requests_are_answered_in_order_around_a_hostile_body(live: Li
     live.assert_alive(f"pipelined hostile body {hostile[:80]!r}")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30 (new finding): a malformed request pipelined behind honest ones in "
-                                       "the same read makes uvicorn's httptools parser answer one 400 for the whole "
-                                       "connection, dropping the honest answers; not fixed on any branch yet")
 @examples(15)
 @example(before=1, head=Head(b"GARBAGE\r\n\r\n", Framing("none", [], b""), "a junk request line"))
 @given(before=st.integers(1, 4), head=hostile_requests())
