@@ -131,6 +131,10 @@ def _run_server_command(args: argparse.Namespace, argv: list[str] | None) -> int
             built = serving.Serving.build(args, installed_packs())
         return serving.run_stdio_serving(built, args, wire_fd=wire_fd)
     configure_logging(args.log_level)
+    if args.command == "serve":  # before workers start: one refusal line, and the token they inherit
+        from .serve_auth import settle_serve_auth
+
+        settle_serve_auth(args)
     from .scale import run_workers_if_asked
 
     if (supervised := run_workers_if_asked(args, argv)) is not None:

@@ -9,6 +9,7 @@ import os
 from hexmcp.tools.flag_types import positive_int, positive_seconds
 
 from .scale import add_scale_arguments
+from .serve_auth import add_serve_auth_flags
 
 
 def add_http_flags(parser: argparse.ArgumentParser) -> None:
@@ -41,3 +42,4 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                         help="open connections in total; beyond it 503 + Retry-After (default: the open-files "
                              "limit, raised to the hard limit at start-up, minus 256)")
     add_scale_arguments(parser)
+    add_serve_auth_flags(parser)

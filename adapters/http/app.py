@@ -37,6 +37,7 @@ from .guard import BearerAuth, HostOriginGuard, deny
 from .health import HealthEndpoint, HealthFn, ReadyFn
 from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
+from .liveness import LIVENESS_PATH, liveness
 from .refusals import refuse, refuse_upgrade
 from .request import REQUEST, HttpRequest, request_of
 from .rest import RestEndpoint
@@ -68,6 +69,7 @@ class HttpApp:
         self.health = HealthEndpoint(version=server.info.version, health=health, ready=ready,
                                      failure=lambda: self.failure, draining=lambda: self.stopping)
         self.routes: dict[str, ASGIApp] = {config.path: self.mcp, HEALTH_PATH: self.health}
+        self.routes[LIVENESS_PATH] = liveness  # the liveness probe's: open, uncapped, served while draining
         self._extra_routes = list((extra_routes or {}).values())
         # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
         self._prefix_routes = [(path, app) for path, app in (extra_routes or {}).items() if path.endswith("/")]
@@ -80,9 +82,10 @@ class HttpApp:
         self._background: set[asyncio.Task[Any]] = set()
         self.stopping = False
 
-        self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
+        self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests,
+                                      exempt_paths=[HEALTH_PATH, METRICS_PATH, LIVENESS_PATH])
         self.bodies = BodyBuffer(mcp_path=config.path, limit=config.max_body_bytes, timeout_s=config.body_timeout_s)
-        self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH])
+        self.auth = BearerAuth(token=config.auth_token, open_paths=[HEALTH_PATH, LIVENESS_PATH])
         self._auth_required = config.auth_token is not None  # no token: the hot path skips the call
         self.guard = HostOriginGuard(bound_host=config.host, allowed_hosts=config.allowed_hosts,
                                      allowed_origins=[*config.allowed_origins, *config.cors_origins])
@@ -154,7 +157,7 @@ class HttpApp:
             if not http:
                 return refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
             return refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
-        if self.stopping and http and path != HEALTH_PATH and request.kept_alive:
+        if self.stopping and http and path != HEALTH_PATH and path != LIVENESS_PATH and request.kept_alive:
             # A connection's first request was sent before the listener closed: it is served.
             return refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
                           request_id=readable_id(request))
@@ -162,7 +165,7 @@ class HttpApp:
 
     def endpoints(self) -> list[str]:
         """The paths served, as the start-up line names them: MCP, its REST dialect, the extra routes, /health."""
-        extra = [path for path in self.routes if path not in (self.config.path, HEALTH_PATH)]
+        extra = [path for path in self.routes if path not in (self.config.path, HEALTH_PATH, LIVENESS_PATH)]
         return [self.config.path, f"{self._rest_prefix}{{method}}", *extra, HEALTH_PATH]
 
     # --- lifecycle -------------------------------------------------------------------------------
