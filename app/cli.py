@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 
-from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.cache_dir import default_cache_dir, untrusted_fix, untrusted_reason
 
 from .start.phase import starting
 
@@ -86,7 +86,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    with starting(default_cache_dir()):
+    cache_dir = default_cache_dir()
+    if (untrusted := untrusted_reason(cache_dir)) is not None:  # before anything is read from it
+        _say(argv, f"the cache directory {cache_dir} is unusable: {untrusted}; fix: {untrusted_fix(cache_dir)}")
+        return ExitCode.CACHE_DIR_UNUSABLE
+    with starting(cache_dir):
         try:
             args = parse_args(argv)
         except PackProblem as problem:  # an installed pack that cannot be loaded
