@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 
-from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.cache_dir import default_cache_dir, untrusted_fix, untrusted_reason
 
 from .start.phase import starting
 
@@ -86,7 +86,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    with starting(default_cache_dir()):
+    cache_dir = default_cache_dir()
+    if (untrusted := untrusted_reason(cache_dir)) is not None:  # before anything is read from it
+        _say(argv, f"the cache directory {cache_dir} is unusable: {untrusted}; fix: {untrusted_fix(cache_dir)}")
+        return ExitCode.CACHE_DIR_UNUSABLE
+    with starting(cache_dir):
         try:
             args = parse_args(argv)
         except PackProblem as problem:  # an installed pack that cannot be loaded
@@ -131,6 +135,10 @@ def _run_server_command(args: argparse.Namespace, argv: list[str] | None) -> int
             built = serving.Serving.build(args, installed_packs())
         return serving.run_stdio_serving(built, args, wire_fd=wire_fd)
     configure_logging(args.log_level)
+    if args.command == "serve":  # before workers start: one refusal line, and the token they inherit
+        from .serve_auth import settle_serve_auth
+
+        settle_serve_auth(args)
     from .scale import run_workers_if_asked
 
     if (supervised := run_workers_if_asked(args, argv)) is not None:

@@ -9,6 +9,7 @@ import os
 from hexmcp.tools.flag_types import positive_int, positive_seconds
 
 from .scale import add_scale_arguments
+from .serve_auth import add_serve_auth_flags
 
 
 def add_http_flags(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +63,7 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay-bytes-total", type=positive_int, default=256 * 1024 * 1024, metavar="N",
                         help="the same for the whole server (default 256 MiB)")
     add_scale_arguments(parser)
+    add_serve_auth_flags(parser)
 
 
 def add_oauth_flags(parser: argparse.ArgumentParser) -> None:

@@ -25,7 +25,8 @@ def run_workers_if_asked(args: argparse.Namespace, argv: list[str] | None) -> in
 
     if args.command != "serve" or args.workers <= 1 or is_worker():
         return None
-    return supervise(args.host, args.port, args.workers, sys.argv[1:] if argv is None else argv)
+    return supervise(args.host, args.port, args.workers, sys.argv[1:] if argv is None else argv,
+                     auth_token=getattr(args, "auth_token", None) or None)
 
 
 def listening_sockets() -> dict[str, Any]:

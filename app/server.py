@@ -70,6 +70,15 @@ class Server(Registrar):
                                              wire_fd=wire_fd)
         args = self._settings(command, settings)
         configure_logging(args.log_level)
+        from hexmcp.core.pack import PackProblem
+
+        from .serve_auth import settle_serve_auth
+
+        try:  # as `hexmcp serve` does: a non-loopback host needs a token (or allow_unauthenticated=True)
+            settle_serve_auth(args)
+        except PackProblem as problem:
+            print(f"hexmcp serve: {problem.line}", file=sys.stderr, flush=True)
+            return problem.exit_code
         return serving.serve_http(args, self._packs(), server=self.mcp)
 
     def http_app(self, **settings: Any) -> Any:

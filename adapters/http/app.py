@@ -44,6 +44,7 @@ from .json_body import readable_id
 from .limits import ConcurrencyLimit, release_slot
 from ..rpc_layer import REFUSAL_REPORTER
 from .refusal_report import refusal_reporter
+from .liveness import LIVENESS_PATH, liveness
 from .refusals import refuse, refuse_upgrade
 from .request import REQUEST, HttpRequest, request_of
 from .rest import RestEndpoint
@@ -80,7 +81,7 @@ class HttpApp:
         # None: anyone.
         self.authenticator: Any = None
         self._scopes: Any = None  # the OAuth scope policy (auth/scopes.py)
-        self._open_paths = {HEALTH_PATH}
+        self._open_paths = {HEALTH_PATH, LIVENESS_PATH}
         if config.auth_token is not None or config.oauth is not None:
             from .auth import build_authenticator
             from .auth.metadata import ProtectedResourceMetadata, metadata_paths
@@ -95,6 +96,7 @@ class HttpApp:
                     self._open_paths.add(path)
         self._auth_required = self.authenticator is not None  # no auth: the hot path skips the call
         self._proxies = TrustedProxies(config.trusted_proxies) if config.trusted_proxies else None
+        self.routes[LIVENESS_PATH] = liveness  # the liveness probe's: open, uncapped, served while draining
         self._extra_routes = list((extra_routes or {}).values())
         # A route whose path ends in "/" serves everything under it (the knowledge base's /docs/).
         self._prefix_routes = [(path, app) for path, app in (extra_routes or {}).items() if path.endswith("/")]
@@ -107,7 +109,8 @@ class HttpApp:
         self._background: set[asyncio.Task[Any]] = set()
         self.stopping = False
 
-        self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests, exempt_paths=[HEALTH_PATH, METRICS_PATH])
+        self.limit = ConcurrencyLimit(limit=config.max_concurrent_requests,
+                                      exempt_paths=[HEALTH_PATH, METRICS_PATH, LIVENESS_PATH])
         for route in self._extra_routes:  # the WebSocket endpoint: its calls count against the same cap
             share = getattr(route, "share_concurrency", None)
             if share is not None:
@@ -249,7 +252,7 @@ class HttpApp:
             if not http:
                 return refuse_upgrade(scope, send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}")
             return refuse(send, ErrorCode.METHOD_NOT_FOUND, f"Not found: {path}", status=404)
-        if self.stopping and http and path != HEALTH_PATH and request.kept_alive:
+        if self.stopping and http and path != HEALTH_PATH and path != LIVENESS_PATH and request.kept_alive:
             # A connection's first request was sent before the listener closed: it is served.
             return refuse(send, ErrorCode.SERVER_BUSY, "The server is shutting down", headers=[(b"retry-after", b"5")],
                           request_id=readable_id(request))
@@ -257,7 +260,7 @@ class HttpApp:
 
     def endpoints(self) -> list[str]:
         """The paths served, as the start-up line names them: MCP, its REST dialect, the extra routes, /health."""
-        extra = [path for path in self.routes if path not in (self.config.path, HEALTH_PATH)]
+        extra = [path for path in self.routes if path not in (self.config.path, HEALTH_PATH, LIVENESS_PATH)]
         return [self.config.path, f"{self._rest_prefix}{{method}}", *extra, HEALTH_PATH]
 
     # --- lifecycle -------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Iterator, Mapping
 
+from hexmcp.tools.cache_dir import untrusted_reason
+
 SWITCH_ENV = "HEXMCP_CODE_CACHE"  # "0": compile every generated method, read and write no file
 # Bytecode format of this interpreter: a file written by another one is ignored, never unmarshalled.
 MAGIC = importlib.util.MAGIC_NUMBER
@@ -158,6 +160,8 @@ def the_cache(cache_dir: Path) -> CodeCache | None:
         return None
     path = cache_file(cache_dir)
     if _cache is None or _cache.path != path:
+        if untrusted_reason(cache_dir) is not None:  # neither read nor written; the command says why and exits
+            return None
         _cache = CodeCache(path, read_entries(path))
     return _cache
 

@@ -30,6 +30,10 @@ LISTEN_FD_ENV = "HEXMCP_LISTEN_FD"
 """Set by the parent for its workers: the listening socket's descriptor, inherited."""
 WORKER_INDEX_ENV = "HEXMCP_WORKER_INDEX"
 """Set by the parent for its workers: 0..N-1, for the logs."""
+TOKEN_ENV = "HEXMCP_AUTH_TOKEN"
+TOKEN_FILE_ENV = "HEXMCP_AUTH_TOKEN_FILE"
+_TOKEN_FLAGS = ("--auth-token", "--auth-token-file")
+_SHORTEST_TOKEN_PREFIX = len("--aut")  # argparse takes unique prefixes; "--au" would also name --audit-*
 ACCEPT_BACKLOG = 2048  # uvicorn's default
 POLL_S = 0.1
 
@@ -48,8 +52,9 @@ def is_first_worker() -> bool:
     return os.environ.get(WORKER_INDEX_ENV) == "0"
 
 
-def supervise(host: str, port: int, workers: int, argv: Sequence[str]) -> int:
-    """Bind `host:port`, run `workers` copies of `hexmcp <argv>` on it, return the exit status."""
+def supervise(host: str, port: int, workers: int, argv: Sequence[str], *, auth_token: str | None = None) -> int:
+    """Bind `host:port`, run `workers` copies of `hexmcp <argv>` on it, return the exit status. The settled
+    `auth_token` reaches them in their environment, never on their command line (where ps shows it)."""
     try:
         listener = socket.create_server((host, port), backlog=ACCEPT_BACKLOG)
     except OSError as error:
@@ -57,6 +62,10 @@ def supervise(host: str, port: int, workers: int, argv: Sequence[str]) -> int:
         return ExitCode.USAGE
     listener.set_inheritable(True)
     env = {**os.environ, LISTEN_FD_ENV: str(listener.fileno())}
+    env.pop(TOKEN_FILE_ENV, None)
+    if auth_token:
+        env[TOKEN_ENV] = auth_token
+    argv = without_token_flags(argv)
     children = [subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", *argv],
                                  env={**env, WORKER_INDEX_ENV: str(index)}, pass_fds=(listener.fileno(),))
                 for index in range(workers)]
@@ -73,6 +82,21 @@ def supervise(host: str, port: int, workers: int, argv: Sequence[str]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def without_token_flags(argv: Sequence[str]) -> list[str]:
+    """`argv` less `--auth-token[-file] VALUE` (and `=VALUE` forms, and argparse's unique prefixes of them):
+    the parent has settled the token, and hands it on in the environment."""
+    kept: list[str] = []
+    words = iter(argv)
+    for word in words:
+        name, joined, _ = word.partition("=")
+        if len(name) >= _SHORTEST_TOKEN_PREFIX and any(flag.startswith(name) for flag in _TOKEN_FLAGS):
+            if not joined:
+                next(words, None)
+            continue
+        kept.append(word)
+    return kept
 
 
 def _watch(children: list[subprocess.Popen[bytes]], stop_requested: list[int]) -> int:

@@ -236,5 +236,10 @@ class TaskStore(Protocol):
         """The oldest queued signal for the task, waiting up to `timeout_s` for one (None if none came)."""
         ...
 
+    # A shared store whose unfinished records are leased (they expire unless renewed, so a dead replica's
+    # tasks do not hold their owner's slots forever) also has `heartbeat_interval_s: float` and
+    # `async def heartbeat(record) -> bool`, which the runner calls that often for each task it runs.
+    # An in-process store has neither: its tasks end with its process.
+
     async def close(self) -> None:
         ...

@@ -147,6 +147,8 @@ class TaskRunner:
     async def _run(self, channel: TaskChannel, work: Awaitable[dict[str, Any]]) -> None:
         worker = asyncio.ensure_future(work)
         watcher = asyncio.ensure_future(self._watch(channel, worker))
+        interval = getattr(self.store, "heartbeat_interval_s", None)  # a store with leases (Redis) renews them
+        beat = asyncio.ensure_future(self._beat(channel, interval)) if interval else None
         try:
             try:
                 result = await worker
@@ -166,6 +168,8 @@ class TaskRunner:
                                                                 f"eventId {event_id}"))
         finally:
             watcher.cancel()
+            if beat is not None:
+                beat.cancel()
         channel.record = final
         await self.store.save(final)
         self.published(final)
@@ -174,6 +178,16 @@ class TaskRunner:
     def _failed(self, channel: TaskChannel, rejection: Rejection) -> TaskRecord:
         return channel.record.moved(TaskStatus.FAILED, now=self.now(), message=rejection.message,
                                     error=self.error_wire(rejection), keep_for_ms=self.limits.ttl_ms)
+
+    async def _beat(self, channel: TaskChannel, interval_s: float) -> None:
+        """While the work runs, renew its lease: a shared store frees the tasks of a replica that stops
+        renewing (it died), so they never hold their owner's slots forever."""
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.store.heartbeat(channel.record)  # type: ignore[attr-defined]
+            except Exception:  # out of reach: the work goes on; the next beat may make it in time
+                log.warning("cannot renew the task's lease; retrying", taskId=channel.task_id, exc_info=True)
 
     async def _watch(self, channel: TaskChannel, worker: asyncio.Future[Any]) -> None:
         while not worker.done():

@@ -254,3 +254,16 @@ def _wait_for(ready, timeout_s: float = 60.0) -> None:
             pass
         assert time.monotonic() < deadline, "never ready"
         time.sleep(0.1)
+
+
+def test_a_user_server_on_every_interface_without_a_token_is_refused(weather: Path) -> None:
+    """`Server.run()` over HTTP keeps `hexmcp serve`'s rule: beyond loopback, a token or an explicit
+    allow_unauthenticated (issue 30)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HEXMCP_AUTH_TOKEN", "HEXMCP_AUTH_TOKEN_FILE")}
+    env.update(HEXMCP_TRANSPORT="http", HEXMCP_HOST="0.0.0.0", HEXMCP_PORT=str(free_port()))
+    out = subprocess.run([sys.executable, str(weather)], env=env, capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.splitlines() == [
+        "hexmcp serve: refusing to serve on 0.0.0.0 without authentication; fix: set HEXMCP_AUTH_TOKEN or "
+        "--auth-token-file, or pass --allow-unauthenticated to serve anyone who can reach the port"]

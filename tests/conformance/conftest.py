@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from . import targets
+from . import deadlines, targets
 
 
 def configured(config: pytest.Config) -> list[str]:
@@ -15,6 +15,21 @@ def configured(config: pytest.Config) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "transports(*names): the hexmcp transports a property runs on by default")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Each property runs under its deadline (deadlines.py); one that finds its target hung marks it, so
+    the properties after it fail at once instead of each waiting out the hang again."""
+    deadlines.PROPERTY.start(item.nodeid)
+    try:
+        outcome = yield
+    finally:
+        deadlines.PROPERTY.stop()
+    error = outcome.excinfo[1] if outcome.excinfo else None
+    target = getattr(item, "funcargs", {}).get("target")
+    if isinstance(error, deadlines.ServerHung) and isinstance(target, targets.Target) and target.hung is None:
+        target.hung = f"{str(error).splitlines()[0]} (in {item.name})"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

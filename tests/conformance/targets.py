@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from hexmcp.core import versions
 
+from .deadlines import ServerHung
 from .drivers import Closed, Driver, HttpDriver, RestDriver, StdioDriver, WsDriver
 
 DEMO_STDIO = [sys.executable, "-m", "tests.fixtures.demo_server"]
@@ -38,11 +39,19 @@ class Target:
         self.versions = (*versions.HANDSHAKE_VERSIONS, *stateless_versions)
         self._shared: dict[str, Driver] = {}
         self._tools: list[dict[str, Any]] | None = None
+        self.hung: str | None = None
+        """Set (by conftest.py) when a property found this target hung: later ones fail at once, naming it."""
+
+    def _not_hung(self) -> None:
+        if self.hung is not None:
+            raise ServerHung(f"{self.name}: not tried, the server hung in an earlier property: {self.hung}")
 
     def fresh(self) -> Driver:
+        self._not_hung()
         return self.connect()
 
     def shared(self, version: str = versions.LATEST_HANDSHAKE_VERSION) -> Driver:
+        self._not_hung()
         driver = self._shared.get(version)
         if driver is None or not driver.alive():
             if driver is not None:

@@ -24,6 +24,7 @@ from hexmcp.core import versions
 from hexmcp.core.lifecycle import Event, State, Verdict, step
 
 from ..support.peer import initialize_params
+from .deadlines import hung
 from .drivers import Closed, StdioDriver
 from .drivers.base import is_response, key
 from .profiles import budget
@@ -60,8 +61,13 @@ def machine_for(target: Target) -> type[RuleBasedStateMachine]:
             while until is None or until not in self.answers:
                 message = self.driver.receive(0.02 if until is None else max(0.0, deadline - time.monotonic()))
                 if message is None:
+                    if until is not None and time.monotonic() >= deadline:
+                        raise hung(f"{self.driver.name}: no answer to {until[1]!r} within {timeout:g} s "
+                                   f"(state {self.state.value})", self.driver.log)
+                    if until is not None and not self.driver.answers_come_with_requests:
+                        continue
                     if until is not None:
-                        raise AssertionError(f"no answer to {until} within {timeout} s (state {self.state.value})")
+                        raise AssertionError(f"no answer to {until} (state {self.state.value})")
                     return
                 if is_response(message):
                     self.answers.setdefault(key(message.get("id")), []).append(message)

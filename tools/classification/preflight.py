@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.cache_dir import default_cache_dir, untrusted_reason
 from hexmcp.tools.embedding import model_cache
 from hexmcp.tools.embedding.model_files import locate_model_files, memoised_sha256
 
@@ -27,7 +27,11 @@ def cache_dir_of(config: ClassificationConfig) -> Path:
 
 def check_cache_dir(cache_dir: Path) -> None:
     """Creates the cache's directories and proves each writable by creating a file in it; raises
-    CacheDirError. A write test, not os.access: under root, permission bits say nothing."""
+    CacheDirError. A write test, not os.access: under root, permission bits say nothing. A directory
+    another user controls is refused first (cache_dir.untrusted_reason): what is read from it decides what runs."""
+    untrusted = untrusted_reason(cache_dir)
+    if untrusted is not None:
+        raise CacheDirError(cache_dir, untrusted)
     for name in CACHE_SUBDIRS:
         folder = cache_dir / name
         try:

@@ -25,6 +25,8 @@ from hexmcp.core import versions
 
 from ...support.peer import initialize_params
 from ...support.schemas import Transcript
+from .. import deadlines
+from ..deadlines import bounded, hung
 
 
 class Closed(Exception):
@@ -45,6 +47,9 @@ class Driver:
     """True for WebSocket: bytes that are not UTF-8 go as a binary frame, which may be refused (-32600)."""
     sessionful = True
     """False for the REST dialect: every call stands alone, so notifications and ordering mean nothing."""
+    answers_come_with_requests = False
+    """True for HTTP: every answer arrives with its POST, so an empty inbox means no more answers (and a hang
+    shows in the POST itself), not that the server is still working."""
 
     def __init__(self) -> None:
         self.transcript = Transcript()
@@ -102,7 +107,7 @@ class Driver:
         self.send_raw(data)
 
     def receive(self, timeout: float = 5.0) -> Any | None:
-        message = self._read(timeout)
+        message = self._read(bounded(timeout, self.log))
         if message is None:
             return None
         self.record("<<", message)
@@ -111,18 +116,25 @@ class Driver:
                          "error": {"code": METHOD_NOT_FOUND, "message": "this client declares no capabilities"}})
         return message
 
-    def collect(self, ids: set[Any], timeout: float = 5.0) -> tuple[dict[Any, list[dict]], list[Any]]:
-        """Read until every id in `ids` has an answer (or `timeout` passes): answers by id, everything else."""
+    def collect(self, ids: set[Any], timeout: float | None = None) -> tuple[dict[Any, list[dict]], list[Any]]:
+        """Read until every id in `ids` has an answer: answers by id, everything else. Ends early when the
+        wire says nothing more will come (HTTP: every answer came with its POST); ServerHung when `timeout`
+        passes with a request still waiting (every request deserves an answer); default: the request deadline."""
+        timeout = deadlines.REQUEST_S if timeout is None else timeout
         answers: dict[Any, list[dict]] = {}
         others: list[Any] = []
         deadline = time.monotonic() + timeout
         while not ids <= answers.keys():
             left = deadline - time.monotonic()
             if left <= 0:
-                break
+                missing = sorted(str(k[1]) for k in ids - answers.keys())
+                raise hung(f"{self.name}: no answer to request id(s) {', '.join(missing)} within {timeout:g} s",
+                           self.log)
             message = self.receive(left)
             if message is None:
-                break
+                if self.answers_come_with_requests:
+                    break  # nothing queued: nothing more is coming
+                continue  # the wait used the time left: the check above says so
             if is_response(message):
                 answers.setdefault(_key(message.get("id")), []).append(message)
             else:
@@ -140,8 +152,9 @@ class Driver:
                 others.append(message)
         return answers, others
 
-    def request(self, method: str, params: Any = None, *, timeout: float = 10.0) -> dict[str, Any] | None:
-        """Send one request and return its answer (None if none came in time); other messages are logged."""
+    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> dict[str, Any] | None:
+        """Send one request and return its answer (None if the wire ended without one; ServerHung if none came
+        within `timeout`); other messages are logged."""
         request_id = self.next_id()
         message: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "id": request_id, "method": method}
         if params is not None:

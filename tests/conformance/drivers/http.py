@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import collections
 import json
+import time
 from typing import Any
 
 import httpx
@@ -27,6 +28,8 @@ from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
 from ...adapters.http_wire import ACCEPT_BOTH, parse_sse
 from ...support.peer import initialize_params
+from .. import deadlines
+from ..deadlines import bounded, hung
 from .base import Closed, Driver
 
 SESSION_HEADER = "mcp-session-id"
@@ -39,8 +42,30 @@ def header_value(value: str) -> str:
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
+def post_within_deadline(http: httpx.Client, url: str, body: bytes | str, headers: dict[str, str], name: str,
+                         log: Any) -> httpx.Response:
+    """POST and read the whole answer within the request deadline, or raise ServerHung: httpx's own timeout
+    bounds each read, so a server that sends a byte now and then (an SSE comment) would never time out."""
+    deadline = time.monotonic() + deadlines.REQUEST_S
+    limit = bounded(deadlines.REQUEST_S, log)
+    try:
+        with http.stream("POST", url, content=body, headers=headers, timeout=limit) as streamed:
+            chunks = []
+            for chunk in streamed.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise hung(f"{name}: the answer to a POST was still arriving after {deadlines.REQUEST_S:g} s", log)
+    except httpx.TimeoutException as exc:
+        raise hung(f"{name}: no answer to a POST within {limit:g} s ({type(exc).__name__})", log) from None
+    # The body as read (decoded already), under the answer's status and headers, for the callers to parse.
+    kept = [(k, v) for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length")]
+    return httpx.Response(streamed.status_code, headers=kept, content=b"".join(chunks), request=streamed.request)
+
+
 class HttpDriver(Driver):
     name = "http"
+    answers_come_with_requests = True
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -91,7 +116,7 @@ class HttpDriver(Driver):
 
     def _post(self, body: bytes, headers: dict[str, str]) -> None:
         try:
-            response = self.http.post(self.url, content=body, headers=headers)
+            response = post_within_deadline(self.http, self.url, body, headers, self.name, self.log)
         except httpx.TransportError as exc:
             self._gone = True
             raise Closed(f"HTTP transport failed: {exc!r}") from None
@@ -135,6 +160,7 @@ class RestDriver(Driver):
 
     name = "rest"
     sessionful = False
+    answers_come_with_requests = True
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -153,8 +179,8 @@ class RestDriver(Driver):
         if not isinstance(method, str):
             raise ValueError("the REST dialect carries requests and notifications only")
         body = {"method": "", "params": message.get("params")} if "params" in message else {"method": ""}
-        response = self.http.post(f"{self.url}/{method}", content=json.dumps(body),
-                                  headers={"content-type": "application/json"})
+        response = post_within_deadline(self.http, f"{self.url}/{method}", json.dumps(body),
+                                        {"content-type": "application/json"}, self.name, self.log)
         if "id" not in message:
             return
         if response.status_code == 200:

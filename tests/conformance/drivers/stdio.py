@@ -8,12 +8,17 @@ server that writes a lot never blocks on a full pipe while we wait for something
 from __future__ import annotations
 
 import json
+import os
 import queue
+import select
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import deadlines
+from ..deadlines import bounded, hung
 from .base import Closed, Driver
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -45,10 +50,23 @@ class StdioDriver(Driver):
         self.send_raw((json.dumps(message) + "\n").encode())
 
     def send_raw(self, data: bytes) -> None:
+        """Write all of `data`, or raise ServerHung when the server has not read it by the request deadline
+        (a server that stops reading fills the pipe, and a plain write would then block forever)."""
+        assert self.process.stdin is not None
+        view = memoryview(data)
+        deadline = time.monotonic() + deadlines.REQUEST_S
         try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
+            fd = self.process.stdin.fileno()
+            os.set_blocking(fd, False)
+            while view:
+                left = bounded(deadline - time.monotonic(), self.log)
+                if left <= 0 or not select.select([], [fd], [], left)[1]:
+                    raise hung(f"{self.name}: the server read {len(data) - len(view)} of {len(data)} bytes "
+                               f"within {deadlines.REQUEST_S:g} s and stopped reading", self.log)
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    continue
         except (BrokenPipeError, ValueError, OSError) as exc:
             raise Closed(f"stdin is closed: {exc}") from None
 

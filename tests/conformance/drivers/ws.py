@@ -15,6 +15,8 @@ from websockets.sync.client import connect
 
 from hexmcp.wire.jsonrpc import JSONRPC_VERSION
 
+from .. import deadlines
+from ..deadlines import hung
 from .base import Closed, Driver
 
 MCP_SUBPROTOCOL = "mcp"
@@ -27,8 +29,13 @@ class WsDriver(Driver):
         self.url = url
         self.name = f"ws-{subprotocol or 'chatgpt'}"
         self.requires_jsonrpc = subprotocol is not None
-        self.ws = connect(url, subprotocols=[subprotocol] if subprotocol else None, max_size=max_size,
-                          open_timeout=10, close_timeout=2).__enter__()  # a long-lived connection, closed in close()
+        try:
+            # A long-lived connection, closed in close().
+            self.ws = connect(url, subprotocols=[subprotocol] if subprotocol else None, max_size=max_size,
+                              open_timeout=deadlines.REQUEST_S, close_timeout=2).__enter__()
+        except TimeoutError:
+            raise hung(f"{self.name}: the WebSocket handshake did not complete within "
+                       f"{deadlines.REQUEST_S:g} s") from None
         self.closed_with: int | None = None
 
     def _write(self, message: Any) -> None:
