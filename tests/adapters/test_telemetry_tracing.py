@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -193,6 +194,8 @@ def test_the_gateway_call_a_tool_makes_is_a_client_span_under_the_tool_span(tmp_
     with OtlpReceiver() as receiver, fake_gateway() as upstream:
         env = {**_env(receiver), "GATEWAY_URL": upstream.url, "DEFAULT_MODEL": "llama-3.1-8b-instruct"}
         with serve("--no-classifier", "--no-knowledge", env=env, log=tmp_path / "stderr.log") as base:
+            # listModels reads the gateway's list at most every 2 s (ADR 1111): let the start-up read age out.
+            time.sleep(2.5)
             seen_before = upstream.count("models")
             answer = _post(base, "tools/call", {"name": "listModels", "arguments": {},
                                                 "_meta": {"traceparent": traceparent(trace_id, "cdcdcdcdcdcdcdcd")}})

@@ -27,9 +27,13 @@ def serve_docs(corpus: Path, cache: Path, *extra: str, timeout: float = 90) -> I
                                 str(port), "--docs", str(corpus), "--log-level", "warning", *extra],
                                env=docs_env(cache), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
+    # /health shows its details (the index's progress) only to an authenticated caller (ADR 1101).
+    token = extra[extra.index("--auth-token") + 1] if "--auth-token" in extra else None
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+
     def indexed() -> bool:
         try:
-            return httpx.get(base + "/health").json()["knowledge"]["complete"]
+            return httpx.get(base + "/health", headers=headers).json()["knowledge"]["complete"]
         except httpx.HTTPError:
             return False
 
