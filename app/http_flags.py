@@ -62,6 +62,8 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                         help="the same for all of one client's sessions (default 16 MiB)")
     parser.add_argument("--replay-bytes-total", type=positive_int, default=256 * 1024 * 1024, metavar="N",
                         help="the same for the whole server (default 256 MiB)")
+    parser.add_argument("--replay-retention", type=float, default=60.0, metavar="SECONDS",
+                        help="how long an SSE event stays kept for Last-Event-ID resumption (default 60)")
     add_scale_arguments(parser)
     add_serve_auth_flags(parser)
 

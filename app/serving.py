@@ -129,6 +129,7 @@ def http_config(settings: argparse.Namespace) -> Any:
                           replay_bytes_per_session=settings.replay_bytes_per_session,
                           replay_bytes_per_client=settings.replay_bytes_per_client,
                           replay_bytes_total=settings.replay_bytes_total,
+                          replay_retention_s=settings.replay_retention,
                           max_connections_per_address=settings.max_connections_per_address,
                           max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout,
                           **auth_settings(settings))

@@ -61,6 +61,10 @@ class HttpConfig:
     """The same, for all the sessions of one client (`client_identity`) together."""
     replay_bytes_total: int = attrs.field(default=256 * MIB, validator=positive)
     """The same, for the whole server."""
+    replay_retention_s: float = attrs.field(default=60.0, validator=[attrs.validators.instance_of((int, float)),
+                                                                      positive])
+    """How long an SSE event stays kept for `Last-Event-ID` resumption: resuming is for a connection that
+    broke moments ago, and what a burst left behind must not stay until its sessions idle out."""
     max_sessions_per_client: int = attrs.field(default=128, validator=positive)
     """Sessions one client (`client_identity`) may hold; a new one beyond it replaces that client's least
     recently used idle session, or is refused with 503 + Retry-After when all of them are busy."""

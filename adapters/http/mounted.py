@@ -1,7 +1,7 @@
 """hexmcp's HTTP endpoints mounted inside another ASGI application (Starlette, FastAPI).
 
 Mounted at a prefix (`app.mount("/mcp", mounted)`), the prefix itself is the Streamable HTTP endpoint,
-`PREFIX/{method}` the REST dialect, `PREFIX/ws` the WebSocket endpoint and `PREFIX/health` health, with
+`PREFIX/{method}` the REST dialect, `PREFIX/ws` the WebSocket endpoint and `PREFIX/health` health, `PREFIX/livez` liveness, with
 every guard the standalone server has. The host's lifespan runs the start-up work and the drain when it
 is handed `mounted.lifespan`; a host that does not forward lifespan events still gets the start-up work,
 begun by the first request.
@@ -17,7 +17,7 @@ from .app import HttpApp
 from .asgi import Receive, Scope, Send
 
 # Paths the standalone app serves at the top level (beside /mcp and /mcp/{method}).
-_OWN_PATHS = ("/health", "/ws", "/metrics", "/docs/")
+_OWN_PATHS = ("/health", "/livez", "/ws", "/metrics", "/docs/")
 
 
 class MountedApp:
@@ -39,7 +39,7 @@ class MountedApp:
         below = path[len(root):] if root and path.startswith(root) else path  # Starlette keeps the full path
         if below in ("", "/"):
             return self.app.config.path
-        if below.startswith(_OWN_PATHS) or below in ("/ws", "/health", "/metrics"):
+        if below.startswith(_OWN_PATHS) or below in ("/ws", "/health", "/livez", "/metrics"):
             return below
         return self.app.config.path + below
 

@@ -8,6 +8,11 @@ its client's (`client_identity`: a client opening many sessions meets one cap) a
 pool is over its cap the oldest events in it are forgotten first. An event larger than the smallest cap
 is sent live but never kept: it would only push out everything else and then itself.
 
+Caps bound what a client can pin; retention bounds how long. Resumption is for a connection that broke a
+moment ago (the client retries after `retry` ms), so an event older than `retention_s` is forgotten, on the
+next event kept anywhere and by the session sweeper. Without it, what a burst of traffic left behind would
+stay until its sessions idle out (30 minutes by default), long after anyone could want it.
+
 A resumer asking for an event that was forgotten gets what is still kept after it, as it does when the
 per-stream event count (`HttpConfig.replay_events`) has already let it go.
 """
@@ -15,8 +20,9 @@ per-stream event count (`HttpConfig.replay_events`) has already let it go.
 from __future__ import annotations
 
 import itertools
+import time
 from collections import OrderedDict
-from typing import Protocol
+from typing import Callable, Protocol
 
 import attrs
 
@@ -36,6 +42,7 @@ class KeptEvent:
     size: int
     holder: Forgetful
     pools: tuple[Pool, ...]
+    kept_at: float
 
 
 @attrs.define(eq=False, slots=True)
@@ -64,8 +71,11 @@ class ClientPool:
 class ReplayLedger:
     """The server's replay memory; `session(client_id)` opens a session's account."""
 
-    def __init__(self, *, per_session: int, per_client: int, total: int) -> None:
+    def __init__(self, *, per_session: int, per_client: int, total: int, retention_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.per_session = per_session
+        self.retention_s = retention_s
+        self._clock = clock
         self.per_client = per_client
         self.everything = Pool(cap=total)
         self.largest_kept = min(per_session, per_client, total)
@@ -90,16 +100,34 @@ class ReplayLedger:
     def keep(self, account: SessionReplay, holder: Forgetful, frame_bytes: int) -> KeptEvent | None:
         """Count an event `holder` is about to keep, evicting older ones over any cap; None: do not keep it."""
         size = frame_bytes + EVENT_OVERHEAD
+        now = self._clock()
+        self.expire(now)
         if size > self.largest_kept:
             return None
         pools = (account.pool, account.client, self.everything)
-        event = KeptEvent(next(self._keys), size, holder, pools)
+        event = KeptEvent(next(self._keys), size, holder, pools, now)
         for pool in pools:
             pool.add(event)
         for pool in pools:
             while pool.used > pool.cap:
                 self.evict(next(iter(pool.events.values())))
         return event
+
+    def expire(self, now: float | None = None) -> int:
+        """Forget the events kept longer than `retention_s` (the oldest come first in the server's pool, so
+        this costs one look when there is nothing to do); return how many."""
+        if self.retention_s is None:
+            return 0
+        oldest_kept = (self._clock() if now is None else now) - self.retention_s
+        events = self.everything.events
+        expired = 0
+        while events:
+            event = next(iter(events.values()))
+            if event.kept_at > oldest_kept:
+                break
+            self.evict(event)
+            expired += 1
+        return expired
 
     def evict(self, event: KeptEvent) -> None:
         event.holder.forget(event)

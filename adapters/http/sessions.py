@@ -90,7 +90,8 @@ class SessionStore:
         self._sessions: OrderedDict[str, HttpSession] = OrderedDict()  # least recently used first
         self._by_client: dict[str, dict[str, HttpSession]] = {}
         self.replay = ReplayLedger(per_session=config.replay_bytes_per_session,
-                                   per_client=config.replay_bytes_per_client, total=config.replay_bytes_total)
+                                   per_client=config.replay_bytes_per_client, total=config.replay_bytes_total,
+                                   retention_s=config.replay_retention_s)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -158,9 +159,10 @@ class SessionStore:
         return len(expired)
 
     async def run_sweeper(self) -> None:
-        interval = min(60.0, self._config.session_idle_timeout_s / 2)
+        interval = min(60.0, self._config.session_idle_timeout_s / 2, self._config.replay_retention_s / 2)
         while True:
             await asyncio.sleep(interval)
+            self.replay.expire()
             await self.sweep()
 
     async def close_all(self) -> None:

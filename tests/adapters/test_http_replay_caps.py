@@ -232,6 +232,41 @@ def test_an_open_get_stream_does_not_keep_every_later_stream_alive(live) -> None
     assert asyncio.run(scenario()) <= 16
 
 
+def test_events_past_their_retention_are_forgotten_while_the_session_lives() -> None:
+    """What a burst left behind goes once nobody could still resume it, not when its session idles out."""
+    now = [100.0]
+    ledger = ReplayLedger(per_session=10_000, per_client=10_000, total=10_000, retention_s=60.0, clock=lambda: now[0])
+    burst, honest = ledger.session("burst"), ledger.session("honest")
+    holder = Holder()
+    old = [burst.keep(holder, 1_000) for _ in range(3)]
+    now[0] += 30.0
+    recent = honest.keep(holder, 100)
+    assert ledger.expire() == 0 and holder.forgotten == []
+    now[0] += 31.0  # the burst's events are 61 s old, the honest one 31 s
+    assert ledger.expire() == 3
+    assert holder.forgotten == [event.key for event in old]
+    assert ledger.client_used("burst") == 0 and ledger.client_used("honest") == recent.size
+    now[0] += 60.0
+    honest.keep(holder, 100)  # keeping an event also lets the expired ones go
+    assert recent.key in holder.forgotten and ledger.used == 100 + EVENT_OVERHEAD
+
+
+def test_a_resumer_within_the_retention_gets_its_events_and_after_it_none() -> None:
+    """Over HTTP: the sweeper forgets what is past retention_s though the session is still open."""
+    server = build_demo_server()
+    with live_server(server, replay_retention_s=0.5) as served:
+        wire = Wire(served.base)
+        wire.initialize()
+        first = _event_ids(_echo(wire, 1, "kept a moment"))[0]
+        assert [m["id"] for m in _replayed(wire, first)] == [1]  # resumed within the retention
+        deadline = time.monotonic() + 10
+        while served.app.mcp.sessions.replay.used and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert served.app.mcp.sessions.replay.used == 0
+        assert _replayed(wire, first) == [] and wire.session_id in served.app.mcp.sessions._sessions
+        wire.close()
+
+
 def test_events_written_after_a_session_closed_are_not_counted() -> None:
     ledger = ReplayLedger(per_session=1_000, per_client=1_000, total=1_000)
     account = ledger.session("late")

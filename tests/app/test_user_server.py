@@ -240,6 +240,7 @@ async def test_the_http_endpoints_mounted_in_a_users_starlette_app(tmp_path: Pat
         rest = httpx.post(f"{base}/mcp/tools/call", json={"name": "echo", "arguments": {"text": "x"}}, timeout=10)
         assert rest.json()["content"][0]["text"] == "x"
         assert httpx.get(f"{base}/hello", timeout=10).text == "the host app answers too"
+        assert httpx.get(f"{base}/mcp/livez", timeout=10).status_code == 200  # the liveness probe under the mount
 
 
 def _wait_for(ready, timeout_s: float = 60.0) -> None:
