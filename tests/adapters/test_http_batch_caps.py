@@ -8,15 +8,15 @@ cap or is answered -32005 (busy) with its own id; the others are answered as eve
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
 
-from hexmcp.core import ToolContext, versions
+from hexmcp.core import versions
 from tests.adapters.http_live import live_server
 from tests.adapters.http_wire import Wire
 from tests.fixtures.demo_server import build_demo_server
+from tests.support.holding_tool import Gauge, add_hold_tool
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,30 +24,11 @@ CAP = 4
 BATCH = 8
 
 
-class Gauge:
-    def __init__(self) -> None:
-        self.running = 0
-        self.peak = 0
-
-
 GAUGE = Gauge()
 
 
 def _server():
-    server = build_demo_server()
-
-    @server.tool()
-    async def hold(seconds: float, ctx: ToolContext) -> str:
-        """Runs for `seconds`, counting how many run at once."""
-        GAUGE.running += 1
-        GAUGE.peak = max(GAUGE.peak, GAUGE.running)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            GAUGE.running -= 1
-        return "held"
-
-    return server
+    return add_hold_tool(build_demo_server(), GAUGE)
 
 
 @pytest.fixture(scope="module")

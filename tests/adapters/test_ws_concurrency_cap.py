@@ -15,21 +15,15 @@ import httpx
 import pytest
 
 from hexmcp.adapters.ws import WsConfig, WsEndpoint
-from hexmcp.core import ToolContext
 from tests.adapters.http_live import live_server
 
 from ..fixtures.ws_live import ChatGptClient, ws_demo_server
+from ..support.holding_tool import Gauge, add_hold_tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 CAP = 4
 PER_SOCKET = 4
-
-
-class Gauge:
-    def __init__(self) -> None:
-        self.running = 0
-        self.peak = 0
 
 
 @pytest.fixture
@@ -44,19 +38,7 @@ def gauge() -> Gauge:
 
 @pytest.fixture(scope="module")
 def live(gauge: Gauge):
-    server = ws_demo_server()
-
-    @server.tool()
-    async def hold(seconds: float, ctx: ToolContext) -> str:
-        """Runs for `seconds`, counting how many run at once."""
-        gauge.running += 1
-        gauge.peak = max(gauge.peak, gauge.running)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            gauge.running -= 1
-        return "held"
-
+    server = add_hold_tool(ws_demo_server(), gauge)
     endpoint = WsEndpoint(server, WsConfig())
     with live_server(server, max_concurrent_requests=CAP, extra_routes={"/ws": endpoint}) as served:
         yield served

@@ -264,22 +264,15 @@ async def test_an_upstream_redirecting_elsewhere_never_hands_over_its_token() ->
     the upstream's bearer token, which aiohttp drops across origins (a guard: this held before issue 30)."""
     from aiohttp import web
 
+    from tests.support.local_aiohttp import serving
+
     from .hostile_upstream import HostileHttp
 
     async with HostileHttp("json", 10).running() as elsewhere:
         async def redirect(request: web.Request) -> web.Response:
             raise web.HTTPTemporaryRedirect(f"{elsewhere.url}/mcp")
 
-        app = web.Application()
-        app.router.add_route("*", "/mcp", redirect)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        try:
-            async with McpClient(f"http://127.0.0.1:{port}/mcp", auth_token="kb-only") as client:
+        async with serving({("*", "/mcp"): redirect}) as base:
+            async with McpClient(f"{base}/mcp", auth_token="kb-only") as client:
                 await client.list_tools()
-        finally:
-            await runner.cleanup()
         assert elsewhere.authorizations and set(elsewhere.authorizations) == {None}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import AsyncIterator, Awaitable, Callable
+from typing import Awaitable, Callable
 
 import pytest
 from aiohttp import web
@@ -19,6 +19,7 @@ from aiohttp import web
 from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
 from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
 from hexmcp.tools.gateway.port import ChatAnswer, ChatMessage, ChatRequest, GatewayErrorKind, GatewayFailure
+from tests.support.local_aiohttp import Handler, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -26,26 +27,6 @@ KEY = "sk-ant-test-0123456789-SECRET"
 REQUEST = ChatRequest(model="claude-x", messages=(ChatMessage(role="user", content="What is 6 x 7?"),))
 FAST = RetryPolicy(max_retries=1, delay_s=0.001, max_delay_s=0.002)
 MiB = 1024 * 1024
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@contextlib.asynccontextmanager
-async def serving(routes: dict[tuple[str, str], Handler]) -> AsyncIterator[str]:
-    """An aiohttp app with these (method, path) routes on a free local port; yields its base URL."""
-    app = web.Application()
-    for (method, path), handler in routes.items():
-        app.router.add_route(method, path, handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
-
 
 def completion(text: str) -> dict:
     return {"model": "claude-x", "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
