@@ -173,3 +173,19 @@ def test_the_table_of_peers_is_bounded_and_what_it_forgets_is_counted_in_the_nex
     assert (last.client_id, last.reason, last.suppressed) == ("address:10.0.0.5", "head_timeout", 0)
     assert last.suppressed_elsewhere == 3  # two that found no room, one suppressed in a forgotten window
     assert refusals.lines + refusals.suppressed == 6
+
+
+def test_one_line_per_address_and_reason_per_window_each_counting_the_refusals_before_it() -> None:
+    now = [0.0]
+    heard = _Heard()
+    # A window a hair under a second, so no refusal falls on its edge whatever floats round to.
+    refusals = ConnectionRefusals([heard], window_s=0.995, clock=lambda: now[0])
+    for tick in range(300):  # 100 refusals a second for 3 s, from one address, alternating two reasons
+        now[0] = tick / 100
+        refusals.refused("10.0.0.1", ConnectionReason.MALFORMED if tick % 2 else ConnectionReason.HEAD_TOO_LARGE)
+    now[0] = 3.5
+    refusals.refused("10.0.0.1", ConnectionReason.MALFORMED)
+    malformed = [r for r in heard.refusals if r.reason == "malformed_request"]
+    oversized = [r for r in heard.refusals if r.reason == "head_too_large"]
+    assert [r.suppressed for r in malformed] == [0, 49, 49, 49] and [r.suppressed for r in oversized] == [0, 49, 49]
+    assert [r.http_status for r in oversized] == [431] * 3 and len({r.event_id for r in heard.refusals}) == 7
