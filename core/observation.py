@@ -103,6 +103,14 @@ class ObservedRefusal:
     http_method: str | None = None
     path: str | None = None
     body_bytes: int | None = None
+    reason: str | None = None
+    """Why a connection was refused before a request reached the app (`http/connection_refusals.py`)."""
+    http_status: int | None = None
+    """The status the connection was answered with; None when it was closed unanswered."""
+    suppressed: int | None = None
+    """Refusals of the same peer and reason not written since its last line (rate-limited)."""
+    suppressed_elsewhere: int | None = None
+    """Refusals not written whose peer was forgotten (the table of peers is bounded)."""
 
 
 class RequestScope(Protocol):

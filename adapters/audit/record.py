@@ -141,6 +141,9 @@ def refusal_record(refusal: ObservedRefusal, *, redaction: Redaction, clients: C
         "errorCode": refusal.code.value,
         "message": refusal.message,
     })
+    if refusal.reason is not None:  # a connection refused before the app saw a request (ADR 1131, amendment)
+        line.update({"reason": refusal.reason, "httpStatus": refusal.http_status,
+                     "suppressed": refusal.suppressed or 0, "suppressedElsewhere": refusal.suppressed_elsewhere or 0})
     return line
 
 

@@ -25,6 +25,7 @@ from hexmcp.core.startup import ExitCode
 from .admission import ConnectionLedger
 from .app import HttpApp, create_app
 from .config import HttpConfig
+from .connection_refusals import ConnectionRefusals
 from .descriptors import connection_cap, current_soft_limit, raise_open_files_limit
 from .uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
@@ -66,8 +67,12 @@ def connection_ledger(config: HttpConfig) -> ConnectionLedger:
 
 
 def uvicorn_config(app: HttpApp, config: HttpConfig, *, log_level: str = "warning", **overrides: Any) -> uvicorn.Config:
+    # The audit trail, if any, hears the fence's refusals too. The list itself, not a copy: an observer
+    # added later is heard. (A bench's bare ASGI app has no core server.)
+    observers = getattr(getattr(app, "server", None), "refusal_observers", None)
     protocol = functools.partial(GuardedHttpToolsProtocol, ledger=connection_ledger(config),
-                                 head_timeout_s=config.head_timeout_s, max_head_bytes=config.max_head_bytes)
+                                 head_timeout_s=config.head_timeout_s, max_head_bytes=config.max_head_bytes,
+                                 refusals=ConnectionRefusals(observers) if observers is not None else None)
     options: dict[str, Any] = dict(host=config.host, port=config.port, log_level=log_level, lifespan="on",
                                    access_log=False, server_header=False,
                                    timeout_graceful_shutdown=math.ceil(config.drain_timeout_s),

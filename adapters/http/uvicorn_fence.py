@@ -28,7 +28,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
 3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
    `ws/server_log.py` rewrites.
 
-On top of uvicorn's protocol:
+On top of uvicorn's protocol (each refusal below is also reported to the audit trail, coalesced per peer
+and reason, by `connection_refusals.py`; only on the refusal paths):
 - writes are coalesced per event-loop pass (`coalesce.py`);
 - connections are admitted through a `ConnectionLedger` (`admission.py`): beyond a cap the client
   gets a complete 503 with Retry-After and Connection: close, and the socket is closed;
@@ -71,8 +72,9 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from .admission import Admitted, ConnectionLedger, refusal_bytes
+from .admission import Admitted, ConnectionLedger, RefusalReason, refusal_bytes
 from .coalesce import CoalescingTransport
+from .connection_refusals import ConnectionReason, ConnectionRefusals
 from .head_limit import HEADER_LINE_OVERHEAD, HeadMeter, head_too_large_bytes
 from .request import NOT_TAKEN, REQUEST, HttpRequest
 
@@ -94,8 +96,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """
 
     def __init__(self, *args: Any, ledger: ConnectionLedger, head_timeout_s: float | None,
-                 max_head_bytes: int | None = None, **kwargs: Any) -> None:
+                 max_head_bytes: int | None = None, refusals: ConnectionRefusals | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._refusals = refusals  # None: no observer hears refusals (no audit trail)
         self._head = HeadMeter(max_head_bytes) if max_head_bytes is not None else None
         self._ledger = ledger
         self._head_timeout_s = head_timeout_s
@@ -119,6 +123,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             return
         self._refused = True
         log.debug("connection refused", client=address, reason=verdict.reason.value, cap=verdict.cap)
+        if self._refusals is not None:
+            self._refusals.refused(address, ConnectionReason.PER_ADDRESS if verdict.reason is RefusalReason.PER_ADDRESS
+                                   else ConnectionReason.TOTAL, f"at most {verdict.cap}")
         self.transport.write(refusal_bytes(verdict))
         if self.transport.can_write_eof():
             self.transport.write_eof()
@@ -229,6 +236,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._stop_head_deadline()
         limit = self._head.limit if self._head is not None else 0
         log.debug("request head too large, connection closed", client=self.client, max_head_bytes=limit)
+        if self._refusals is not None:
+            self._refusals.refused(self._peer(), ConnectionReason.HEAD_TOO_LARGE, f"over {limit} bytes")
         self._close_with(head_too_large_bytes(limit))
 
     def send_400_response(self, msg: str) -> None:
@@ -236,6 +245,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         requests parsed before it are answered first; the one it failed in is not answered."""
         self._refused = True
         self._stop_head_deadline()
+        if self._refusals is not None:
+            self._refusals.refused(self._peer(), ConnectionReason.MALFORMED, msg)
         broken = self._take_broken_request()
         if broken is not None:  # the app is answering the broken request itself: no 400 can follow it
             if broken.response_started:
@@ -283,6 +294,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # answers before the client reads them. What arrives meanwhile is dropped (`data_received`).
         self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
+    def _peer(self) -> str:
+        """The client's address, as the ledger counts it (uvicorn's `client`: host and port, or None)."""
+        client = self.client
+        return str(client[0]) if client else ""
+
     def _release(self) -> None:
         if self._ticket is not None:
             self._ledger.release(self._ticket)
@@ -316,6 +332,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             log.debug("request head not complete in time, connection closed", client=self.client,
                      head_timeout_s=self._head_timeout_s)
+            if self._refusals is not None:
+                self._refusals.refused(self._peer(), ConnectionReason.HEAD_TIMEOUT, f"{self._head_timeout_s} s")
             self.transport.close()
 
 
