@@ -25,6 +25,10 @@ from .slots import UNCAPPED_METHODS, Slots
 
 Send = Callable[[Any], Awaitable[None]]
 
+# The most messages one JSON-RPC batch may hold, as HttpConfig.max_batch_messages: a batch is read whole
+# before any of it is served, so without a bound one line pins as many parsed messages as it can carry.
+DEFAULT_MAX_BATCH_MESSAGES = 64
+
 
 def new_session_id() -> str:
     return secrets.token_hex(8)
@@ -33,7 +37,8 @@ def new_session_id() -> str:
 class RpcConnection:
     def __init__(self, server: McpServer, send: Send, *, session_id: str | None = None, with_version: bool = True,
                  require_jsonrpc: bool = True, max_in_flight: int = 512, peer_timeout_s: float = 300.0,
-                 client_id: str | None = None, transport: str | None = None, slots: Slots | None = None) -> None:
+                 client_id: str | None = None, transport: str | None = None, slots: Slots | None = None,
+                 max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES) -> None:
         self.session_id = session_id or new_session_id()
         self._server = server
         self.session = server.open_session(session_id=self.session_id, peer=self, client_id=client_id,
@@ -42,6 +47,7 @@ class RpcConnection:
         self._with_version = with_version
         self._require_jsonrpc = require_jsonrpc
         self._max_in_flight = max_in_flight
+        self._max_batch_messages = max_batch_messages
         self._slots = slots  # each request takes one of these too (None: only `max_in_flight` bounds them)
         self._tasks: set[asyncio.Task[Any]] = set()  # one per request in flight, batch items included
         self._batches: set[asyncio.Task[Any]] = set()  # one per batch waiting for its items' answers
@@ -132,9 +138,15 @@ class RpcConnection:
 
         Only notifications and responses are handled here, in order (a cancellation must find the
         request it names); requests run in tasks of their own, each counting against the in-flight limit.
+        A batch longer than `max_batch_messages` is refused whole, none of it admitted.
         """
         if not batch:
             await self.refuse(None, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
+            return
+        if len(batch) > self._max_batch_messages:  # refused whole, as over HTTP: none of it is served
+            await self.refuse(None, ErrorCode.INVALID_REQUEST,
+                              f"Invalid request: a batch of {len(batch)} messages; this server takes at most "
+                              f"{self._max_batch_messages} in one batch")
             return
         if self.session.version is None or not versions.features(self.session.version).batching:
             version = self.session.version or "none negotiated yet"

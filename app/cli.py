@@ -27,6 +27,7 @@ with starting(default_cache_dir()):  # importing the core and every flag's modul
     from .knowledge import add_index_flags
     from .packs import installed_packs
     from .serving import VERSION
+    from .session_caps import add_session_cap_flags
     from .tasks import add_task_flags
     from .telemetry import add_telemetry_arguments
     from hexmcp.tools.flag_types import positive_int
@@ -40,6 +41,7 @@ def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
         pack.add_flags(parser.add_argument_group(f"{pack.name} tools"))
     add_task_flags(parser)
     add_guard_arguments(parser)
+    add_session_cap_flags(parser)
 
 
 # Commands whose parser is built alone when the command line starts with one: building every command's
@@ -69,6 +71,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _add_serving_flags(stdio)
         stdio.add_argument("--max-message-bytes", type=positive_int, default=4 * 1024 * 1024, metavar="BYTES",
                            help="largest accepted message line (default 4 MiB)")
+        stdio.add_argument("--max-batch-messages", type=positive_int, default=64, metavar="N",
+                           help="messages in one JSON-RPC batch; a longer one is refused whole, -32600 (default 64)")
         add_telemetry_arguments(stdio, stdio=True)
     if only in (None, "serve"):
         serve = commands.add_parser("serve", help="serve MCP over HTTP (Streamable HTTP, REST dialect, /health)")

@@ -25,6 +25,9 @@ TOKEN_PLACEHOLDER = "REPLACE-ME"
 """How the shipped Secret manifest's token begins (deploy/k8s/secret.yaml): refused, so a deployment
 applied without editing it does not run with a token everyone can read."""
 STATE_SECRET_ENV = "HEXMCP_STATE_SECRET"
+AUDIT_SALT_ENV = "HEXMCP_AUDIT_SALT"  # adapters/audit/salt.py reads it; the same Secret holds its placeholder
+SECRET_ENVS = (STATE_SECRET_ENV, AUDIT_SALT_ENV)
+"""Variables the shipped Secret fills besides the token: one still holding its placeholder is refused."""
 OTHER_AUTH_SETTINGS: tuple[str, ...] = ("oauth_issuer", "oauth_introspection_url")
 """Settings that configure authentication besides the static token (OAuth, where that is built); any of
 them set counts as authenticated. Names a settings object does not have are ignored."""
@@ -55,9 +58,10 @@ def settle_serve_auth(settings: argparse.Namespace) -> None:
     if token is not None and token.startswith(TOKEN_PLACEHOLDER):
         raise PackProblem("the auth token is the deployment's placeholder; put a real one in the Secret "
                           "(e.g. `openssl rand -hex 32`)")
-    if os.environ.get(STATE_SECRET_ENV, "").startswith(TOKEN_PLACEHOLDER):
-        raise PackProblem(f"{STATE_SECRET_ENV} is the deployment's placeholder; put a real one in the Secret "
-                          "(e.g. `openssl rand -hex 32`)")
+    for variable in SECRET_ENVS:
+        if os.environ.get(variable, "").startswith(TOKEN_PLACEHOLDER):
+            raise PackProblem(f"{variable} is the deployment's placeholder; put a real one in the Secret "
+                              "(e.g. `openssl rand -hex 32`)")
     if token is not None and not path and _on_command_line(token):
         print("hexmcp serve: warning: --auth-token shows in ps; prefer $HEXMCP_AUTH_TOKEN or --auth-token-file",
               file=sys.stderr, flush=True)

@@ -16,6 +16,7 @@ from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
 
 from .compose import Composition, compose
 from .guard import audit_of, install_guards
+from .session_caps import apply_session_caps
 from .tasks import configure_tasks
 from .telemetry import Telemetry, install_telemetry
 
@@ -38,6 +39,7 @@ class Serving:
               http_base: str | None = None) -> Serving:
         """Compose `packs` on `server` (default: hexmcp's own), then what observes and guards it."""
         server = server or new_server(settings)
+        apply_session_caps(server, settings)
         if hasattr(settings, "task_store"):
             configure_tasks(server, settings)
         composition = compose(server, settings, packs, command=settings.command, http_base=http_base)
@@ -171,7 +173,8 @@ def run_stdio_serving(serving: Serving, settings: argparse.Namespace, *, wire_fd
     from hexmcp.adapters.stdio import run_stdio
 
     try:
-        return run_stdio(serving.server, max_message_bytes=settings.max_message_bytes, wire_fd=wire_fd,
+        return run_stdio(serving.server, max_message_bytes=settings.max_message_bytes,
+                         max_batch_messages=settings.max_batch_messages, wire_fd=wire_fd,
                          on_startup=serving.background)
     finally:
         serving.close()

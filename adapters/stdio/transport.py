@@ -27,7 +27,7 @@ from hexmcp.core import ErrorCode, McpServer, new_event_id
 from hexmcp.wire import jsonrpc
 from hexmcp.wire.lines import LineSplitter
 
-from ..rpc_connection import RpcConnection
+from ..rpc_connection import DEFAULT_MAX_BATCH_MESSAGES, RpcConnection
 from hexmcp.core.startup import ExitCode
 
 log = structlog.get_logger("hexmcp.adapters.stdio")
@@ -285,8 +285,8 @@ async def _start_reading(fd: int, protocol: _LineReader) -> None:
 
 
 async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                      stdin_fd: int = 0, wire_fd: int | None = None,
-                      on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+                      max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES, stdin_fd: int = 0,
+                      wire_fd: int | None = None, on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
     """Serve one client on stdin/stdout until EOF; returns the process exit code.
 
     `on_startup` hooks (loading a model, say) run in the background while the session is served;
@@ -299,7 +299,7 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     writer = _WireWriter(wire_fd)
     await writer.open()
     jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
-    connection = RpcConnection(server, writer.send, transport="stdio")
+    connection = RpcConnection(server, writer.send, transport="stdio", max_batch_messages=max_batch_messages)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("serving stdio", sessionId=connection.session_id, pid=os.getpid())
@@ -360,15 +360,17 @@ async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseExcepti
         stop.set()
 
 
-def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
-              wire_fd: int | None = None, on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+              max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES, stdin_fd: int = 0, wire_fd: int | None = None,
+              on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
     switches), for a small price in start-up time.
     """
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes, stdin_fd=stdin_fd,
+        return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes,
+                                      max_batch_messages=max_batch_messages, stdin_fd=stdin_fd,
                                       wire_fd=wire_fd, on_startup=on_startup))
 
 

@@ -1,7 +1,8 @@
 """deploy/k8s is secure by default (issue 30): the token comes from the shipped Secret, whose placeholder the
 server refuses, as it refuses the container's 0.0.0.0 bind with no token; a NetworkPolicy admits only the
 router and ingress pods; the root filesystem is read-only with the cache and /tmp on volumes; no
-service-account token is mounted; every image is pinned by digest."""
+service-account token is mounted; every image is pinned by digest. The audit trail is on, on a volume of its
+own, rotated inside the volume's size, its client ids salted with the Secret's `audit-salt` on every replica."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 import yaml
 
 from hexmcp.app.cli import parse_args
-from hexmcp.app.serve_auth import TOKEN_PLACEHOLDER, settle_serve_auth
+from hexmcp.adapters.audit.salt import MIN_SALT_BYTES, SALT_ENV, deployment_salt
+from hexmcp.app.serve_auth import AUDIT_SALT_ENV, TOKEN_PLACEHOLDER, settle_serve_auth
 from hexmcp.core.pack import PackProblem
 
 from .test_dockerfile import INSTRUCTIONS
@@ -61,7 +63,7 @@ def test_the_token_comes_from_the_shipped_secret() -> None:
 
 
 def _container_settings(monkeypatch: pytest.MonkeyPatch, **env: str):
-    for variable in ("HEXMCP_AUTH_TOKEN", "HEXMCP_AUTH_TOKEN_FILE", "HEXMCP_STATE_SECRET"):
+    for variable in ("HEXMCP_AUTH_TOKEN", "HEXMCP_AUTH_TOKEN_FILE", "HEXMCP_STATE_SECRET", "HEXMCP_AUDIT_SALT"):
         monkeypatch.delenv(variable, raising=False)
     for variable, value in env.items():
         monkeypatch.setenv(variable, value)
@@ -130,3 +132,43 @@ def test_the_seed_container_fills_the_cache_volume_with_the_images_baked_cache()
     target = seed_mount / cache.relative_to(server_mount)  # where the server will find HEXMCP_CACHE_DIR
     script = " ".join(seed["command"])
     assert f"cp -a {cache}/. {target}/" in script and f"mkdir -p {target}" in script
+
+
+_QUANTITY = re.compile(r"^(\d+)(Ki|Mi|Gi)?$")
+
+
+def _bytes(quantity: str) -> int:
+    number, unit = _QUANTITY.match(quantity).groups()
+    return int(number) * {None: 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[unit]
+
+
+def test_the_audit_trail_is_on_and_rotated_inside_a_volume_of_its_own(monkeypatch) -> None:
+    """The root filesystem is read-only: a trail there would stop start-up (exit 2). An emptyDir that outgrows
+    its sizeLimit gets the pod evicted, so the trail and every rotated file must fit in it."""
+    settings = _container_settings(monkeypatch)
+    assert settings.audit_log, "the Deployment does not turn the audit trail on"
+    trail = PurePosixPath(settings.audit_log)
+    volumes = {volume["name"]: volume for volume in POD["volumes"]}
+    mounts = _mounts(SERVER)
+    [(mount, name)] = [(p, n) for p, n in mounts.items() if p in trail.parents]
+    assert "emptyDir" in volumes[name]
+    assert [n for n in mounts.values() if n == name] == [name], "a volume shared with the cache or /tmp: " \
+        "their growth would count against the trail's room, and the pod be evicted for it"
+    assert settings.audit_max_bytes, "an unrotated trail grows until the pod is evicted"
+    most = settings.audit_max_bytes * (settings.audit_backups + 1)
+    assert most <= _bytes(volumes[name]["emptyDir"]["sizeLimit"]), (most, volumes[name])
+
+
+def test_every_replica_salts_the_audit_ids_with_the_secrets_salt_and_its_placeholder_is_refused(monkeypatch) -> None:
+    assert AUDIT_SALT_ENV == SALT_ENV  # the variable start-up checks is the one the audit trail reads
+    secret = MANIFESTS["Secret"]
+    name, key = _env_from_secret(SALT_ENV)
+    assert name == secret["metadata"]["name"] and secret["stringData"][key].startswith(TOKEN_PLACEHOLDER)
+    assert "--audit-salt-file" not in SERVER["args"]  # a file beside the trail would differ from pod to pod
+    real = "0123456789abcdef" * 4  # what `openssl rand -hex 32` prints: 64 characters
+    with pytest.raises(PackProblem, match=f"{SALT_ENV} is the deployment's placeholder"):
+        settle_serve_auth(_container_settings(monkeypatch, HEXMCP_AUTH_TOKEN=real, HEXMCP_STATE_SECRET=real,
+                                              HEXMCP_AUDIT_SALT=secret["stringData"][key]))
+    settle_serve_auth(_container_settings(monkeypatch, HEXMCP_AUTH_TOKEN=real, HEXMCP_STATE_SECRET=real,
+                                          HEXMCP_AUDIT_SALT=real))  # a real salt: served
+    assert len(real) >= MIN_SALT_BYTES and deployment_salt("/nonexistent/never-read", {SALT_ENV: real}) == real.encode()
