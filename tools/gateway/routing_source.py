@@ -58,12 +58,18 @@ class ClassifierRouting:
         self._service = service
         self.default_model: str = service.config.default_model
         self.fallback_model: str | None = service.config.fallback_model
+        self._routes: tuple[object, tuple[CategoryRoute, ...]] | None = None
+        """The taxonomy the routes were built from, and them: every routed call reads them, and a frozen
+        taxonomy gives the same routes until another one is loaded."""
 
     async def categories(self) -> tuple[CategoryRoute, ...]:
         taxonomy = await self._service.ensure_taxonomy()
-        return tuple(CategoryRoute(name=c.name, description=c.description, system_prompt=c.system_prompt,
-                                   model=c.routing.model, use_reasoning=c.routing.use_reasoning,
-                                   reasoning_effort=c.routing.reasoning_effort) for c in taxonomy.categories)
+        if self._routes is None or self._routes[0] is not taxonomy:
+            self._routes = (taxonomy, tuple(
+                CategoryRoute(name=c.name, description=c.description, system_prompt=c.system_prompt,
+                              model=c.routing.model, use_reasoning=c.routing.use_reasoning,
+                              reasoning_effort=c.routing.reasoning_effort) for c in taxonomy.categories))
+        return self._routes[1]
 
     async def route(self, prompt: str, client: str | None) -> RouteChoice:
         """Raises ProtocolError SERVER_BUSY or REQUEST_TIMEOUT when the classifier is saturated, as

@@ -115,6 +115,7 @@ class GatewayService:
         self._checked_at: float | None = None  # when the last read (success or failure) ended
         self._failures_in_row = 0
         self._reading: asyncio.Future[GatewayFailure | None] | None = None
+        self._routable: tuple[tuple[CategoryRoute, ...], tuple[str, ...]] | None = None
 
     # --- routeCompletion ---------------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ class GatewayService:
             return f"maxTokens {max_tokens} is above this server's limit of {cap} (gateway.max_tokens)"
         if model is None or "*" in self.settings.allowed_models or model in self.settings.allowed_models:
             return None
-        known = [entry.id for entry in await self.entries()]
+        known = await self.routable_models()
         if model in known:
             return None
         offered = ", ".join([*known, *self.settings.allowed_models][:20]) or "none: omit `model`"
@@ -204,9 +205,16 @@ class GatewayService:
     def _backoff_s(self) -> float:
         return min(self.failure_backoff_s * 2 ** min(max(self._failures_in_row - 1, 0), 16), MAX_FAILURE_BACKOFF_S)
 
-    async def entries(self) -> list[CatalogueEntry]:
-        """The catalogue from what is known now (no gateway call)."""
+    async def routable_models(self) -> tuple[str, ...]:
+        """The ids the routing can choose, sorted: the catalogue's, without building it. Every
+        routeCompletion that names a model asks, so the answer is kept while the categories are the same."""
         categories = await self.routing.categories() if self.routing is not None else ()
+        if self._routable is None or self._routable[0] is not categories:
+            self._routable = (categories, tuple(sorted(self._routed(categories))))
+        return self._routable[1]
+
+    def _routed(self, categories: tuple[CategoryRoute, ...]) -> dict[str, list[CategoryRoute]]:
+        """Model id -> the categories routed to it (the default and fallback models with or without any)."""
         default = self.settings.default_model or self.routing_default()
         fallback = self.routing.fallback_model if self.routing is not None else None
         routed: dict[str, list[CategoryRoute]] = {}
@@ -217,6 +225,14 @@ class GatewayService:
         for extra in (default, fallback):
             if extra:
                 routed.setdefault(extra, [])
+        return routed
+
+    async def entries(self) -> list[CatalogueEntry]:
+        """The catalogue from what is known now (no gateway call)."""
+        categories = await self.routing.categories() if self.routing is not None else ()
+        default = self.settings.default_model or self.routing_default()
+        fallback = self.routing.fallback_model if self.routing is not None else None
+        routed = self._routed(categories)
         served = None if self.served is None else {m.id for m in self.served}
         return [CatalogueEntry(id=model, provider=self.settings.provider, categories=tuple(c.name for c in routes),
                                reasoning=any(c.use_reasoning is not False for c in routes) or model == fallback,
