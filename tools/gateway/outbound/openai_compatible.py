@@ -197,8 +197,13 @@ class OpenAICompatibleGateway:
         """The body, refusing (TooLarge) as soon as it passes max_response_bytes: never held whole in memory."""
         limit = self.config.max_response_bytes
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise TooLarge()
+        if declared.isdigit():
+            if int(declared) > limit:
+                raise TooLarge()
+            if response.headers.get("content-encoding", "identity") == "identity":
+                # The parser stops at the declared length, so no chunk loop is needed; a compressed body
+                # may grow past its declared length as it is decoded, so it is counted chunk by chunk.
+                return await response.read()
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.content.iter_chunked(READ_CHUNK):

@@ -4,13 +4,15 @@ Retried: rate limits (429), timeouts (and 408), connection errors and 5xx. Never
 404 or any other refusal, which would fail the same way again. Waits grow linearly or exponentially
 from `delay_s` (1 s, 2 s, 4 s by default), each scaled by a random factor in [1 - jitter, 1] so that
 callers rejected together do not all come back together; a `Retry-After` the gateway sent replaces the
-computed wait, up to `retry_after_cap_s`. tenacity runs the loop; this module only decides.
+computed wait, up to `retry_after_cap_s`. tenacity runs the loop once a first attempt has failed; this
+module decides.
 
 The design and its trade-offs: docs/adr/0702-gateway-retries.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any, Awaitable, Callable, Literal
 
@@ -59,28 +61,45 @@ Attempt = Callable[[int], Awaitable[Any]]
 
 async def with_retries(policy: RetryPolicy, attempt: Attempt,
                        on_retry: Callable[[RetryableFailure, int, float], None] | None = None) -> Any:
-    """Run `attempt` until it returns or the retries run out; the last failure carries the attempts made."""
+    """Run `attempt` until it returns or the retries run out; the last failure carries the attempts made.
+    The first attempt runs on its own: most calls end there, and building tenacity's loop for them cost
+    a routed completion more event-loop time than the rest of this module."""
+    try:
+        return await attempt(1)
+    except RetryableFailure as first:
+        if policy.max_retries == 0:
+            return attrs.evolve(first.failure, attempts=1)
+        wait_s = policy.wait_before(1, first.retry_after_s)
+        if on_retry is not None:
+            on_retry(first, 1, wait_s)
+    await asyncio.sleep(wait_s)
+    return await _retries(policy, attempt, on_retry)
+
+
+async def _retries(policy: RetryPolicy, attempt: Attempt,
+                   on_retry: Callable[[RetryableFailure, int, float], None] | None) -> Any:
+    """Attempts 2 and on, after the first failed and its wait was slept: tenacity runs the loop."""
     import tenacity  # here: the configuration (imported at start-up) needs only RetryPolicy
 
-
+    # tenacity counts its own attempts from 1: ours are one more (the first ran before it).
     def wait(state: Any) -> float:
         error = state.outcome.exception() if state.outcome else None
         retry_after = error.retry_after_s if isinstance(error, RetryableFailure) else None
-        return policy.wait_before(state.attempt_number, retry_after)
+        return policy.wait_before(state.attempt_number + 1, retry_after)
 
     def before_sleep(state: Any) -> None:  # only when another attempt follows (wait runs on the last one too)
         error = state.outcome.exception() if state.outcome else None
         if on_retry is not None and isinstance(error, RetryableFailure):
-            on_retry(error, state.attempt_number, state.next_action.sleep)
+            on_retry(error, state.attempt_number + 1, state.next_action.sleep)
 
-    retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(policy.max_retries + 1), wait=wait,
+    retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(policy.max_retries), wait=wait,
                                       retry=tenacity.retry_if_exception_type(RetryableFailure),
                                       before_sleep=before_sleep, reraise=True)
-    number = 0
+    number = 1
     try:
         async for attempt_state in retrying:
             with attempt_state:
-                number = attempt_state.retry_state.attempt_number
+                number = attempt_state.retry_state.attempt_number + 1
                 return await attempt(number)
     except RetryableFailure as last:
         return attrs.evolve(last.failure, attempts=number)
