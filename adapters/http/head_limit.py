@@ -38,6 +38,12 @@ class HeadMeter:
         """Count `data`, just read; False when the open head now exceeds the limit (then refuse it)."""
         if not self.open:
             return True
+        if self.seen + len(data) <= self.limit:
+            # The whole read fits, wherever the head ends in it: no search for its end. If it ends here,
+            # the parser reports it (`ended`) before the next read, which starts the count again.
+            self.seen += len(data)
+            self._tail = (self._tail + data)[-_TAIL:] if len(data) < _TAIL else data[-_TAIL:]
+            return True
         window = self._tail + data
         ends = [found + len(end) for end in _HEAD_ENDS if (found := window.find(end)) >= 0]
         counted = min(ends) - len(self._tail) if ends else len(data)

@@ -18,6 +18,8 @@ def is_json(content_type: bytes | None) -> bool:
 
     What keeps a browser page from posting a tool call without a CORS preflight: `text/plain`, a form
     encoding or no type at all are what a cross-origin page may send unasked."""
+    if content_type == JSON:  # what nearly every client sends: no splitting for it
+        return True
     if content_type is None:
         return False
     return content_type.split(b";", 1)[0].strip().lower() == JSON
