@@ -21,6 +21,9 @@ def add_classification_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--classifier-nice", type=nice_increment, metavar="N",
                        help="nice steps the inference workers run below the event loop, 0-19 (default 0: the same "
                             "priority; Linux only)")
+    flags.add_argument("--classifier-batch", type=int, metavar="N",
+                       help="most requests one fp32 pass may carry (default 32; 1: a pass per request). int8 "
+                            "never batches: its answers would depend on their batch-mates")
 
 
 def classification_config(settings: argparse.Namespace) -> Any:
@@ -33,6 +36,8 @@ def classification_config(settings: argparse.Namespace) -> Any:
         overrides["quantization"] = settings.quantization
     if settings.classifier_nice is not None:
         overrides["worker_nice_increment"] = settings.classifier_nice
+    if settings.classifier_batch is not None:
+        overrides["max_batch"] = settings.classifier_batch
     return ClassificationConfig(**overrides)
 
 
