@@ -58,7 +58,7 @@ class ClassificationConfig:
     # Micro-batching (ADR 1201): a worker runs up to `max_batch` requests that queued while it was busy in
     # shared passes, waiting at most `batch_window_ms` for more. Only with fp32: the int8 model's answers
     # depend on their batch-mates, so with int8 every text keeps a pass of its own whatever this says.
-    max_batch: int = attrs.field(default=32, validator=[v.instance_of(int), v.ge(1), v.le(256)])
+    max_batch: int = attrs.field(default=32, validator=[v.instance_of(int), v.ge(1), v.le(256)])  # flags.MAX_BATCH
     batch_window_ms: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.le(50.0)])
 
     def batches(self) -> bool:
