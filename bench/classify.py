@@ -23,6 +23,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from bench.http import varied_prompts
 from bench.stats import percentile
@@ -107,11 +108,12 @@ async def measure(quantization: str, threads: int, rounds: int, varied: bool) ->
 
 def run_child(quantization: str, threads: int, rounds: int, prompts: str) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", quantization, str(threads), "--rounds", str(rounds), "--prompts", prompts],
+        [sys.executable, "-m", "bench.classify", "--child", quantization, str(threads), "--rounds", str(rounds), "--prompts", prompts],
         check=True,
         capture_output=True,
         text=True,
         env=os.environ.copy(),
+        cwd=Path(__file__).resolve().parents[1],
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
