@@ -105,6 +105,21 @@ def _wrap_pool() -> None:
                 record["pass_cpu"] = time.thread_time() - cpu
                 record["worker"] = threading.get_native_id()
 
+        batch = options.get("process_batch")
+        if batch is not None:  # micro-batching: each probed request records the pass it shared
+            def timed_batch(entries: list[Any]) -> list[Any]:
+                probed = [isinstance(e, tuple) and len(e) == 2 and isinstance(e[0], dict) for e in entries]
+                records = [e[0] for e, p in zip(entries, probed) if p]
+                started, cpu = _clock(), time.thread_time()
+                try:
+                    return batch([e[1] if p else e for e, p in zip(entries, probed)])
+                finally:
+                    ended, used = _clock(), time.thread_time() - cpu
+                    for record in records:
+                        record.update(started=started, ended=ended, pass_cpu=used / len(entries),
+                                      worker=threading.get_native_id(), batch=len(entries))
+
+            options = {**options, "process_batch": timed_batch}
         init(self, timed, **options)
 
     async def submit_recorded(self: Any, item: Any, owner: str | None = None) -> Any:

@@ -65,10 +65,18 @@ class ClassifierEngine:
         return probabilities / probabilities.sum(axis=1, keepdims=True)
 
     def classify(self, text: str) -> Prediction:
+        """One text in a pass of its own (the int8 model: its answers would depend on batch-mates)."""
+        return self.predict(text, *self.encoder.embed_one(text))
+
+    def classify_many(self, texts: list[str]) -> list[Prediction]:
+        """A micro-batch of requests in shared passes (fp32 only: see SentenceEncoder.embed_many). Each
+        text's head runs on its own vector, so its answer is the one it gets in a batch of one."""
+        return [self.predict(text, *pair) for text, pair in zip(texts, self.encoder.embed_many(texts))]
+
+    def predict(self, text: str, sentence32: np.ndarray, rows: np.ndarray) -> Prediction:
         """`probabilities` for one text, in as few numpy calls as the arithmetic allows: this runs on
         every request, right after the forward pass, when each call costs several times its warm
         price."""
-        sentence32, rows = self.encoder.embed_one(text)
         features = rows[0].astype(np.float64) if len(rows) == 1 else rows.astype(np.float64).mean(axis=0)
         matrix, offset = self.head.folded
         logits = features @ matrix + offset

@@ -13,6 +13,8 @@ from hexmcp.tools.cache_dir import private_dir_fix, untrusted_fix, untrusted_rea
 from hexmcp.tools.environment import pip_command
 from hexmcp.tools.flag_types import nice_increment
 
+MAX_BATCH = 256  # ClassificationConfig.max_batch checks the same bound; parsing flags imports no config module
+
 
 def add_classification_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--taxonomy", metavar="PATH", help="CSV (category,text) or YAML taxonomy; default: built-in")
@@ -21,6 +23,20 @@ def add_classification_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--classifier-nice", type=nice_increment, metavar="N",
                        help="nice steps the inference workers run below the event loop, 0-19 (default 0: the same "
                             "priority; Linux only)")
+    flags.add_argument("--classifier-batch", type=batch_size, metavar="N",
+                       help="most requests one fp32 pass may carry (default 32; 1: a pass per request). int8 "
+                            "never batches: its answers would depend on their batch-mates")
+
+
+def batch_size(text: str) -> int:
+    """argparse type for --classifier-batch: 1 (a pass per request) to MAX_BATCH."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_BATCH}, got {text!r}") from None
+    if not 1 <= value <= MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {MAX_BATCH}, got {value}")
+    return value
 
 
 def classification_config(settings: argparse.Namespace) -> Any:
@@ -33,6 +49,8 @@ def classification_config(settings: argparse.Namespace) -> Any:
         overrides["quantization"] = settings.quantization
     if settings.classifier_nice is not None:
         overrides["worker_nice_increment"] = settings.classifier_nice
+    if settings.classifier_batch is not None:
+        overrides["max_batch"] = settings.classifier_batch
     return ClassificationConfig(**overrides)
 
 

@@ -81,7 +81,17 @@ class ClassificationService:
                 timeout=self.config.request_timeout_s,
                 max_per_owner=self.config.max_queue_per_client,
                 nice_increment=self.config.worker_nice_increment,
+                **self._batching(engine),
             )
+
+    def _batching(self, engine: ClassifierEngine) -> dict[str, Any]:
+        """The pool's micro-batching options: none for int8, whose answers depend on their batch-mates.
+        With them every request goes through classify_many, a lone one too, so its answer is one function
+        of its text."""
+        if not self.config.batches():
+            return {}
+        return {"process_batch": engine.classify_many, "max_batch": self.config.max_batch,
+                "batch_window_s": self.config.batch_window_ms / 1000}
 
     def prepare_model(self) -> None:
         """Checks the model package and the cache directory and converts the model if it is not cached
@@ -176,6 +186,7 @@ class ClassificationService:
             "threads": self.config.threads,
             "workers": self.config.pool_workers(),
             "worker_nice_increment": self.config.worker_nice_increment,
+            "max_batch": self.config.max_batch if self.config.batches() else 1,
             "method": "softmax-regression[last|mid-layer segments]+temperature",
             "temperature": round(stats.temperature, 4),
             "general_gate": engine.gate is not None,

@@ -7,6 +7,7 @@ that runs after start-up (the stdio server's cold start must not pay for them).
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -110,6 +111,28 @@ class SentenceEncoder:
         sentences, last, mid = self.forward(feed)
         return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
 
+    def embed_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`embed_one`'s pair for each text, from shared forward passes: what a micro-batch of requests runs.
+
+        Only batch-invariant where the model is: in fp32 a text's token states come out of a padded batch
+        bit for bit as they do alone (the int8 model's dynamic activation scales span the batch, so there
+        they do not; the classifier never batches int8). The sentence embedding is therefore pooled here
+        from the text's own unpadded token states, not taken from the graph's pooled output, whose sum over
+        the padded sequence rounds differently with the padding. Texts are grouped by length, so a long
+        text does not make every short one pay for its padding."""
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        embedded: list[tuple[np.ndarray, np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
+        for group in length_groups(lengths):
+            width = int(lengths[group].max())
+            _, last, mid = self.forward({"input_ids": ids[group, :width], "attention_mask": mask[group, :width]})
+            for row, index in enumerate(group):
+                length = int(lengths[index])
+                embedded[index] = (pool_sentence(last[row, :length]), pool_text(last[row], mid[row], length))
+        return embedded
+
     def encode(self, texts: list[str], workers: int = 1) -> EncodedTexts:
         """Each text alone (see the class docstring); `workers` threads share the list at start-up.
         The result does not depend on `workers`."""
@@ -120,6 +143,33 @@ class SentenceEncoder:
             embedded = [self.embed_one(text) for text in texts]
         sentences = np.stack([s for s, _ in embedded]) if embedded else np.zeros((0, self.dimension))
         return EncodedTexts.from_texts(sentences, [rows for _, rows in embedded])
+
+
+def pool_sentence(tokens: np.ndarray) -> np.ndarray:
+    """Unit-length mean of one text's unpadded token states (float32 [hidden]), as the graph's pooled output
+    computes it, but over this text's tokens alone."""
+    mean = np.add.reduce(tokens, axis=0) / len(tokens)
+    return (mean / max(math.sqrt(float(mean @ mean)), 1e-9)).astype(np.float32, copy=False)
+
+
+# A group of a micro-batch pads to at most this multiple of its shortest text (plus a few tokens):
+# attention costs grow with the padded length, so mixing 8- and 200-token texts would waste most of a pass.
+GROUP_SPREAD = 1.5
+GROUP_SLACK_TOKENS = 8
+
+
+def length_groups(lengths: np.ndarray) -> list[np.ndarray]:
+    """Indices of texts to run together: sorted by length, a new group whenever the length outgrows the
+    group's shortest by GROUP_SPREAD (plus GROUP_SLACK_TOKENS)."""
+    order = np.argsort(lengths, kind="stable")
+    groups: list[list[int]] = []
+    shortest = 0
+    for index in order.tolist():
+        if not groups or lengths[index] > shortest * GROUP_SPREAD + GROUP_SLACK_TOKENS:
+            groups.append([])
+            shortest = int(lengths[index])
+        groups[-1].append(index)
+    return [np.array(group, dtype=np.int64) for group in groups]
 
 
 def open_encoder(files: ModelFiles, cache_dir: Path, digest: str, config: EncoderConfig) -> SentenceEncoder:

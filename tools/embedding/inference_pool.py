@@ -1,8 +1,11 @@
-"""Runs classifications on a few worker threads off the event loop, one text at a time.
+"""Runs classifications on a few worker threads off the event loop, one text at a time or, for a model
+whose answers do not depend on their batch-mates, in micro-batches.
 
-Why not batches: the int8 model quantises activations per input tensor, so a text's answer changed
-with its batch-mates. One text per pass keeps answers deterministic, and with one
-onnxruntime thread per worker, `workers` passes in parallel keep every core busy instead.
+Why one text by default: the int8 model quantises activations per input tensor, so a text's answer
+changed with its batch-mates. One text per pass keeps answers deterministic, and with one
+onnxruntime thread per worker, `workers` passes in parallel keep every core busy instead. The fp32
+model gives a text the same token states in any padded batch, so with it the workers batch the
+requests that queued while they were busy (ADR 1201).
 
 Bounded everywhere: at most `max_queue` requests are outstanding (one more is rejected at once with
 ServiceOverloadedError) and every caller waits at most `timeout` seconds. Work nobody waits for any
@@ -57,9 +60,26 @@ class InferencePool:
         max_per_owner: int | None = None,
         nice_increment: int = 0,
         name: str = "hexmcp-classifier",
+        process_batch: Callable[[list[Any]], list[Any]] | None = None,
+        max_batch: int = 1,
+        batch_window_s: float = 0.0,
     ) -> None:
-        """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py)."""
+        """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py).
+
+        Micro-batching, with `process_batch` (items → answers, in order) and `max_batch` > 1: a worker takes
+        the oldest request and, with it, up to `max_batch - 1` more that are already queued (they arrived
+        while the previous batch ran), then waits at most `batch_window_s` for others to fill the batch.
+        A lone request is thus delayed by at most `batch_window_s` (0: not at all). Only for a model whose
+        answers do not depend on their batch-mates (the fp32 encoder; see SentenceEncoder.embed_many)."""
+        if max_batch < 1 or batch_window_s < 0:
+            raise ValueError("max_batch must be >= 1 and batch_window_s >= 0")
+        if max_batch > 1 and process_batch is None:
+            raise ValueError("max_batch > 1 needs process_batch")
         self._process = process
+        self._process_batch = process_batch if max_batch > 1 else None
+        self._max_batch = max_batch
+        self._batch_window_s = batch_window_s
+        self.batches = 0  # passes run (a batch of one included), for benches and tests
         self._nice_increment = nice_increment
         self._timeout = timeout
         self._max_queue = max_queue
@@ -149,14 +169,14 @@ class InferencePool:
             entry = self._queue.get()
             if entry is _STOP:
                 return
-            item, future, loop = entry
-            if self._closing:
-                self._deliver(future, loop, False, ServiceNotReadyError("the classification service is shutting down"))
+            if self._process_batch is not None:
+                batch, stop = self._gather(entry)
+                self._run_batch(index, batch)
+                if stop:
+                    return
                 continue
-            # Reading done() from this thread races only with the caller giving up, which _settle
-            # handles anyway; the check just avoids a pass whose answer nobody would read.
-            if future.done():
-                self.dropped += 1
+            item, future, loop = entry
+            if not self._wanted(future, loop):
                 continue
             started = time.perf_counter()
             try:
@@ -166,6 +186,59 @@ class InferencePool:
                 outcome = (False, exc)
             self._busy_s[index] += time.perf_counter() - started
             self.completed += 1
+            self.batches += 1
+            self._deliver(future, loop, *outcome)
+
+    def _wanted(self, future: asyncio.Future, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether to run an entry: not while closing (its caller is told), nor when nobody waits for it."""
+        if self._closing:
+            self._deliver(future, loop, False, ServiceNotReadyError("the classification service is shutting down"))
+            return False
+        # Reading done() from this thread races only with the caller giving up, which _settle
+        # handles anyway; the check just avoids a pass whose answer nobody would read.
+        if future.done():
+            self.dropped += 1
+            return False
+        return True
+
+    def _gather(self, first: tuple) -> tuple[list[tuple], bool]:
+        """`first` and the requests queued behind it, up to max_batch, waiting at most batch_window_s for
+        more; and whether a stop sentinel was taken meanwhile (the worker stops after this batch)."""
+        batch = [first]
+        deadline = time.monotonic() + self._batch_window_s
+        while len(batch) < self._max_batch:
+            try:
+                entry = self._queue.get_nowait()
+            except queue.Empty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    entry = self._queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+            if entry is _STOP:
+                return batch, True
+            batch.append(entry)
+        return batch, False
+
+    def _run_batch(self, index: int, entries: list[tuple]) -> None:
+        wanted = [entry for entry in entries if self._wanted(entry[1], entry[2])]
+        if not wanted:
+            return
+        started = time.perf_counter()
+        try:
+            answers = self._process_batch([item for item, _, _ in wanted])  # type: ignore[misc]
+            if len(answers) != len(wanted):
+                raise RuntimeError(f"process_batch answered {len(answers)} of {len(wanted)} items")
+            outcomes = [(True, answer) for answer in answers]
+        except Exception as exc:  # every caller in the batch gets the error
+            log.exception("classification failed", eventId=new_event_id(), batch=len(wanted))
+            outcomes = [(False, exc)] * len(wanted)
+        self._busy_s[index] += time.perf_counter() - started
+        self.completed += len(wanted)
+        self.batches += 1
+        for (_, future, loop), outcome in zip(wanted, outcomes):
             self._deliver(future, loop, *outcome)
 
     @staticmethod

@@ -7,6 +7,7 @@ import contextlib
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -143,3 +144,99 @@ print("done", flush=True)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout.strip()) == (0, "done"), out.stderr
+
+
+class BatchGate(Gate):
+    """A fake batching model: passes block until released and record each batch they ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def many(self, items: list[str]) -> list[str]:
+        self.release.wait(timeout=10)
+        with self.lock:
+            self.batches.append(list(items))
+            self.ran.extend((item, threading.current_thread().name) for item in items)
+        if "boom" in items:
+            raise ValueError("model failed")
+        return [item.upper() for item in items]
+
+
+@contextlib.contextmanager
+def batching_pool(**settings):
+    gate = BatchGate()
+    pool = InferencePool(gate, process_batch=gate.many, **settings)
+    try:
+        yield gate, pool
+    finally:
+        gate.release.set()
+        pool.close()
+
+
+def test_requests_queued_behind_a_pass_share_the_next_one_up_to_the_cap():
+    with batching_pool(workers=1, max_queue=64, timeout=5, max_batch=4) as (gate, pool):
+
+        async def main():
+            first = asyncio.ensure_future(pool.submit("first"))
+            await asyncio.sleep(0.05)  # the worker holds "first" alone
+            queued = [asyncio.ensure_future(pool.submit(f"q{i}")) for i in range(6)]
+            await asyncio.sleep(0.01)
+            gate.release.set()
+            return await asyncio.gather(first, *queued)
+
+        assert asyncio.run(main()) == ["FIRST"] + [f"Q{i}" for i in range(6)]
+        assert gate.batches == [["first"], ["q0", "q1", "q2", "q3"], ["q4", "q5"]]
+        assert pool.batches == 3 and pool.completed == 7
+
+
+def test_a_lone_request_waits_at_most_the_window():
+    with batching_pool(workers=1, max_queue=8, timeout=5, max_batch=32, batch_window_s=0.03) as (gate, pool):
+        gate.release.set()
+
+        async def one():
+            started = time.perf_counter()
+            answer = await pool.submit("alone")
+            return answer, time.perf_counter() - started
+
+        answer, waited = asyncio.run(one())
+        assert answer == "ALONE" and 0.03 <= waited < 0.5 and gate.batches == [["alone"]]
+
+
+def test_without_a_window_a_lone_request_is_not_held_back():
+    with batching_pool(workers=1, max_queue=8, timeout=5, max_batch=32) as (gate, pool):
+        gate.release.set()
+
+        async def one():
+            started = time.perf_counter()
+            await pool.submit("alone")
+            return time.perf_counter() - started
+
+        assert asyncio.run(one()) < 0.02
+
+
+def test_a_failed_batch_fails_each_of_its_callers_and_the_pool_goes_on():
+    with batching_pool(workers=1, max_queue=16, timeout=5, max_batch=8) as (gate, pool):
+
+        async def main():
+            first = asyncio.ensure_future(pool.submit("first"))
+            await asyncio.sleep(0.05)
+            doomed = [asyncio.ensure_future(pool.submit(item)) for item in ("a", "boom", "b")]
+            await asyncio.sleep(0.01)
+            gate.release.set()
+            outcomes = await asyncio.gather(first, *doomed, return_exceptions=True)
+            return outcomes, await pool.submit("after")
+
+        outcomes, after = asyncio.run(main())
+        assert outcomes[0] == "FIRST" and all(isinstance(o, ValueError) for o in outcomes[1:])
+        assert after == "AFTER"
+
+
+def test_abandoned_requests_are_left_out_of_a_batch():
+    with batching_pool(workers=1, max_queue=64, timeout=0.2, max_batch=32) as (gate, pool):
+        _check_abandoned_work_is_dropped(gate, pool)
+
+
+def test_batching_needs_a_batch_function():
+    with pytest.raises(ValueError, match="process_batch"):
+        InferencePool(str.upper, workers=1, max_queue=1, timeout=1, max_batch=4)

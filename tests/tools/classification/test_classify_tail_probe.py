@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from bench.classify_tail import PROBE, STAGES, queue_ahead
 from tests.support.net import free_port
@@ -30,10 +31,12 @@ async def classify_all(base: str) -> list[httpx.Response]:
                                       for t in TEXTS))
 
 
-def test_probe_records_every_stage_of_every_classification_in_order(tmp_path):
+@pytest.mark.parametrize("precision", [[], ["--quantization", "fp32"]], ids=["int8", "fp32-batched"])
+def test_probe_records_every_stage_of_every_classification_in_order(tmp_path, precision):
     out = tmp_path / "records.json"
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(PROBE), str(out), "serve", "--no-knowledge", "--port", str(port)],
+    process = subprocess.Popen([sys.executable, str(PROBE), str(out), "serve", "--no-knowledge", "--port", str(port),
+                                *precision],
                                stdout=subprocess.DEVNULL)
     served = ServeProcess(process, port)
     try:
@@ -52,6 +55,8 @@ def test_probe_records_every_stage_of_every_classification_in_order(tmp_path):
         assert stamps == sorted(stamps), record
         assert 0 < record["pass_cpu"] <= record["ended"] - record["started"] + 0.01
         assert 0 <= record["outstanding"] < len(TEXTS)
+    if precision:  # fp32 batches: every request went through the probe's wrapper of the batch function
+        assert all(1 <= record["batch"] <= len(TEXTS) for record in requests)
     assert {stage for pair in STAGES.values() for stage in pair} <= set(ORDER)
     assert all(len(c) == 4 and c[1] >= 0 and c[2] in (0, 1, 2) for c in data["collections"])
 
