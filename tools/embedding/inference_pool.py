@@ -11,7 +11,8 @@ an abandoned backlog does not delay other clients. The hand-off is a C-level `Si
 timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
 only cost besides the model, so it is kept as cheap as it can be. Asked to (`nice_increment`), the
 workers run a few nice steps below the event loop, so the thread that reads requests and writes
-answers does not queue for a core behind a forward pass.
+answers does not queue for a core behind a forward pass. Every request counts as foreground work from
+submission to answer (foreground_gate.py): background embedding waits while one is queued or running.
 
 The design and its trade-offs: docs/adr/0104-inference-pool.md.
 """
@@ -30,6 +31,7 @@ import structlog
 from hexmcp.core import new_event_id
 
 from .errors import EmbeddingError, ServiceNotReadyError
+from .foreground_gate import FOREGROUND, ForegroundGate
 from .thread_priority import lower_current_thread
 
 log = structlog.get_logger(__name__)
@@ -57,9 +59,12 @@ class InferencePool:
         max_per_owner: int | None = None,
         nice_increment: int = 0,
         name: str = "hexmcp-classifier",
+        gate: ForegroundGate = FOREGROUND,
     ) -> None:
-        """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py)."""
+        """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py).
+        `gate`: what background work waits on while requests are outstanding."""
         self._process = process
+        self._gate = gate
         self._nice_increment = nice_increment
         self._timeout = timeout
         self._max_queue = max_queue
@@ -116,10 +121,12 @@ class InferencePool:
         self._outstanding += 1
         if owner is not None:
             self._by_owner[owner] = owned + 1
+        self._gate.enter()
         self._queue.put((item, future, loop))
         try:
             return await future
         finally:
+            self._gate.leave()
             self._outstanding -= 1
             if owner is not None:
                 left = self._by_owner[owner] - 1

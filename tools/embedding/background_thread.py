@@ -1,0 +1,78 @@
+"""Threads for background work (indexing, re-indexing, concept extraction): a few nice steps below the
+threads that answer requests, and known as background, so their model passes wait for the foreground
+(foreground_gate.py) and their query embeddings are not counted as foreground.
+
+Each such thread is made for the work and lowered once: on Linux raising a thread's priority back
+needs a privilege, so a thread of asyncio's shared executor, once lowered, would stay lowered for
+the requests it runs next. Niceness is per thread on Linux only (thread_priority.py); elsewhere the
+threads keep their priority and only the gate applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import structlog
+
+from .thread_priority import lower_current_thread
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+BACKGROUND_NICE_INCREMENT = 10
+"""Nice steps below the server's threads: at 10 the kernel gives a busy background thread about a tenth
+of a core's time against a busy foreground one (CFS weights 110 vs 1024), and all of it when the
+foreground rests."""
+
+_local = threading.local()
+
+
+def in_background() -> bool:
+    """Whether the calling thread was made a background thread (become_background)."""
+    return getattr(_local, "background", False)
+
+
+def become_background(increment: int = BACKGROUND_NICE_INCREMENT) -> None:
+    """Marks the calling thread as background and lowers its priority (for a thread made for background
+    work only: it is never raised again). Used as a pool's thread initializer too."""
+    if in_background():
+        return
+    _local.background = True
+    change = lower_current_thread(increment)
+    if change.skipped is not None and increment > 0:
+        log.debug("background thread keeps its priority", reason=change.skipped)
+
+
+async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
+    """`function(*args)` on a new background thread; the caller awaits its result (or its exception).
+    Cancelling the caller does not stop the thread (nothing can): the function's own cancel flag must."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[T] = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if outcome.done():
+            return
+        if ok:
+            outcome.set_result(value)
+        else:
+            outcome.set_exception(value)
+
+    def run() -> None:
+        become_background()
+        try:
+            result: tuple[bool, Any] = (True, function(*args))
+        except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
+            result = (False, error)
+        try:
+            loop.call_soon_threadsafe(deliver, *result)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    # Not a daemon, like asyncio.to_thread's workers: the interpreter waits for it at exit rather than
+    # finalising under a pass inside onnxruntime (which aborts the process).
+    threading.Thread(target=run, name=name).start()
+    return await outcome
