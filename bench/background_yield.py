@@ -10,7 +10,8 @@ indexing, not the one-off model conversion):
   1. `idle`: the server starts and indexes `--pages` pages of `--docs` with no client; indexing rate
      = passages / (index complete - /health's first ok), read from /health (the unimpeded throughput);
   2. for each `--callers` N: the server starts and, from the moment /health says ok, N clients send
-     classify_text over REST back to back until the index is complete (latency "during"), then the
+     classify_text over REST back to back for `--window` seconds or until the index is complete, whichever
+     comes first (latency "during"; /health's background report is kept as the window ends), then the
      server is left to settle (bench/warm.py) and the same N clients run `--idle-seconds` ("idle").
 Printed per run: p50/p99 during vs idle and their ratio (target <= 1.5x), requests answered, and the
 indexing rate vs the idle run's (target >= 0.7 when the foreground is idle, which run 1 is for the
@@ -67,6 +68,7 @@ class IndexWatch:
         self.complete_at: float | None = None
         self.passages = 0
         self.reports: list[dict[str, Any]] = []
+        self.snapshot: dict[str, Any] | None = None  # /health's background report as the loaded window ended
 
     async def run(self) -> None:
         async with httpx.AsyncClient(timeout=5) as client:
@@ -125,7 +127,8 @@ def warm_model(python: str, cache: Path) -> None:
                ready_path="/health", timeout_s=300, env={"HEXMCP_CACHE_DIR": str(cache)}))
 
 
-def one_run(python: str, corpus: Path, cache: Path, callers: int | None, idle_seconds: float) -> dict[str, Any]:
+def one_run(python: str, corpus: Path, cache: Path, callers: int | None, idle_seconds: float,
+            window_s: float = 60.0) -> dict[str, Any]:
     shutil.rmtree(cache / "knowledge", ignore_errors=True)  # cold vectors; the converted model stays
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -139,7 +142,10 @@ def one_run(python: str, corpus: Path, cache: Path, callers: int | None, idle_se
             if callers is None:
                 await watcher
                 return []
-            latencies = await drive(f"{base}/mcp/tools/call", callers, lambda: watch.complete_at is not None)
+            window_ends = time.monotonic() + window_s
+            latencies = await drive(f"{base}/mcp/tools/call", callers,
+                                    lambda: watch.complete_at is not None or time.monotonic() > window_ends)
+            watch.snapshot = watch.reports[-1] if watch.reports else None
             await watcher
             return latencies
 
@@ -148,6 +154,7 @@ def one_run(python: str, corpus: Path, cache: Path, callers: int | None, idle_se
                                   "index_rate": round(watch.rate or 0.0, 1),
                                   "index_seconds": round((watch.complete_at or 0) - (watch.first_done or 0), 1)}
         if callers is not None:
+            result["at_window_end"] = watch.snapshot
             wait_warm(process.pid, base, timeout_s=300)
             deadline = time.monotonic() + idle_seconds
             idle = asyncio.run(drive(f"{base}/mcp/tools/call", callers, lambda: time.monotonic() > deadline))
@@ -165,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--callers", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--against", help="another checkout's interpreter, run first (the before)")
     parser.add_argument("--idle-seconds", type=float, default=8.0)
+    parser.add_argument("--window", type=float, default=60.0,
+                        help="seconds of traffic from /health's first ok (or until the index is complete)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     pythons = {**({"before": args.against} if args.against else {}), "this": sys.executable}
@@ -176,13 +185,18 @@ def main(argv: list[str] | None = None) -> int:
             warm_model(python, cache)
             runs = [one_run(python, corpus, cache, None, 0)]  # the unimpeded indexing rate
             for callers in args.callers:
-                runs.append(one_run(python, corpus, cache, callers, args.idle_seconds))
+                print(json.dumps({label: runs[-1]}), flush=True)
+                runs.append(one_run(python, corpus, cache, callers, args.idle_seconds, args.window))
+            print(json.dumps({label: runs[-1]}), flush=True)
             results[label] = runs
             unimpeded = runs[0]["index_rate"]
             print(f"{label} ({python}): {runs[0]['passages']} passages, idle foreground: "
                   f"{unimpeded} passages/s in {runs[0]['index_seconds']} s")
             for run in runs[1:]:
                 share = run["index_rate"] / unimpeded if unimpeded else float("nan")
+                progress = run.get("at_window_end") or {}
+                print(f"  c={run['callers']:>2}: after the {args.window:g} s window: {progress.get('done')}/"
+                      f"{progress.get('total')} passages at {progress.get('rate_per_s')}/s (/health)")
                 print(f"  c={run['callers']:>2}: classify_text during indexing p50 {run['during']['p50']} ms "
                       f"p99 {run['during']['p99']} ms (n={run['during']['n']}) | idle p50 {run['idle']['p50']} ms "
                       f"p99 {run['idle']['p99']} ms (n={run['idle']['n']}) | p99 ratio {run['p99_ratio']}x "

@@ -42,6 +42,14 @@ def become_background(increment: int = BACKGROUND_NICE_INCREMENT) -> None:
     if in_background():
         return
     _local.background = True
+    # Relative to the process (its main thread), not to this thread: a thread inherits its creator's niceness,
+    # and a pool made by a background thread would otherwise go down twice.
+    try:
+        import os
+
+        increment -= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) - os.getpriority(os.PRIO_PROCESS, os.getpid())
+    except (AttributeError, OSError):  # no per-thread niceness here: lower_current_thread says so
+        pass
     change = lower_current_thread(increment)
     if change.skipped is not None and increment > 0:
         log.debug("background thread keeps its priority", reason=change.skipped)
