@@ -39,6 +39,7 @@ from bench.warm import wait_warm
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOCS = ROOT / "bench" / "data" / "corpora" / "jest" / "docs"
 POLL_S = 0.25
+NICE: str | None = None  # --background-nice: $HEXMCP_BACKGROUND_NICE for this checkout's servers
 
 
 def corpus_of(docs: Path, pages: int, into: Path) -> Path:
@@ -133,7 +134,8 @@ def one_run(python: str, corpus: Path, cache: Path, callers: int | None, idle_se
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     process = start([python, "-m", "hexmcp.app.cli", "serve", "--port", str(port), "--docs", str(corpus)], port,
-                    ready_path="/health", timeout_s=180, env={"HEXMCP_CACHE_DIR": str(cache)})
+                    ready_path="/health", timeout_s=180,
+                    env={"HEXMCP_CACHE_DIR": str(cache), **({"HEXMCP_BACKGROUND_NICE": NICE} if NICE else {})})
     try:
         watch = IndexWatch(base)
 
@@ -175,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=60.0,
                         help="seconds of traffic from /health's first ok (or until the index is complete)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--background-nice", help="$HEXMCP_BACKGROUND_NICE for the servers (default: theirs)")
     args = parser.parse_args(argv)
+    global NICE
+    NICE = args.background_nice
     pythons = {**({"before": args.against} if args.against else {}), "this": sys.executable}
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="hexmcp-yield-") as scratch:

@@ -26,7 +26,17 @@ T = TypeVar("T")
 BACKGROUND_NICE_INCREMENT = 10
 """Nice steps below the server's threads: at 10 the kernel gives a busy background thread about a tenth
 of a core's time against a busy foreground one (CFS weights 110 vs 1024), and all of it when the
-foreground rests."""
+foreground rests. It yields as much to every other busy process on the machine: where the server shares
+its cores, `HEXMCP_BACKGROUND_NICE` sets another increment (0: the gate alone)."""
+NICE_ENV = "HEXMCP_BACKGROUND_NICE"
+
+
+def background_nice_increment() -> int:
+    """The increment to use: $HEXMCP_BACKGROUND_NICE when it is a number in 0..19, else the default."""
+    import os
+
+    value = os.environ.get(NICE_ENV, "")
+    return int(value) if value.isdigit() and int(value) <= 19 else BACKGROUND_NICE_INCREMENT
 
 _local = threading.local()
 
@@ -36,12 +46,13 @@ def in_background() -> bool:
     return getattr(_local, "background", False)
 
 
-def become_background(increment: int = BACKGROUND_NICE_INCREMENT) -> None:
+def become_background(increment: int | None = None) -> None:
     """Marks the calling thread as background and lowers its priority (for a thread made for background
     work only: it is never raised again). Used as a pool's thread initializer too."""
     if in_background():
         return
     _local.background = True
+    increment = background_nice_increment() if increment is None else increment
     # Relative to the process (its main thread), not to this thread: a thread inherits its creator's niceness,
     # and a pool made by a background thread would otherwise go down twice.
     try:

@@ -202,3 +202,12 @@ def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path
     assert encoder.passes and all(p["background"] for p in encoder.passes)
     if sys.platform.startswith("linux"):  # the embedder's pool is made by the (lowered) build thread: lowered once
         assert {p["niceness"] for p in encoder.passes} == {min(19, niceness() + BACKGROUND_NICE_INCREMENT)}
+
+
+@linux_only
+@pytest.mark.parametrize(("setting", "expected"), [("0", 0), ("5", 5), ("junk", BACKGROUND_NICE_INCREMENT)])
+def test_the_background_increment_can_be_set_where_the_cores_are_shared(monkeypatch, setting, expected) -> None:
+    monkeypatch.setenv("HEXMCP_BACKGROUND_NICE", setting)
+    embedder = PassageEmbedder(RecordingEncoder(), "recording")
+    embedder.embed_many(["one passage"])
+    assert embedder.encoder.passes[0]["niceness"] == min(19, niceness() + expected)
