@@ -1,6 +1,6 @@
-"""Threads for background work (indexing, re-indexing, concept extraction): a few nice steps below the
-threads that answer requests, and known as background, so their model passes wait for the foreground
-(foreground_gate.py) and their query embeddings are not counted as foreground.
+"""Threads for background work (indexing, re-indexing, concept extraction): known as background, so their
+model passes wait for the foreground (foreground_gate.py) and their query embeddings are not counted as
+foreground, and optionally a few nice steps below the threads that answer requests.
 
 Each such thread is made for the work and lowered once: on Linux raising a thread's priority back
 needs a privilege, so a thread of asyncio's shared executor, once lowered, would stay lowered for
@@ -23,11 +23,13 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
-BACKGROUND_NICE_INCREMENT = 10
-"""Nice steps below the server's threads: at 10 the kernel gives a busy background thread about a tenth
-of a core's time against a busy foreground one (CFS weights 110 vs 1024), and all of it when the
-foreground rests. It yields as much to every other busy process on the machine: where the server shares
-its cores, `HEXMCP_BACKGROUND_NICE` sets another increment (0: the gate alone)."""
+BACKGROUND_NICE_INCREMENT = 0
+"""Nice steps below the server's threads, by default none: measured on the shared 2-core machine
+(bench/diaries/background.md), 10 steps down made both figures worse — c=1 p99 during indexing 2.55x
+idle against 1.56x with the gate alone, and indexing with an idle foreground 20 against 46 passages/s.
+A lowered thread yields to every other busy process on the machine too, and one descheduled while it
+holds the GIL (tokenizing, numpy) stalls the foreground behind it. `HEXMCP_BACKGROUND_NICE` (0..19)
+lowers them where the server has the cores to itself."""
 NICE_ENV = "HEXMCP_BACKGROUND_NICE"
 
 

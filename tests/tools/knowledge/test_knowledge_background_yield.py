@@ -99,7 +99,8 @@ def test_every_classification_request_is_foreground_until_answered() -> None:
 
 
 @linux_only
-def test_passage_workers_run_below_the_server_and_wait_for_the_foreground() -> None:
+def test_passage_workers_run_below_the_server_and_wait_for_the_foreground(monkeypatch) -> None:
+    monkeypatch.setenv("HEXMCP_BACKGROUND_NICE", "10")
     encoder = RecordingEncoder()
     embedder = PassageEmbedder(encoder, "recording")
     mine = niceness()
@@ -114,7 +115,7 @@ def test_passage_workers_run_below_the_server_and_wait_for_the_foreground() -> N
     assert vectors.shape == (1, 4)
     (record,) = encoder.passes
     assert record["foreground"] == 0 and record["background"]
-    assert record["niceness"] == min(19, mine + BACKGROUND_NICE_INCREMENT)
+    assert record["niceness"] == min(19, mine + 10)
     assert niceness() == mine  # the caller's thread keeps its priority
 
 
@@ -173,7 +174,8 @@ def test_health_lists_the_background_work_of_every_pack() -> None:
     assert idle.health()["background"] == []
 
 
-def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path) -> None:
+def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HEXMCP_BACKGROUND_NICE", "7")
     corpus = tmp_path / "docs"
     corpus.mkdir()
     for number in range(12):
@@ -201,7 +203,7 @@ def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path
     assert "background" not in after and after["complete"]
     assert encoder.passes and all(p["background"] for p in encoder.passes)
     if sys.platform.startswith("linux"):  # the embedder's pool is made by the (lowered) build thread: lowered once
-        assert {p["niceness"] for p in encoder.passes} == {min(19, niceness() + BACKGROUND_NICE_INCREMENT)}
+        assert {p["niceness"] for p in encoder.passes} == {min(19, niceness() + 7)}
 
 
 @linux_only
