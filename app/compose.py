@@ -56,17 +56,22 @@ class Composition:
 
     def health(self) -> dict[str, Any]:
         """The top-level fields of a pack that asks for them (the classifier's: the routers' contract), one
-        block per other pack, and `warm`: every pack's start-up work is over."""
+        block per other pack, `warm`: every pack's start-up work is over, and `background`: the work running
+        now (indexing, concept extraction) with its progress, for a router deciding how much to send."""
         details: dict[str, Any] = {}
+        background: list[Any] = []
         for pack in self.packs:
             report = pack.health()
             if report is None:
                 continue
+            if "background" in report:
+                background.append(report["background"])
             if pack.health_top_level:
                 details.update(report)
             else:
                 details[pack.name] = dict(report)
         details["warm"] = all(pack.warm() for pack in self.packs)
+        details["background"] = background
         return details
 
     def documents(self) -> dict[str, DocumentLookup]:

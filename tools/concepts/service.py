@@ -9,11 +9,14 @@ worker thread (stale-while-revalidate), and the build reuses per-document eviden
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import structlog
 
+from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.embedding.background_work import BackgroundWork
 
 if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
     from hexmcp.tools.ports import KnowledgeBase, KnowledgeIndex
@@ -38,6 +41,7 @@ class ConceptService:
         self._cache: EvidenceCache | None = None
         self._lock = asyncio.Lock()
         self._rebuild: asyncio.Task[ConceptBase] | None = None
+        self.background: BackgroundWork | None = None  # the build running now, for /health
         # Set when the tools' handlers are made on first use (first_use.py): start() loads them first, once
         # the server is answering, so a first call rarely has to.
         self.load_handlers: Callable[[], Any] | None = None
@@ -89,17 +93,25 @@ class ConceptService:
             embedder = self.knowledge.embedder
             # The index's page catalogue folds a page's version copies; an index without one (a test's
             # stand-in) builds as before, every document its own page.
-            base = await asyncio.to_thread(
-                build_concept_base, index.documents, index.passages, index.version, self.glossary,
-                embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
-                nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None))
+            # Background work, on a thread below the server's priority whose passages yield to foreground
+            # ones (hexmcp.tools.embedding.background_thread); /health shows it while it runs.
+            self.background = BackgroundWork("concept extraction", None, unit="documents")
+            try:
+                base = await run_in_background(functools.partial(
+                    build_concept_base, index.documents, index.passages, index.version, self.glossary,
+                    embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
+                    nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None)),
+                    name="hexmcp-concepts")
+            finally:
+                self.background = None
             self._base = base
             log.info("concepts ready", index_version=index.version, **_stats(base))
             return base
 
     def describe(self) -> dict[str, Any]:
         base = self._base
-        return {"ready": base is not None, **(_stats(base) if base is not None else {})}
+        return {"ready": base is not None, **(_stats(base) if base is not None else {}),
+                **({"background": work.report()} if (work := self.background) is not None else {})}
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -14,7 +14,8 @@ an abandoned backlog does not delay other clients. The hand-off is a C-level `Si
 timer handle rather than `queue.Queue` and `wait_for`: on a single short query the hand-off is the
 only cost besides the model, so it is kept as cheap as it can be. Asked to (`nice_increment`), the
 workers run a few nice steps below the event loop, so the thread that reads requests and writes
-answers does not queue for a core behind a forward pass.
+answers does not queue for a core behind a forward pass. Every request counts as foreground work from
+submission to answer (foreground_gate.py): background embedding waits while one is queued or running.
 
 The design and its trade-offs: docs/adr/0104-inference-pool.md.
 """
@@ -33,6 +34,7 @@ import structlog
 from hexmcp.core import new_event_id
 
 from .errors import EmbeddingError, ServiceNotReadyError
+from .foreground_gate import FOREGROUND, ForegroundGate
 from .thread_priority import lower_current_thread
 
 log = structlog.get_logger(__name__)
@@ -63,6 +65,7 @@ class InferencePool:
         process_batch: Callable[[list[Any]], list[Any]] | None = None,
         max_batch: int = 1,
         batch_window_s: float = 0.0,
+        gate: ForegroundGate = FOREGROUND,
     ) -> None:
         """`nice_increment`: how many nice steps below the creating thread the workers run (thread_priority.py).
 
@@ -70,12 +73,14 @@ class InferencePool:
         the oldest request and, with it, up to `max_batch - 1` more that are already queued (they arrived
         while the previous batch ran), then waits at most `batch_window_s` for others to fill the batch.
         A lone request is thus delayed by at most `batch_window_s` (0: not at all). Only for a model whose
-        answers do not depend on their batch-mates (the fp32 encoder; see SentenceEncoder.embed_many)."""
+        answers do not depend on their batch-mates (the fp32 encoder; see SentenceEncoder.embed_many).
+        `gate`: what background work waits on while requests are outstanding."""
         if max_batch < 1 or batch_window_s < 0:
             raise ValueError("max_batch must be >= 1 and batch_window_s >= 0")
         if max_batch > 1 and process_batch is None:
             raise ValueError("max_batch > 1 needs process_batch")
         self._process = process
+        self._gate = gate
         self._process_batch = process_batch if max_batch > 1 else None
         self._max_batch = max_batch
         self._batch_window_s = batch_window_s
@@ -136,10 +141,12 @@ class InferencePool:
         self._outstanding += 1
         if owner is not None:
             self._by_owner[owner] = owned + 1
+        self._gate.enter()
         self._queue.put((item, future, loop))
         try:
             return await future
         finally:
+            self._gate.leave()
             self._outstanding -= 1
             if owner is not None:
                 left = self._by_owner[owner] - 1

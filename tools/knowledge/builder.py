@@ -88,16 +88,20 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
                 progress: Progress | None = None, publish: Publish | None = None,
                 cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset(),
                 cache_lookups: collections.Counter[str] | None = None,
-                preferred_version: str | None = None) -> KnowledgeIndex:
+                preferred_version: str | None = None,
+                counted: Callable[[int], None] | None = None) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
     slowest document. The version of a partial index says so (`-partial`). `stored` names documents
     whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written.
     `cache_lookups` counts the vector cache's hits and misses (one per document looked up).
-    `preferred_version` names the version whose copy of a page answers for it (default: the newest)."""
+    `preferred_version` names the version whose copy of a page answers for it (default: the newest).
+    `counted` is told the number of passages once the documents are chunked, before any is indexed."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
     build = _Build(documents, embedder, store, cache, max_chars, progress, preferred_version)
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
+    if counted is not None:
+        counted(sum(len(chunks) for _, chunks in chunked))
     pending = build.add_held(chunked, stored)
     publisher = _Publisher(publish, build.snapshot)
     if pending:

@@ -3,6 +3,10 @@ too: the same bundled weights, the same ONNX cache, the same offline rule (nothi
 
 Imports numpy and onnxruntime lazily (through the shared encoder), so importing the knowledge package
 stays cheap for the stdio cold start.
+
+Passages (indexing, concept extraction) are background work: their worker threads run below the
+server's priority and each pass first lets queued foreground passes go (foreground_gate.py). A query
+embedded for a search is foreground, unless a background thread asks for it (a concept build).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hexmcp.tools.embedding.background_thread import become_background, in_background
+from hexmcp.tools.embedding.foreground_gate import FOREGROUND
 
 PASSAGE_MAX_TOKENS = 256  # MiniLM-L6's trained window; longer passages are truncated by the tokenizer
 
@@ -45,7 +52,11 @@ class PassageEmbedder:
 
     def embed(self, text: str) -> np.ndarray:
         """One L2-normalised float32 vector; each text runs alone (see SentenceEncoder on why)."""
-        vector, _rows = self.encoder.embed_one(text)
+        if in_background():
+            vector, _rows = self.encoder.embed_one(text)
+        else:
+            with FOREGROUND.foreground():
+                vector, _rows = self.encoder.embed_one(text)
         self.embedded += 1
         vector = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
@@ -60,8 +71,13 @@ class PassageEmbedder:
         texts of several calls in flight keep every worker busy (a document of one passage would idle
         all but one); each text still runs alone, so a vector never depends on what it queued with."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed")
-        return PendingVectors(self, [self._pool.submit(self.encoder.embed_one, text) for text in texts])
+            self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed",
+                                            initializer=become_background)
+        return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
+
+    def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        FOREGROUND.wait_until_idle()
+        return self.encoder.embed_one(text)
 
     def _finish(self, vectors: np.ndarray) -> np.ndarray:
         self.embedded += len(vectors)

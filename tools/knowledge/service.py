@@ -24,6 +24,8 @@ import attrs
 import structlog
 
 from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.embedding.background_work import BackgroundWork
 
 from .corpus import CorpusSpec, discover, load_documents
 from .errors import CorpusError
@@ -95,6 +97,7 @@ class KnowledgeService:
         self.searches: collections.Counter[str] = collections.Counter()
         self.search_seconds: collections.Counter[str] = collections.Counter()
         self.vector_cache_lookups: collections.Counter[str] = collections.Counter()  # "hit"/"miss" per document
+        self.background: BackgroundWork | None = None  # the build running now and its progress, for /health
 
     def record_search(self, tool: str, seconds: float) -> None:
         self.searches[tool] += 1
@@ -163,7 +166,9 @@ class KnowledgeService:
                          change: CorpusChange | None = None) -> KnowledgeIndex:
         await self.ensure_documents()
         try:
-            return await asyncio.to_thread(self._build, publish, change)
+            # A thread of its own below the server's priority: the build is background work (the embedder's
+            # workers yield to foreground passes, embedder.py), and it must not lower a shared executor thread.
+            return await run_in_background(self._build, publish, change, name="hexmcp-index")
         except asyncio.CancelledError:
             # The server is stopping: the thread cannot be killed, so tell it to stop after the
             # document it is embedding, or the interpreter would wait for the whole corpus.
@@ -232,10 +237,22 @@ class KnowledgeService:
             stored = frozenset(self.documents.keys() - {*change.added, *change.modified})
         cache = self.config.cache_dir or default_cache_dir()
         self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
-        index = build_index(list(self.documents.values()), self._embedder, self._store, cache_dir=cache,
-                            publish=publish, cancelled=self._cancel.is_set, stored=stored,
-                            cache_lookups=self.vector_cache_lookups,
-                            preferred_version=self.config.preferred_version)
+        embedder, embedded_before = self._embedder, self._embedder.embedded
+        work = BackgroundWork("indexing" if change is None else "re-indexing", None)
+
+        def counted(total: int) -> None:
+            work.total = total
+            self.background = work
+
+        try:
+            index = build_index(list(self.documents.values()), embedder, self._store, cache_dir=cache,
+                                publish=publish, cancelled=self._cancel.is_set, stored=stored,
+                                cache_lookups=self.vector_cache_lookups,
+                                preferred_version=self.config.preferred_version, counted=counted,
+                                progress=lambda passages: work.advance(passages, embedder.embedded - embedded_before))
+        finally:
+            if self.background is work:
+                self.background = None
         self._store_stale = False
         self.build_seconds = time.perf_counter() - started
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
@@ -249,7 +266,8 @@ class KnowledgeService:
         unavailable = _store_unavailable(building) if building is not None else None
         return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
                 "index_version": index.version if index else None, "ready": index is not None,
-                "complete": complete, **({"vector_store_error": unavailable} if unavailable else {})}
+                "complete": complete, **({"vector_store_error": unavailable} if unavailable else {}),
+                **({"background": work.report()} if (work := self.background) is not None else {})}
 
 
 def _store_unavailable(build: asyncio.Future[Any]) -> str | None:

@@ -1,0 +1,99 @@
+"""Threads for background work (indexing, re-indexing, concept extraction): known as background, so their
+model passes wait for the foreground (foreground_gate.py) and their query embeddings are not counted as
+foreground, and optionally a few nice steps below the threads that answer requests.
+
+Each such thread is made for the work and lowered once: on Linux raising a thread's priority back
+needs a privilege, so a thread of asyncio's shared executor, once lowered, would stay lowered for
+the requests it runs next. Niceness is per thread on Linux only (thread_priority.py); elsewhere the
+threads keep their priority and only the gate applies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import structlog
+
+from .thread_priority import lower_current_thread
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+BACKGROUND_NICE_INCREMENT = 0
+"""Nice steps below the server's threads, by default none: measured on the shared 2-core machine
+(bench/diaries/background.md), 10 steps down made both figures worse — c=1 p99 during indexing 2.55x
+idle against 1.56x with the gate alone, and indexing with an idle foreground 20 against 46 passages/s.
+A lowered thread yields to every other busy process on the machine too, and one descheduled while it
+holds the GIL (tokenizing, numpy) stalls the foreground behind it. `HEXMCP_BACKGROUND_NICE` (0..19)
+lowers them where the server has the cores to itself."""
+NICE_ENV = "HEXMCP_BACKGROUND_NICE"
+
+
+def background_nice_increment() -> int:
+    """The increment to use: $HEXMCP_BACKGROUND_NICE when it is a number in 0..19, else the default."""
+    import os
+
+    value = os.environ.get(NICE_ENV, "")
+    return int(value) if value.isdigit() and int(value) <= 19 else BACKGROUND_NICE_INCREMENT
+
+_local = threading.local()
+
+
+def in_background() -> bool:
+    """Whether the calling thread was made a background thread (become_background)."""
+    return getattr(_local, "background", False)
+
+
+def become_background(increment: int | None = None) -> None:
+    """Marks the calling thread as background and lowers its priority (for a thread made for background
+    work only: it is never raised again). Used as a pool's thread initializer too."""
+    if in_background():
+        return
+    _local.background = True
+    increment = background_nice_increment() if increment is None else increment
+    # Relative to the process (its main thread), not to this thread: a thread inherits its creator's niceness,
+    # and a pool made by a background thread would otherwise go down twice.
+    try:
+        import os
+
+        increment -= os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) - os.getpriority(os.PRIO_PROCESS, os.getpid())
+    except (AttributeError, OSError):  # no per-thread niceness here: lower_current_thread says so
+        pass
+    change = lower_current_thread(increment)
+    if change.skipped is not None and increment > 0:
+        log.debug("background thread keeps its priority", reason=change.skipped)
+
+
+async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
+    """`function(*args)` on a new background thread; the caller awaits its result (or its exception).
+    Cancelling the caller does not stop the thread (nothing can): the function's own cancel flag must."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[T] = loop.create_future()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if outcome.done():
+            return
+        if ok:
+            outcome.set_result(value)
+        else:
+            outcome.set_exception(value)
+
+    def run() -> None:
+        become_background()
+        try:
+            result: tuple[bool, Any] = (True, function(*args))
+        except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
+            result = (False, error)
+        try:
+            loop.call_soon_threadsafe(deliver, *result)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    # Not a daemon, like asyncio.to_thread's workers: the interpreter waits for it at exit rather than
+    # finalising under a pass inside onnxruntime (which aborts the process).
+    threading.Thread(target=run, name=name).start()
+    return await outcome
