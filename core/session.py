@@ -92,8 +92,9 @@ class Session:
             call, route = self._admit(method, params, request_key, trace_id)
         except ProtocolError as error:
             rejection = self._reject(error.code, error.message, error.data, method=method)
-            if self.server.observers:  # not admitted, so never observed as a request: the audit hears it here
-                observation.report_refusal(self.server.observers, observation.ObservedRefusal(
+            refusal_observers = self.server.refusal_observers
+            if refusal_observers:  # not admitted, so never observed as a request: the audit hears it here
+                observation.report_refusal(refusal_observers, observation.ObservedRefusal(
                     event_id=rejection.event_id, code=rejection.code, message=rejection.message,
                     transport=self.transport, session_id=self.session_id, client_id=self.client_id,
                     trace_id=trace_id, method=method, params=params, request_key=request_key))
