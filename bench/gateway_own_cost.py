@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
-import time
 from typing import Any, Awaitable, Callable
 
 import aiohttp
 import orjson
 
+from bench.gateway_client_cost import cost_per_call
 from bench.http import free_port, start, stop
 from hexmcp.core import McpServer, NullPeer
 from hexmcp.core.log import configure_logging
@@ -104,23 +103,12 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, f
     arms: dict[str, Callable[[], Awaitable[None]]] = {
         "routeCompletion": lambda: tool_call(routed), "route tool": lambda: tool_call(route_only),
         "complete()": complete, "aiohttp": bare_aiohttp}
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
     try:
-        for arm in arms.values():  # warm: connections open, code paths run
-            for _ in range(100):
-                await arm()
-        for _ in range(rounds):
-            for name, arm in arms.items():
-                cpu, wall = time.thread_time(), time.perf_counter()
-                for _ in range(calls):
-                    await arm()
-                samples[name].append(((time.thread_time() - cpu) / calls * 1e6,
-                                      (time.perf_counter() - wall) / calls * 1e6))
+        per_call = await cost_per_call(arms, calls, rounds, warm=100)
     finally:
         await gateway.aclose()
         await client.close()
-    return {name: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
-            for name, runs in samples.items()}
+    return {name: (cpu * 1e6, wall * 1e6) for name, (cpu, wall) in per_call.items()}
 
 
 def _run(coroutine: Any) -> Any:
