@@ -17,7 +17,9 @@ concurrency 1 and 32, interleaved round by round so machine noise hits each alik
 Printed per level: req/s and p50 (medians of rounds), p99 (worst round), and hexmcp's CPU per request
 (its event-loop thread, and the whole process with the inference workers; from /proc, over the measured
 requests only), then the gateway's own cost (issue 31: routeCompletion minus classify_text p50 ≤ 0.5 ms
-at c=1 and c=32), with the upstream's round trip beside it, and the event-loop CPU routeCompletion adds.
+at c=1 and c=32), with the upstream's round trip beside it, and the event-loop CPU routeCompletion adds;
+at c=32, beside the measured difference, the queueing it should be on saturated cores (32 x the process
+CPU routeCompletion adds / cores) and the CPU per call that would fit the target.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ LEVELS = (1, 32)
 ARMS = ("direct", "classify_text", "routeCompletion", "routeCompletion+model")
 JSON = {"Content-Type": "application/json"}
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+CORES = os.cpu_count() or 1
 
 
 def cpu_seconds(pid: int, thread: int | None = None) -> float:
@@ -142,6 +145,13 @@ def report(results: dict[str, dict[str, dict[str, Any]]]) -> None:
                   f"{direct['p50_ms']:.2f} ms, hexmcp's {own - direct['p50_ms']:+.2f} ms; event-loop CPU "
                   f"{routed['loop_cpu_ms'] - classify['loop_cpu_ms']:+.3f} ms/req, process CPU "
                   f"{routed['cpu_ms'] - classify['cpu_ms']:+.3f} ms/req")
+            if c > 1:
+                # A closed loop of c callers on saturated cores: each request's extra CPU delays every request
+                # queued behind it, so the difference is about c x (extra CPU per request) / cores.
+                queued = c * (routed["cpu_ms"] - classify["cpu_ms"]) / CORES
+                print(f"{level:>6} {name}: queueing estimate {c} x process CPU added / {CORES} cores = "
+                      f"{queued:+.2f} ms (measured {own:+.2f}); at most {TARGET_OWN_P50_MS:g} ms here needs at most "
+                      f"{TARGET_OWN_P50_MS * CORES / c * 1000:.0f} µs of CPU added per routed call")
 
 
 def main() -> None:

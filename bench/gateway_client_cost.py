@@ -55,22 +55,30 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, f
         orjson.loads((await client.post(url + "/chat/completions", content=BODY, headers=JSON)).content)
 
     arms: dict[str, Callable[[], Awaitable[None]]] = {"hexmcp": hexmcp, "aiohttp": bare_aiohttp, "httpx": bare_httpx}
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
     try:
-        for arm in arms.values():  # warm: connections open, code paths compiled
-            for _ in range(50):
-                await arm()
-        for _ in range(rounds):
-            for name, arm in arms.items():
-                cpu, wall = time.thread_time(), time.perf_counter()
-                for _ in range(calls):
-                    await arm()
-                samples[name].append(((time.thread_time() - cpu) / calls * 1000,
-                                      (time.perf_counter() - wall) / calls * 1000))
+        per_call = await cost_per_call(arms, calls, rounds, warm=50)
     finally:
         await gateway.aclose()
         await session.close()
         await client.aclose()
+    return {name: (cpu * 1000, wall * 1000) for name, (cpu, wall) in per_call.items()}
+
+
+async def cost_per_call(arms: dict[str, Callable[[], Awaitable[None]]], calls: int, rounds: int,
+                        warm: int) -> dict[str, tuple[float, float]]:
+    """Seconds of this thread's CPU and of wall time per call of each arm: `warm` calls of each first
+    (connections open, code paths run), then `rounds` rounds of `calls` calls, the arms interleaved round
+    by round so that the machine's other work hits each alike; medians over rounds."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    for arm in arms.values():
+        for _ in range(warm):
+            await arm()
+    for _ in range(rounds):
+        for name, arm in arms.items():
+            cpu, wall = time.thread_time(), time.perf_counter()
+            for _ in range(calls):
+                await arm()
+            samples[name].append(((time.thread_time() - cpu) / calls, (time.perf_counter() - wall) / calls))
     return {name: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
             for name, runs in samples.items()}
 

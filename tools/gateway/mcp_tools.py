@@ -174,13 +174,16 @@ def _register_list_models(registrar: Registrar, tools: GatewayTools) -> None:
 
 def _register_route_completion(registrar: Registrar, service: GatewayService) -> None:
     # A completion can take tens of seconds: long_running makes it a task for clients that can poll.
+    # Its result is built from an answer whose every field the client checked as it read it (the rest is
+    # the routing's, typed when the taxonomy and the configuration load): a property test holds that it
+    # fits the output schema, in place of a check on every call (ADR 1206).
     @registrar.tool("routeCompletion", title="Routed completion", output_schema=schema_for(RoutedCompletionResult),
                     description="Classify the prompt, add its category's system prompt, pick the model and "
                                 "reasoning by the routing policy (or use `model`), and return the gateway's "
                                 "completion with the routing decision, token usage and latency. With a progress "
                                 "token the text streams as progress notifications.",
                     annotations=models.ToolAnnotations(read_only_hint=False, open_world_hint=True),
-                    schemas_checked_in_tests=True, long_running=True)
+                    schemas_checked_in_tests=True, output_checked_in_tests=True, long_running=True)
     async def route_completion(  # noqa: N803 (the arguments' wire names are camelCase)
         prompt: Annotated[str, "The user prompt.", {"minLength": 1, "maxLength": MAX_PROMPT_CHARS}],
         # None: not given. The hints name no None, so the schema takes no null (as it never has).

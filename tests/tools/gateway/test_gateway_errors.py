@@ -155,6 +155,7 @@ def test_the_key_is_sent_but_never_echoed_into_an_error(upstream):
     with capture_logs() as logs:
         outcome = _complete(upstream.url)
     assert upstream.headers_seen()[-1]["authorization"] == f"Bearer {KEY}"
+    assert upstream.headers_seen()[-1]["content-type"] == "application/json"  # set by the payload, not per call
     assert isinstance(outcome, GatewayFailure) and KEY not in outcome.message and "***" in outcome.message
     assert KEY not in repr(logs)
     assert KEY not in repr(GatewayConfig(url=upstream.url, api_key=KEY))

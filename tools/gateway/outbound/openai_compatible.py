@@ -11,7 +11,6 @@ client go away and can stop generating.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
 import time
@@ -22,11 +21,14 @@ import aiohttp
 import attrs
 import orjson
 import structlog
+from aiohttp.payload import BytesPayload
+from yarl import URL
 
 from hexmcp.wire.sse_events import StreamTooLarge, events
 
 from ..port import ChatAnswer, ChatRequest, GatewayFailure, GatewayModel, TextSink, TokenUsage
 from .config import GatewayConfig
+from .deadlines import Deadlines
 from .failures import Redactor, for_exception, for_status, unusable
 from .retry import RetryableFailure, with_retries
 
@@ -39,6 +41,10 @@ READ_CHUNK = 64 * 1024
 # One streamed event (a chunk of a few tokens, ~200 bytes) never comes near this; a line that does is a
 # gateway gone wrong, cut long before the whole answer's cap (max_response_bytes) would be.
 SSE_EVENT_LIMIT = 1024 * 1024
+NO_CLIENT_TIMER = aiohttp.ClientTimeout(total=None, connect=None, sock_read=None)
+# What reading an answer that is not an OpenAI chat completion raises (bad JSON, a missing key, a field
+# of the wrong type): the answer is then unusable, never a crash of the tool.
+UNUSABLE_ANSWER = (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError)
 
 
 class TooLarge(Exception):
@@ -53,7 +59,13 @@ class OpenAICompatibleGateway:
         self.config = config
         self._redact = Redactor(config.api_key, urlsplit(config.url).password)
         base = config.url.rstrip("/")
-        self._chat_url, self._models_url = f"{base}/chat/completions", f"{base}/models"
+        # Parsed once: aiohttp takes a yarl.URL as it is, where a string is parsed again on every call.
+        self._chat_url, self._models_url = URL(f"{base}/chat/completions"), URL(f"{base}/models")
+        # A streamed answer has no whole-answer deadline: connecting (pool wait included) and each read
+        # get TIMEOUT instead (see _client).
+        self._stream_timeout = aiohttp.ClientTimeout(total=None, connect=config.timeout_s, sock_read=config.timeout_s)
+        # A non-streamed answer and the models list get TIMEOUT as a whole, from one timer for all calls.
+        self._deadline = Deadlines(config.timeout_s)
         self._session: aiohttp.ClientSession | None = None  # made on first use, inside the event loop
         # For metrics, read when scraped: calls by (operation, outcome kind), and retries (attempts beyond the first).
         self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -61,11 +73,12 @@ class OpenAICompatibleGateway:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            # Connecting (pool wait included) and each read get TIMEOUT; a whole non-streamed answer does too.
-            timeout = aiohttp.ClientTimeout(total=None, connect=self.config.timeout_s,
-                                            sock_read=self.config.timeout_s)
+            # No aiohttp timer by default: a non-streamed answer and the models list run whole under
+            # TIMEOUT (self._deadline), which starts first and so always ends first; aiohttp's connect and
+            # per-read timers (armed, re-armed on every read and cancelled on every call) could never end
+            # one. A streamed answer passes _stream_timeout.
             connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_S)
-            self._session = aiohttp.ClientSession(headers=_headers(self.config), timeout=timeout,
+            self._session = aiohttp.ClientSession(headers=_headers(self.config), timeout=NO_CLIENT_TIMER,
                                                   connector=connector, auto_decompress=True)
         return self._session
 
@@ -88,7 +101,7 @@ class OpenAICompatibleGateway:
         async def attempt(number: int) -> ChatAnswer | GatewayFailure:
             try:
                 if on_text is None:
-                    async with asyncio.timeout(self.config.timeout_s):
+                    async with self._deadline():
                         return await self._post(body, request.model, number, None)
                 return await self._post(body, request.model, number, sink)
             except aiohttp.ClientError as error:  # before TimeoutError: aiohttp's own timeouts are both
@@ -104,7 +117,7 @@ class OpenAICompatibleGateway:
     async def list_models(self) -> tuple[GatewayModel, ...] | GatewayFailure:
         async def attempt(number: int) -> tuple[GatewayModel, ...] | GatewayFailure:
             try:
-                async with asyncio.timeout(self.config.timeout_s):
+                async with self._deadline():
                     async with self._client().get(self._models_url, allow_redirects=False) as response:
                         raw = await self._read_limited(response)
                         if response.status >= 300:
@@ -131,8 +144,11 @@ class OpenAICompatibleGateway:
         # Redirects are never followed: the session's headers carry the API key (Authorization, and
         # x-api-key for Anthropic), and a hop to another origin would hand it over (aiohttp drops only
         # Authorization). A 3xx is a failure naming where it pointed (failures.for_status).
-        async with self._client().post(self._chat_url, data=orjson.dumps(body), allow_redirects=False,
-                                       headers={"content-type": "application/json"}) as response:
+        # The content type rides on the payload, so no per-call headers are merged into the session's.
+        payload = BytesPayload(orjson.dumps(body), content_type="application/json")
+        timeout = self._stream_timeout if sink is not None else NO_CLIENT_TIMER
+        async with self._client().post(self._chat_url, data=payload, allow_redirects=False,
+                                       timeout=timeout) as response:
             try:
                 if response.status >= 300:
                     return self._status_failure(response, await self._read_limited(response), model, number)
@@ -146,7 +162,7 @@ class OpenAICompatibleGateway:
                 return answer
             except TooLarge:
                 return attrs.evolve(self._too_large(response.status), attempts=number)
-            except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+            except UNUSABLE_ANSWER:
                 return attrs.evolve(unusable("the gateway's answer is not an OpenAI chat completion",
                                              response.status, self._redact), attempts=number)
 
@@ -175,12 +191,12 @@ class OpenAICompatibleGateway:
             chunk = orjson.loads(event.data)
             if "error" in chunk:
                 return unusable(f"the gateway failed mid-stream: {_error_message(chunk)}", status, self._redact)
-            model = chunk.get("model") or model
+            model = _text_or_none(chunk.get("model") or None) or model
             if chunk.get("usage"):
                 usage = _usage(chunk["usage"])
             for choice in chunk.get("choices") or []:
-                finish = choice.get("finish_reason") or finish
-                piece = (choice.get("delta") or {}).get("content")
+                finish = _text_or_none(choice.get("finish_reason") or None) or finish
+                piece = _text_or_none((choice.get("delta") or {}).get("content") or None)
                 if piece:
                     pieces.append(piece)
                     await sink(piece)
@@ -206,7 +222,8 @@ class OpenAICompatibleGateway:
                 return await response.read()
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.content.iter_chunked(READ_CHUNK):
+        read = response.content.read  # read(n) as iter_chunked does, without its iterator and StopAsyncIteration
+        while chunk := await read(READ_CHUNK):
             size += len(chunk)
             if size > limit:
                 raise TooLarge()
@@ -275,20 +292,47 @@ def _body(request: ChatRequest, *, stream: bool) -> dict[str, Any]:
     return body
 
 
+# An answer is checked here, field by field, as it is read: what routeCompletion builds from a ChatAnswer
+# then always fits its output schema (tests/tools/gateway/test_route_completion_output.py holds that for
+# any JSON an upstream may send), so the tool's result is not checked again on every call (ADR 1206).
+# A field of the wrong type makes the answer unusable (TypeError: "not an OpenAI chat completion").
+# orjson writes integers of 64 bits at most: a count (or the sum of two) past that could not be sent on.
+MAX_COUNT = 2 ** 62
+
+
 def _answer(document: dict[str, Any], number: int) -> ChatAnswer:
     choice = document["choices"][0]
     text = (choice.get("message") or {}).get("content") or ""
     if not isinstance(text, str):
         raise TypeError("content is not text")
     return ChatAnswer(text=text, model=str(document.get("model") or ""), usage=_usage(document.get("usage") or {}),
-                      finish_reason=choice.get("finish_reason"), attempts=number)
+                      finish_reason=_text_or_none(choice.get("finish_reason")), attempts=number)
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise TypeError("a text field holds something else")
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:
-    prompt = int(raw.get("prompt_tokens") or 0)
-    completion = int(raw.get("completion_tokens") or 0)
+    prompt = _count(raw.get("prompt_tokens"))
+    completion = _count(raw.get("completion_tokens"))
     return TokenUsage(prompt_tokens=prompt, completion_tokens=completion,
-                      total_tokens=int(raw.get("total_tokens") or prompt + completion))
+                      total_tokens=_count(raw.get("total_tokens")) or prompt + completion)
+
+
+def _count(value: Any) -> int:
+    """A token count: an integer, or a number or numeric string taken as one (as `int()` reads it)."""
+    if not value:
+        return 0
+    try:
+        count = int(value)
+    except (ValueError, OverflowError):  # "many", inf, nan
+        raise TypeError("a token count is not a number") from None
+    if not -MAX_COUNT <= count <= MAX_COUNT:
+        raise TypeError("a token count is out of range")
+    return count
 
 
 def _models(document: dict[str, Any]) -> tuple[GatewayModel, ...]:

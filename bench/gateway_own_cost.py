@@ -1,0 +1,147 @@
+"""CPU the event loop spends on one routed completion beyond classifying it, in process, against its floors.
+
+    python -m bench.gateway_own_cost [--calls 300] [--rounds 7]
+
+Starts `bench/servers/fake_openai.py` (answers at once) in its own process and, in this process on the
+loop hexmcp serves on (uvloop when installed), times thread CPU per call (robust to others' load on a
+shared machine, unlike wall time) of these arms, interleaved round by round:
+- `routeCompletion`: `tools/call routeCompletion` through a core `Session` of a server with the gateway
+  pack, its routing answered at once by a fixed decision (the classifier's work is what classify_text
+  costs, which bench/gateway.py subtracts; here it is left out so that only the gateway's own part remains);
+- `route tool`: `tools/call` of a tool answering the same routing decision, with the same arguments and a
+  result of the same shape, but no gateway call: the tool layer's share of routeCompletion;
+- `complete()`: `OpenAICompatibleGateway.complete` alone (retry loop, size-limited read, error map, parsing);
+- `aiohttp`: a bare `aiohttp.ClientSession.post` of the same body, read and parsed: the HTTP client's floor.
+Prints medians over rounds (µs CPU and wall per call) and the differences: what routeCompletion adds over
+the route tool (the gateway's own cost on the loop), and how much of it the bare HTTP request accounts for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+import orjson
+
+from bench.gateway_client_cost import cost_per_call
+from bench.http import free_port, start, stop
+from hexmcp.core import McpServer, NullPeer
+from hexmcp.core.log import configure_logging
+from hexmcp.tools.gateway.mcp_tools import register_gateway_tools
+from hexmcp.tools.gateway.outbound import GatewayConfig, RetryPolicy
+from hexmcp.tools.gateway.outbound.openai_compatible import OpenAICompatibleGateway
+from hexmcp.tools.gateway.port import ChatAnswer, ChatMessage, ChatRequest
+from hexmcp.tools.gateway.routing_source import CategoryRoute, RouteChoice
+from hexmcp.tools.gateway.service import GatewaySettings
+
+PROMPT = "What is the derivative of x squared times the sine of x?"
+CATEGORY = CategoryRoute(name="math", description="Mathematics", system_prompt="You are a careful mathematician.",
+                         model="qwen3-32b", use_reasoning=False, reasoning_effort="medium")
+REQUEST = ChatRequest(model="qwen3-32b", messages=(ChatMessage(role="system", content=CATEGORY.system_prompt),
+                                                   ChatMessage(role="user", content=PROMPT)))
+BODY = orjson.dumps({"model": REQUEST.model, "messages": [{"role": m.role, "content": m.content}
+                                                          for m in REQUEST.messages]})
+
+
+class FixedRouting:
+    """A RoutingSource answering one decision at once: the classifier left out."""
+
+    default_model = "qwen3-32b"
+    fallback_model: str | None = None
+
+    async def categories(self) -> tuple[CategoryRoute, ...]:
+        return (CATEGORY,)
+
+    async def route(self, prompt: str, client: str | None) -> RouteChoice:
+        return RouteChoice(category=CATEGORY, confidence=0.93, model="qwen3-32b", use_reasoning=False)
+
+
+def _server(gateway: OpenAICompatibleGateway) -> McpServer:
+    server = McpServer("bench", "1")
+    register_gateway_tools(server, gateway, FixedRouting(), GatewaySettings())
+    routing = FixedRouting()
+
+    @server.tool(name="route")
+    async def route(prompt: str) -> dict[str, Any]:
+        """The routing decision in routeCompletion's result shape, without the gateway call."""
+        choice = await routing.route(prompt, None)
+        return {"completion": "The answer is 42.",
+                "routing": {"category": choice.category.name, "confidence": choice.confidence, "model": choice.model,
+                            "modelSource": "policy", "reasoning": choice.use_reasoning, "reasoningEffort": None},
+                "model": choice.model, "finishReason": "stop",
+                "usage": {"promptTokens": 12, "completionTokens": 6, "totalTokens": 18},
+                "latencyMs": {"total": 0.0, "classification": 0.0, "gateway": 0.0}, "attempts": 1}
+
+    return server
+
+
+async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, float]]:
+    gateway = OpenAICompatibleGateway(GatewayConfig(url=url, retries=RetryPolicy(max_retries=0)))
+    server = _server(gateway)
+    session = server.open_session(session_id="bench", peer=NullPeer(), assume_version="2025-11-25")
+    client = aiohttp.ClientSession(headers={"content-type": "application/json"})
+    routed = {"name": "routeCompletion", "arguments": {"prompt": PROMPT}}
+    route_only = {"name": "route", "arguments": {"prompt": PROMPT}}
+    key = 0
+
+    async def tool_call(params: dict[str, Any]) -> None:
+        nonlocal key
+        key += 1
+        result = await session.handle_request("tools/call", params, request_key=key, trace_id="t")
+        assert not getattr(result, "is_error", False), result
+
+    async def complete() -> None:
+        assert isinstance(await gateway.complete(REQUEST), ChatAnswer)
+
+    async def bare_aiohttp() -> None:
+        async with client.post(url + "/chat/completions", data=BODY) as response:
+            orjson.loads(await response.read())
+
+    arms: dict[str, Callable[[], Awaitable[None]]] = {
+        "routeCompletion": lambda: tool_call(routed), "route tool": lambda: tool_call(route_only),
+        "complete()": complete, "aiohttp": bare_aiohttp}
+    try:
+        per_call = await cost_per_call(arms, calls, rounds, warm=100)
+    finally:
+        await gateway.aclose()
+        await client.close()
+    return {name: (cpu * 1e6, wall * 1e6) for name, (cpu, wall) in per_call.items()}
+
+
+def _run(coroutine: Any) -> Any:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="calls per arm and round")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    # As `hexmcp serve` logs by default (info): a line per call at info or above would be counted.
+    configure_logging("info")
+    port = free_port()
+    upstream = start([sys.executable, "-m", "bench.servers.fake_openai", "--port", str(port)], port)
+    try:
+        results: dict[str, Any] = _run(measure(f"http://127.0.0.1:{port}/v1", args.calls, args.rounds))
+    finally:
+        stop(upstream)
+    print(f"{'arm':<16} {'CPU µs/call':>12} {'wall µs/call':>13}")
+    for name, (cpu, wall) in results.items():
+        print(f"{name:<16} {cpu:>12.1f} {wall:>13.1f}")
+    own = results["routeCompletion"][0] - results["route tool"][0]
+    floor = results["aiohttp"][0]
+    print(f"routeCompletion over the route tool (the gateway's own loop CPU): +{own:.1f} µs; the bare aiohttp "
+          f"request {floor:.1f} µs of it, hexmcp's wrapper +{own - floor:.1f} µs "
+          f"(complete() over aiohttp +{results['complete()'][0] - floor:.1f} µs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
