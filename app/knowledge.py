@@ -14,7 +14,7 @@ def add_index_flags(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index (as --docs)")
     add_corpus_filters(parser)
-    parser.add_argument("--quantization", choices=["int8", "fp32"], help="embedding model precision")
+    parser.add_argument("--quantization", choices=["int8", "fp32", "int8row"], help="embedding model precision")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
 
 

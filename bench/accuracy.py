@@ -117,9 +117,10 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--quantization", choices=("int8", "fp32", "both"), default="both")
+    parser.add_argument("--quantization", choices=("int8", "fp32", "int8row", "both", "all"), default="both",
+                        help="both: int8 and fp32; all: every precision")
     args = parser.parse_args()
-    quantizations = ("int8", "fp32") if args.quantization == "both" else (args.quantization,)
+    quantizations = {"both": ("int8", "fp32"), "all": ("int8row", "int8", "fp32")}.get(args.quantization, (args.quantization,))
     print(f"MMLU-Pro test split ({args.data}), max_tokens={args.max_tokens}")
     print(f"{'quant':<6} {'method':<28} {'accuracy':>9} {'macro-F1':>9} {'train s':>8}")
     for quantization in quantizations:

@@ -8,8 +8,8 @@ Per configuration:
 - single: one classify() at a time, awaited in sequence (p50/p99, throughput);
 - 16x: 16 concurrent callers looping on classify() (p50/p99 per request, throughput).
 Ratios: single p50 / floor p50 (target <= 1.3) and 16x throughput / single throughput (issue 31: >= 3,
-with 16x p99 <= 50 ms). fp32 micro-batches concurrent requests (ADR 1201): `batch` is the mean number of
-requests per pass at 16x. `--prompts varied`: the 16 callers cycle through the MMLU-Pro question stems
+with 16x p99 <= 50 ms). fp32 and int8row micro-batch concurrent requests (ADR 1201, 1203): `batch` is the
+mean number of requests per pass at 16x. `--prompts varied`: the 16 callers cycle through the MMLU-Pro question stems
 (texts of every length, so batches pad) instead of one fixed query.
 """
 
@@ -132,7 +132,7 @@ def main() -> int:
 
     print(f"query: {QUERY!r} ({len(QUERY.split())} words); {args.rounds} rounds; median of {args.repeats} runs")
     header = (
-        f"{'quant':<5} {'thr':>3} | {'floor p50':>9} | {'single p50':>10} {'p99':>6} {'qps':>6} | "
+        f"{'quant':<7} {'thr':>3} | {'floor p50':>9} | {'single p50':>10} {'p99':>6} {'qps':>6} | "
         f"{'16x p50':>7} {'p99':>6} {'qps':>6} {'wkr':>3} {'batch':>5} | {'p50/floor':>9} {'16x/single':>10} | {'RSS MB':>6}"
     )
     print(header)
@@ -142,7 +142,7 @@ def main() -> int:
         runs = [run_child(quantization, threads, args.rounds, args.prompts) for _ in range(args.repeats)]
         m = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0] if key != "quantization"}
         print(
-            f"{quantization:<5} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "
+            f"{quantization:<7} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "
             f"{m['single_p99_ms']:>6.2f} {m['single_qps']:>6.0f} | {m['conc_p50_ms']:>7.2f} {m['conc_p99_ms']:>6.2f} "
             f"{m['conc_qps']:>6.0f} {m['workers']:>3.0f} {m['batch']:>5.1f} | {m['single_p50_ms'] / m['floor_p50_ms']:>9.2f} "
             f"{m['conc_qps'] / m['single_qps']:>10.2f} | {m['peak_rss_mb']:>6.0f}"

@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from hexmcp.tools.embedding.config import EncoderConfig
 
 
+# Precisions under which a text's features come out of a padded batch bit for bit as they do alone
+# (property-tested: test_classification_batch_invariance.py).
+BATCH_INVARIANT = ("fp32", "int8row")
+
+
 def _optional_path(value: object) -> Path | None:
     return None if value is None else Path(value).expanduser()
 
@@ -55,15 +60,16 @@ class ClassificationConfig:
     # other busy processes the workers also yield to those: off by default.
     worker_nice_increment: int = attrs.field(default=0, validator=[v.instance_of(int), v.ge(0), v.le(19)])
 
-    # Micro-batching (ADR 1201): a worker runs up to `max_batch` requests that queued while it was busy in
-    # shared passes, waiting at most `batch_window_ms` for more. Only with fp32: the int8 model's answers
-    # depend on their batch-mates, so with int8 every text keeps a pass of its own whatever this says.
+    # Micro-batching (ADR 1201, 1203): a worker runs up to `max_batch` requests that queued while it was
+    # busy in shared passes, waiting at most `batch_window_ms` for more. Only with a batch-invariant model
+    # (BATCH_INVARIANT): int8's per-tensor activation scales make an answer depend on its batch-mates, so
+    # with int8 every text keeps a pass of its own whatever this says.
     max_batch: int = attrs.field(default=32, validator=[v.instance_of(int), v.ge(1), v.le(256)])  # flags.MAX_BATCH
     batch_window_ms: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.le(50.0)])
 
     def batches(self) -> bool:
         """Whether requests share passes: only where a text's answer cannot depend on its batch-mates."""
-        return self.quantization == "fp32" and self.max_batch > 1
+        return self.quantization in BATCH_INVARIANT and self.max_batch > 1
 
     def encoder_config(self) -> EncoderConfig:
         from hexmcp.tools.embedding.config import EncoderConfig  # the encoder's settings load with the encoder

@@ -69,7 +69,7 @@ class ClassifierEngine:
         return self.predict(text, *self.encoder.embed_one(text))
 
     def classify_many(self, texts: list[str]) -> list[Prediction]:
-        """A micro-batch of requests in shared passes (fp32 only: see SentenceEncoder.embed_many). Each
+        """A micro-batch of requests in shared passes (fp32, int8row: see SentenceEncoder.embed_many). Each
         text's head runs on its own vector, so its answer is the one it gets in a batch of one."""
         return [self.predict(text, *pair) for text, pair in zip(texts, self.encoder.embed_many(texts))]
 

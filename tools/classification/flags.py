@@ -18,14 +18,15 @@ MAX_BATCH = 256  # ClassificationConfig.max_batch checks the same bound; parsing
 
 def add_classification_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--taxonomy", metavar="PATH", help="CSV (category,text) or YAML taxonomy; default: built-in")
-    flags.add_argument("--quantization", choices=["int8", "fp32"], help="embedding model precision")
+    flags.add_argument("--quantization", choices=["int8", "fp32", "int8row"],
+                       help="embedding model precision (int8row: int8 with a scale per token, batch-invariant)")
     flags.add_argument("--no-classifier", action="store_true", help="serve without the classification tools")
     flags.add_argument("--classifier-nice", type=nice_increment, metavar="N",
                        help="nice steps the inference workers run below the event loop, 0-19 (default 0: the same "
                             "priority; Linux only)")
     flags.add_argument("--classifier-batch", type=batch_size, metavar="N",
-                       help="most requests one fp32 pass may carry (default 32; 1: a pass per request). int8 "
-                            "never batches: its answers would depend on their batch-mates")
+                       help="most requests one fp32 or int8row pass may carry (default 32; 1: a pass per "
+                            "request). int8 never batches: its answers would depend on their batch-mates")
 
 
 def batch_size(text: str) -> int:

@@ -5,5 +5,7 @@ Importing this package loads nothing: numpy, onnxruntime, tokenizers and onnx co
 `onnx_export` and the conversion, which only code running after start-up imports.
 """
 
-QUANTIZATIONS = ("int8", "fp32")
-"""The precisions the model cache builds the model in (`--quantization`); int8 is the default."""
+QUANTIZATIONS = ("int8", "fp32", "int8row")
+"""The precisions the model cache builds the model in (`--quantization`): int8 (onnxruntime's dynamic
+quantization, one activation scale per tensor), fp32, and int8row (one activation scale per token row,
+so a text's features do not depend on its batch-mates: onnx_rowwise.py)."""

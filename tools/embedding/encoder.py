@@ -21,27 +21,11 @@ from .config import EncoderConfig
 from .errors import ModelCacheError
 from .model_files import ModelFiles
 from .segments import EncodedTexts, pool_text
+from .session_options import quiet_session_options
 
 log = structlog.get_logger(__name__)
 
 MAX_POSITIONS = 512  # BERT's learned position table
-
-
-def quiet_session_options(threads: int) -> onnxruntime.SessionOptions:
-    # In stdio mode fd 1 carries the protocol: onnxruntime's C++ logger must stay below warnings.
-    onnxruntime.set_default_logger_severity(3)
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # x86 CPUs without VNNI run int8 products with an instruction that saturates pairs of them at 16 bits
-    # (VPMADDUBSW); this makes onnxruntime use exact u8u8 products there instead. VNNI CPUs are exact
-    # already and ignore it. Without it a text's vector depended on the CPU (cosine ~0.99 between the two
-    # kinds), enough to flip near ties in every score built on it.
-    options.add_session_config_entry("session.x64quantprecision", "1")
-    return options
 
 
 def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
@@ -57,7 +41,7 @@ def load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
 
 # Part of the embedding cache's key: bump when the way texts become features changes.
 # "single": every text runs in its own forward pass (see SentenceEncoder); "exact": int8 products are
-# exact on every x86 CPU (quiet_session_options), so vectors cached on a CPU without VNNI are not reused.
+# exact on every x86 CPU (session_options), so vectors cached on a CPU without VNNI are not reused.
 ENCODING = "single-exact"
 
 
@@ -68,11 +52,12 @@ def features_key(model_id: str, weights_digest: str, converter: str, quantizatio
 class SentenceEncoder:
     """Encodes texts into an `EncodedTexts`: sentence embeddings plus the classifier's segment rows.
 
-    Every text runs in its own forward pass, never padded into a batch with others: int8 dynamic
-    quantisation scales activations over the whole input tensor, so a batch-mate changed a text's
-    features enough to flip its class (and padding made long batch-mates costly). A text's features
-    therefore depend on that text alone. Thread-safe: onnxruntime sessions and `tokenizers` allow
-    concurrent calls, and the inference pool runs one pass per worker thread.
+    `embed_one` and `encode` run every text in its own forward pass, never padded into a batch with
+    others: int8 dynamic quantisation scales activations over the whole input tensor, so a batch-mate
+    changed a text's features enough to flip its class. A text's features therefore depend on that text
+    alone. `embed_many` shares passes, for the models under which that changes nothing (fp32, int8row).
+    Thread-safe: onnxruntime sessions and `tokenizers` allow concurrent calls, and the inference pool
+    runs one pass per worker thread.
     """
 
     OUTPUTS = ("sentence_embedding", "last_layer_tokens", "mid_layer_tokens")
@@ -114,16 +99,20 @@ class SentenceEncoder:
     def embed_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """`embed_one`'s pair for each text, from shared forward passes: what a micro-batch of requests runs.
 
-        Only batch-invariant where the model is: in fp32 a text's token states come out of a padded batch
-        bit for bit as they do alone (the int8 model's dynamic activation scales span the batch, so there
-        they do not; the classifier never batches int8). The sentence embedding is therefore pooled here
+        Only batch-invariant where the model is: in fp32 and int8row a text's token states come out of a
+        padded batch bit for bit as they do alone (the int8 model's dynamic activation scales span the
+        batch, so there they do not; the classifier never batches int8). The sentence embedding is therefore pooled here
         from the text's own unpadded token states, not taken from the graph's pooled output, whose sum over
         the padded sequence rounds differently with the padding. Texts are grouped by length, so a long
         text does not make every short one pay for its padding."""
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        lengths = mask.sum(axis=1)
+        # One `encode` per text, not `encode_batch`: a micro-batch is a few short texts, and handing them to
+        # the tokenizer's thread pool cost twice the CPU of encoding them here (same ids either way).
+        encodings = [self.tokenizer.encode(text) for text in texts]
+        lengths = np.array([len(e.ids) for e in encodings], dtype=np.int64)
+        ids = np.zeros((len(texts), int(lengths.max(initial=0))), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : lengths[row]] = encoding.ids
+        mask = (np.arange(ids.shape[1]) < lengths[:, None]).astype(np.int64)
         embedded: list[tuple[np.ndarray, np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
         for group in length_groups(lengths):
             width = int(lengths[group].max())
@@ -156,16 +145,21 @@ def pool_sentence(tokens: np.ndarray) -> np.ndarray:
 # attention costs grow with the padded length, so mixing 8- and 200-token texts would waste most of a pass.
 GROUP_SPREAD = 1.5
 GROUP_SLACK_TOKENS = 8
+# Texts longer than this run one per pass: sharing a pass saves per-operator overhead, which only short
+# texts are made of (int8row, CPU per text: 16 tokens 1.55 ms alone, ~1.1 ms in fours; 90-130 tokens no
+# gain; 130-256 tokens 15 ms alone, 16-20 ms in fours and eights; bench/diaries/classification.md).
+SOLO_TOKENS = 96
 
 
 def length_groups(lengths: np.ndarray) -> list[np.ndarray]:
     """Indices of texts to run together: sorted by length, a new group whenever the length outgrows the
-    group's shortest by GROUP_SPREAD (plus GROUP_SLACK_TOKENS)."""
+    group's shortest by GROUP_SPREAD (plus GROUP_SLACK_TOKENS), and a group of its own for every text
+    longer than SOLO_TOKENS."""
     order = np.argsort(lengths, kind="stable")
     groups: list[list[int]] = []
     shortest = 0
     for index in order.tolist():
-        if not groups or lengths[index] > shortest * GROUP_SPREAD + GROUP_SLACK_TOKENS:
+        if not groups or lengths[index] > SOLO_TOKENS or lengths[index] > shortest * GROUP_SPREAD + GROUP_SLACK_TOKENS:
             groups.append([])
             shortest = int(lengths[index])
         groups[-1].append(index)

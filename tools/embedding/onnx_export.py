@@ -33,7 +33,7 @@ MASK_FILL = -1.0e9  # added to attention scores of padding tokens; exp() of it i
 CONTRIB_DOMAIN = "com.microsoft"  # onnxruntime's own operators (the fused Attention)
 
 
-class _GraphBuilder:
+class GraphBuilder:
     """Accumulates nodes and initializers; hands out unique tensor names."""
 
     def __init__(self) -> None:
@@ -89,6 +89,14 @@ class _GraphBuilder:
         norm = self.op("Max", [self.op("ReduceL2", [pooled], axes=[1], keepdims=1), "tiny"])
         self.nodes.append(helper.make_node("Div", [pooled, norm], [output], name=output))
 
+    def to_rows(self, x: str, hidden: int) -> str:
+        """The layers' working form of the token states [batch, seq, hidden] (here: unchanged)."""
+        return x
+
+    def to_tokens(self, x: str) -> str:
+        """Token states [batch, seq, hidden] back from the layers' working form (here: unchanged)."""
+        return x
+
     def name_output(self, x: str, output: str) -> None:
         self.nodes.append(helper.make_node("Identity", [x], [output], name=output))
 
@@ -100,15 +108,16 @@ class _GraphBuilder:
         return self.op("Mul", [self.op("Mul", [x, one_plus]), "half"])
 
 
-def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto:
-    g = _GraphBuilder()
+def build_encoder_graph(weights: dict[str, np.ndarray], config: dict, builder: GraphBuilder | None = None) -> onnx.ModelProto:
+    """The encoder graph; `builder` decides how dense products and attention are spelled (fp32 by default)."""
+    g = builder or GraphBuilder()
     w = {name: value.astype(np.float32) for name, value in weights.items() if value.dtype != np.int64}
     eps = float(config["layer_norm_eps"])
     heads = int(config["num_attention_heads"])
     hidden = int(config["hidden_size"])
 
     _add_constants(g)
-    x = _embeddings(g, w, eps)
+    x = g.to_rows(_embeddings(g, w, eps), hidden)
     # The attention mask twice: int32 [batch, seq] for the fused Attention kernel (which adds MASK_FILL
     # to padding keys' scores), float [batch, seq, 1] for pooling.
     mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)
@@ -119,14 +128,15 @@ def build_encoder_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.Mo
     for layer in range(layers):
         x = _encoder_layer(g, w, f"encoder.layer.{layer}", x, mask_i32, heads, eps)
         if layer + 1 == MID_LAYER:
-            g.name_output(x, "mid_layer_tokens")
+            g.name_output(g.to_tokens(x), "mid_layer_tokens")
 
-    g.pooled_unit(x, mask_3d, "sentence_embedding")
-    g.name_output(x, "last_layer_tokens")
+    tokens = g.to_tokens(x)
+    g.pooled_unit(tokens, mask_3d, "sentence_embedding")
+    g.name_output(tokens, "last_layer_tokens")
     return _encoder_model(g, hidden)
 
 
-def _add_constants(g: _GraphBuilder) -> None:
+def _add_constants(g: GraphBuilder) -> None:
     """The scalars and axes the nodes share, by name."""
     g.const("one", np.array(1.0, dtype=np.float32))
     g.const("half", np.array(0.5, dtype=np.float32))
@@ -138,7 +148,7 @@ def _add_constants(g: _GraphBuilder) -> None:
     g.const("axis_2", np.array([2], dtype=np.int64))
 
 
-def _embeddings(g: _GraphBuilder, w: dict, eps: float) -> str:
+def _embeddings(g: GraphBuilder, w: dict, eps: float) -> str:
     """Word + (position + token type 0), then LayerNorm."""
     word_table = g.const("word_embeddings", w["embeddings.word_embeddings.weight"])
     position_table = g.const(
@@ -161,7 +171,7 @@ def _fold_attention_scale(w: dict, layers: int, head_dim: int) -> None:
         w[f"{query}.bias"] = w[f"{query}.bias"] * scale
 
 
-def _encoder_layer(g: _GraphBuilder, w: dict, p: str, x: str, mask_i32: str, heads: int, eps: float) -> str:
+def _encoder_layer(g: GraphBuilder, w: dict, p: str, x: str, mask_i32: str, heads: int, eps: float) -> str:
     """One transformer layer `p` (`encoder.layer.N`): self-attention, then the feed-forward block, each
     added to its input and layer-normalised."""
     context = g.attention(x, w, f"{p}.attention.self", mask_i32, heads)
@@ -172,7 +182,7 @@ def _encoder_layer(g: _GraphBuilder, w: dict, p: str, x: str, mask_i32: str, hea
     return g.layer_norm(g.op("Add", [output, x]), w, f"{p}.output.LayerNorm", eps)
 
 
-def _encoder_model(g: _GraphBuilder, hidden: int) -> onnx.ModelProto:
+def _encoder_model(g: GraphBuilder, hidden: int) -> onnx.ModelProto:
     """The graph of `g`'s nodes with its inputs and outputs, as a checked model."""
     graph = helper.make_graph(
         g.nodes,

@@ -1,4 +1,5 @@
-"""--classifier-batch reaches the config, and only fp32 batches (int8 answers would depend on batch-mates)."""
+"""--classifier-batch reaches the config, and only fp32 and int8row batch (int8 answers would depend on
+batch-mates)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def test_a_batch_size_outside_1_to_256_is_a_usage_error(value, capsys):
     assert exited.value.code == 2 and "--classifier-batch" in capsys.readouterr().err
 
 
-def test_only_fp32_batches():
+def test_only_batch_invariant_precisions_batch():
     assert ClassificationConfig(quantization="fp32").batches()
+    assert ClassificationConfig(quantization="int8row").batches()
     assert not ClassificationConfig(quantization="fp32", max_batch=1).batches()
+    assert not ClassificationConfig(quantization="int8row", max_batch=1).batches()
     assert not ClassificationConfig(quantization="int8", max_batch=32).batches()
