@@ -32,10 +32,10 @@ QUERY = "How do I convert a list of strings to integers in Python quickly?"  # 1
 CONCURRENCY = 16
 
 
-async def measure(quantization: str, threads: int, rounds: int, varied: bool) -> dict:
+async def measure(quantization: str, threads: int, rounds: int, varied: bool, workers: int | None = None) -> dict:
     from hexmcp.tools.classification import ClassificationConfig, ClassificationService
 
-    service = ClassificationService.from_config(ClassificationConfig(quantization=quantization, threads=threads))
+    service = ClassificationService.from_config(ClassificationConfig(quantization=quantization, threads=threads, workers=workers))
     started = time.perf_counter()
     await service.start()
     start_seconds = time.perf_counter() - started
@@ -106,9 +106,10 @@ async def measure(quantization: str, threads: int, rounds: int, varied: bool) ->
     }
 
 
-def run_child(quantization: str, threads: int, rounds: int, prompts: str) -> dict:
+def run_child(quantization: str, threads: int, rounds: int, prompts: str, workers: int | None = None) -> dict:
     out = subprocess.run(
-        [sys.executable, "-m", "bench.classify", "--child", quantization, str(threads), "--rounds", str(rounds), "--prompts", prompts],
+        [sys.executable, "-m", "bench.classify", "--child", quantization, str(threads), "--rounds", str(rounds), "--prompts", prompts]
+        + (["--workers", str(workers)] if workers else []),
         check=True,
         capture_output=True,
         text=True,
@@ -122,12 +123,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3, help="runs per configuration; medians are shown")
-    parser.add_argument("--configs", default="fp32:1,fp32:2,int8:1,int8:2", help="quantization:threads, comma-separated")
+    parser.add_argument("--configs", default="fp32:1,fp32:2,int8:1,int8:2", help="quantization:threads[:workers], comma-separated (workers: default one per core)")
     parser.add_argument("--prompts", choices=("fixed", "varied"), default="fixed", help="what the 16 callers send")
     parser.add_argument("--child", nargs=2, metavar=("QUANT", "THREADS"), help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(measure(args.child[0], int(args.child[1]), args.rounds, args.prompts == "varied"))))
+        print(json.dumps(asyncio.run(measure(args.child[0], int(args.child[1]), args.rounds, args.prompts == "varied", args.workers))))
         return 0
 
     print(f"query: {QUERY!r} ({len(QUERY.split())} words); {args.rounds} rounds; median of {args.repeats} runs")
@@ -138,8 +140,10 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     for config in args.configs.split(","):
-        quantization, threads = config.split(":")[0], int(config.split(":")[1])
-        runs = [run_child(quantization, threads, args.rounds, args.prompts) for _ in range(args.repeats)]
+        fields = config.split(":")
+        quantization, threads = fields[0], int(fields[1])
+        workers = int(fields[2]) if len(fields) > 2 else None
+        runs = [run_child(quantization, threads, args.rounds, args.prompts, workers) for _ in range(args.repeats)]
         m = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0] if key != "quantization"}
         print(
             f"{quantization:<7} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "
