@@ -88,17 +88,13 @@ class BareEncoder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        onnxruntime.set_default_logger_severity(3)
+        # hexmcp's own session options (set-up only, not the timed loop): the floor differs in how it runs.
+        from hexmcp.tools.embedding.encoder import quiet_session_options
+
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_tokens)
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.add_session_config_entry("session.x64quantprecision", "1")  # as hexmcp's sessions
+        options = quiet_session_options(threads)
         self.sessions = [onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
                          for _ in range(sessions)]
         self._free = list(self.sessions)
