@@ -97,6 +97,7 @@ class BareEncoder:
         options = quiet_session_options(threads)
         self.sessions = [onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
                          for _ in range(sessions)]
+        self.dimension = int(self.sessions[0].get_outputs()[0].shape[1])
         self._free = list(self.sessions)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(sessions) if sessions > 1 else None
@@ -112,7 +113,7 @@ class BareEncoder:
         lengths = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(lengths, kind="stable") if bucketed else np.arange(len(ids))
         groups = [order[start : start + batch] for start in range(0, len(order), batch)]
-        vectors = np.empty((len(texts), 384), dtype=np.float32)
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
 
         def run(group: np.ndarray) -> None:
             width = int(lengths[group].max())
