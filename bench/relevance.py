@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="bundled mode: add the documents newer than the set's judgements")
     parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     parser.add_argument("--dense-weight", type=float, default=fusion.DENSE_WEIGHT)
+    parser.add_argument("--quantization", choices=["int8", "fp32"],
+                        help="the passage and query encoder's precision (default: the knowledge pack's)")
     parser.add_argument("--bare-passages", action="store_true",
                         help="ablation: index passage text alone, without the title and heading path")
     args = parser.parse_args(argv)
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         from hexmcp.tools.knowledge.passages import Passage
 
         Passage.indexed_text = lambda self: self.text  # type: ignore[method-assign]
-    embedder = PassageEmbedder.load()
+    embedder = PassageEmbedder.load(**({"quantization": args.quantization} if args.quantization else {}))
     if not args.bundled:
         from hexmcp.tools.cache_dir import default_cache_dir
 

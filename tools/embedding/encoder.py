@@ -96,6 +96,12 @@ class SentenceEncoder:
         sentences, last, mid = self.forward(feed)
         return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
 
+    def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:
+        """`embed_one(text)[0]`, bit for bit, and the tokens the model read: onnxruntime is asked for the
+        pooled output alone, so no token states are copied out or pooled (a passage needs only its vector)."""
+        feed = self.tokenize_one(text)
+        return self.session.run(self.OUTPUTS[:1], feed)[0][0], feed["input_ids"].shape[1]
+
     def embed_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """`embed_one`'s pair for each text, from shared forward passes: what a micro-batch of requests runs.
 

@@ -32,6 +32,7 @@ class PassageEmbedder:
         self.dimension: int = encoder.dimension
         self.model_key = model_key  # part of every on-disk cache key: a new model re-embeds
         self.embedded = 0  # texts embedded since start-up (tests count re-embedding with it)
+        self.embedded_tokens = 0  # the tokens the model read for them (passages through submit_many only)
         self._pool: ThreadPoolExecutor | None = None  # made on the first submit_many: queries never need it
 
     @classmethod
@@ -75,12 +76,16 @@ class PassageEmbedder:
                                             initializer=become_background)
         return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
 
-    def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, int]:
         FOREGROUND.wait_until_idle()
-        return self.encoder.embed_one(text)
+        # The sentence vector alone: the classifier's segment rows (token states copied out of the session
+        # and pooled per segment) are nothing a passage needs. Its token count comes with it, so a summary
+        # need not tokenize every passage a second time to report tokens/s.
+        return self.encoder.embed_sentence(text)
 
-    def _finish(self, vectors: np.ndarray) -> np.ndarray:
+    def _finish(self, vectors: np.ndarray, tokens: int) -> np.ndarray:
         self.embedded += len(vectors)
+        self.embedded_tokens += tokens
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)
 
@@ -95,5 +100,6 @@ class PendingVectors:
         """(len(texts), dimension) float32, L2-normalised; waits for the texts still queued."""
         if not self._parts:
             return np.zeros((0, self._embedder.dimension), dtype=np.float32)
-        vectors = np.stack([np.asarray(part.result()[0], dtype=np.float32) for part in self._parts])
-        return self._embedder._finish(vectors)
+        embedded = [part.result() for part in self._parts]
+        vectors = np.stack([np.asarray(vector, dtype=np.float32) for vector, _ in embedded])
+        return self._embedder._finish(vectors, sum(tokens for _, tokens in embedded))

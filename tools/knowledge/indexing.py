@@ -32,10 +32,15 @@ class IndexSummary:
     def passages_per_second(self) -> float:
         return self.passages / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
     def line(self) -> str:
         return (f"{self.documents} documents, {self.passages} passages ({self.embedded} embedded, "
                 f"{self.passages - self.embedded} cached), {self.tokens} tokens, {self.seconds:.1f} s, "
-                f"{self.passages_per_second:.1f} passages/s, index {self.version}")
+                f"{self.passages_per_second:.1f} passages/s, {self.tokens_per_second:.0f} tokens/s, "
+                f"index {self.version}")
 
 
 #: Texts tokenized at once for the summary's token count: tokenizers keeps every encoding of a batch (ids,
@@ -51,19 +56,26 @@ def count_tokens(tokenizer: Any, texts: list[str]) -> int:
 
 
 def index_corpus(spec: CorpusSpec, *, cache_dir: Path, quantization: str = "int8",
-                 progress_stream: TextIO | None = None) -> IndexSummary:
-    """With `progress_stream` (stderr, say), progress lines with the rate and the ETA are written to it."""
+                 progress_stream: TextIO | None = None, embedder: PassageEmbedder | None = None) -> IndexSummary:
+    """With `progress_stream` (stderr, say), progress lines with the rate and the ETA are written to it.
+    `embedder`: one already loaded (a bench reuses it across rounds); by default the model is opened here."""
     started = time.perf_counter()
     documents = load_documents(spec)
     passages = [p for d in documents for p in chunk_document(d, DEFAULT_MAX_CHARS)]
-    embedder = PassageEmbedder.load(quantization=quantization, cache_dir=cache_dir)
+    embedder = embedder or PassageEmbedder.load(quantization=quantization, cache_dir=cache_dir)
+    embedded_before, tokens_before = embedder.embedded, embedder.embedded_tokens
     progress = IndexProgress(len(passages), progress_stream) if progress_stream is not None else None
     try:
         index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir,
-                            progress=(lambda done: progress.advance(done, embedder.embedded)) if progress else None)
+                            progress=(lambda done: progress.advance(done, embedder.embedded - embedded_before))
+                            if progress else None)
     finally:
         if progress is not None:
             progress.close()
-    tokens = count_tokens(embedder.encoder.tokenizer, [p.indexed_text() for p in passages])
-    return IndexSummary(documents=len(documents), passages=len(index.passages), embedded=embedder.embedded,
+    embedded = embedder.embedded - embedded_before
+    if embedded == len(passages):  # counted while embedding: no second tokenization of the corpus
+        tokens = embedder.embedded_tokens - tokens_before
+    else:  # some came from the cache, never tokenized by this run
+        tokens = count_tokens(embedder.encoder.tokenizer, [p.indexed_text() for p in passages])
+    return IndexSummary(documents=len(documents), passages=len(index.passages), embedded=embedded,
                         tokens=tokens, seconds=time.perf_counter() - started, version=index.version)

@@ -51,6 +51,9 @@ class RecordingEncoder:
         vector = np.array([len(text), 1.0, 2.0, 3.0], dtype=np.float32)
         return vector, np.zeros((1, 8), dtype=np.float32)
 
+    def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:  # what passages run: the vector alone
+        return self.embed_one(text)[0], len(text.split())
+
 
 def test_an_idle_gate_lets_background_work_through_at_once() -> None:
     gate = ForegroundGate()

@@ -42,16 +42,23 @@ def test_index_summarises_and_a_second_run_embeds_nothing(corpus_dir: Path, know
     first = _index(str(corpus_dir), cache=cache)
     assert first.returncode == 0, first.stderr
     summary = re.fullmatch(r"(\d+) documents, (\d+) passages \((\d+) embedded, (\d+) cached\), (\d+) tokens, "
-                           r"[\d.]+ s, [\d.]+ passages/s, index \w+\n", first.stdout)
+                           r"([\d.]+) s, ([\d.]+) passages/s, (\d+) tokens/s, index \w+\n", first.stdout)
     assert summary, first.stdout
-    documents, passages, embedded, cached, tokens = map(int, summary.groups())
+    documents, passages, embedded, cached, tokens = map(int, summary.groups()[:5])
     assert (documents, embedded, cached) == (4, passages, 0) and tokens > passages
+    seconds, passage_rate, token_rate = map(float, summary.groups()[5:])
+    # The final rates are the run's own: its passages and tokens over its time (to the summary's rounding).
+    assert passage_rate == pytest.approx(passages / seconds, rel=0.1, abs=0.1)
+    assert token_rate == pytest.approx(tokens / seconds, rel=0.1, abs=1)
     progress = [ETA_LINE.fullmatch(line) for line in first.stderr.splitlines() if line.startswith("indexing: ")]
-    assert progress and all(progress), first.stderr  # progress with an ETA went to stderr, one line each
+    assert progress and all(progress), first.stderr  # progress with a rate and an ETA went to stderr, one line each
+    assert all(float(line.group(4)) > 0 for line in progress)
     done, total = (int(n) for n in progress[-1].groups()[:2])
-    assert (done, total) == (passages, passages)
+    assert (done, total) == (passages, passages) and progress[-1].group(5) == "0s"  # the last line: done, nothing left
     second = _index(str(corpus_dir), cache=cache)
     assert second.returncode == 0 and f"(0 embedded, {passages} cached)" in second.stdout
+    # Counted while embedding the first time, by tokenizing the cached passages the second: the same tokens.
+    assert f", {tokens} tokens, " in second.stdout, second.stdout
     assert f"indexing: {passages}/{passages} passages (100%), all from the cache" in second.stderr
 
 
@@ -96,3 +103,15 @@ def test_the_token_count_leaves_padding_out(embedder) -> None:
     tokenizer = embedder.encoder.tokenizer
     texts = ["short", "a much longer passage about indexing " * 20] * (TOKEN_COUNT_BATCH // 2 + 10)  # two batches
     assert count_tokens(tokenizer, texts) == sum(len(tokenizer.encode(text).ids) for text in texts)
+
+
+def test_a_passage_gets_the_vector_a_lone_text_gets_and_its_real_token_count(embedder) -> None:
+    encoder = embedder.encoder
+    texts = ["short", "a much longer passage about indexing " * 80, "Pods run one or more containers."]
+    for text in texts:
+        vector, tokens = encoder.embed_sentence(text)
+        assert np.array_equal(vector, encoder.embed_one(text)[0])  # bit for bit: the cached vectors stay valid
+        assert tokens == len(encoder.tokenizer.encode(text).ids)  # truncated at the window, never padded
+    before = embedder.embedded_tokens
+    embedder.embed_many(texts)
+    assert embedder.embedded_tokens - before == sum(len(encoder.tokenizer.encode(text).ids) for text in texts)
