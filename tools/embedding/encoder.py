@@ -111,6 +111,16 @@ class SentenceEncoder:
         sentences, last, mid = self.forward(feed)
         return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
 
+    def embed_sentence(self, text: str) -> np.ndarray:
+        """One text's sentence embedding (float32 [hidden]) alone, as `embed_one` gives it, without the segment
+        rows a passage or a search query never reads. Tokenized through `encode_batch`, which lets go of the
+        GIL while the Rust tokenizer runs (`encode` holds it for the whole text): background indexing calls
+        this on two threads, and a request's event loop must not queue for the interpreter behind it."""
+        (encoding,) = self.tokenizer.encode_batch([text])  # a batch of one pads to itself: embed_one's ids
+        feed = {"input_ids": np.array([encoding.ids], dtype=np.int64),
+                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64)}
+        return self.session.run(self.OUTPUTS[:1], feed)[0][0]
+
     def embed_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """`embed_one`'s pair for each text, from shared forward passes: what a micro-batch of requests runs.
 

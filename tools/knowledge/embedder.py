@@ -4,8 +4,8 @@ too: the same bundled weights, the same ONNX cache, the same offline rule (nothi
 Imports numpy and onnxruntime lazily (through the shared encoder), so importing the knowledge package
 stays cheap for the stdio cold start.
 
-Passages (indexing, concept extraction) are background work: their worker threads run below the
-server's priority and each pass first lets queued foreground passes go (foreground_gate.py). A query
+Passages (indexing, concept extraction) are background work: each pass first lets queued foreground
+passes go, and leaves a core free while requests keep coming (foreground_gate.py). A query
 embedded for a search is foreground, unless a background thread asks for it (a concept build).
 """
 
@@ -53,10 +53,10 @@ class PassageEmbedder:
     def embed(self, text: str) -> np.ndarray:
         """One L2-normalised float32 vector; each text runs alone (see SentenceEncoder on why)."""
         if in_background():
-            vector, _rows = self.encoder.embed_one(text)
+            vector = self.encoder.embed_sentence(text)
         else:
             with FOREGROUND.foreground():
-                vector, _rows = self.encoder.embed_one(text)
+                vector = self.encoder.embed_sentence(text)
         self.embedded += 1
         vector = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
@@ -75,9 +75,9 @@ class PassageEmbedder:
                                             initializer=become_background)
         return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
 
-    def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        FOREGROUND.wait_until_idle()
-        return self.encoder.embed_one(text)
+    def _embed_after_foreground(self, text: str) -> np.ndarray:
+        with FOREGROUND.background_pass():  # waits for the foreground, keeps a core free for it (foreground_gate.py)
+            return self.encoder.embed_sentence(text)
 
     def _finish(self, vectors: np.ndarray) -> np.ndarray:
         self.embedded += len(vectors)
@@ -95,5 +95,5 @@ class PendingVectors:
         """(len(texts), dimension) float32, L2-normalised; waits for the texts still queued."""
         if not self._parts:
             return np.zeros((0, self._embedder.dimension), dtype=np.float32)
-        vectors = np.stack([np.asarray(part.result()[0], dtype=np.float32) for part in self._parts])
+        vectors = np.stack([np.asarray(part.result(), dtype=np.float32) for part in self._parts])
         return self._embedder._finish(vectors)
