@@ -90,12 +90,14 @@ class ForegroundGate:
                 self._idle.wait_for(lambda: self._active == 0, timeout=max_wait_s)
         return time.monotonic() - started
 
+    def busy(self) -> bool:
+        """Whether requests are coming: a foreground pass outstanding, or one ended within `recent_s`."""
+        return self._active > 0 or self._clock() - self._last_active < self.recent_s
+
     def background_limit(self) -> int:
         """Background passes allowed at once now: every core with a foreground idle for `recent_s`,
         else one core fewer (at least one)."""
-        if self._active == 0 and self._clock() - self._last_active >= self.recent_s:
-            return self.cores
-        return max(1, self.cores - 1)
+        return max(1, self.cores - 1) if self.busy() else self.cores
 
     @contextmanager
     def background_pass(self, max_wait_s: float = MAX_WAIT_S) -> Iterator[float]:

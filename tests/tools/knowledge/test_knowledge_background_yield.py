@@ -291,3 +291,32 @@ def test_a_passage_vector_is_the_sentence_embedding_of_the_full_pass(embedder) -
     encoder = embedder.encoder
     for text in ("what is a pod", "A Deployment provides declarative updates for Pods and ReplicaSets. " * 20):
         np.testing.assert_array_equal(encoder.embed_sentence(text), encoder.embed_one(text)[0])
+
+
+def test_partial_indexes_wait_while_requests_keep_coming_but_not_for_ever() -> None:
+    from hexmcp.tools.knowledge.builder import _Publisher
+
+    for busy, after_10_s in ((False, 1), (True, 0)):
+        published: list[str] = []
+        publisher = _Publisher(published.append, lambda final: "partial", foreground_busy=lambda: busy)
+        publisher.last -= 10  # past the quiet interval (5 s), short of the busy one (30 s)
+        publisher.maybe()
+        assert len(published) == after_10_s
+        publisher.last -= _Publisher.BUSY_INTERVAL_S
+        publisher.maybe()
+        assert len(published) == after_10_s + 1  # a foreground that never rests still sees new partial indexes
+    publisher = _Publisher(published.append, lambda final: "first", foreground_busy=lambda: True)
+    publisher.maybe(force=True)  # the first snapshot (what the cache held) is never held back
+    assert published[-1] == "first"
+
+
+def test_the_gate_says_busy_while_requests_keep_coming() -> None:
+    now = [0.0]
+    gate = ForegroundGate(cores=1, recent_s=1.0, clock=lambda: now[0])
+    assert not gate.busy()
+    with gate.foreground():
+        assert gate.busy()
+    now[0] += 0.5
+    assert gate.busy()
+    now[0] += 0.5
+    assert not gate.busy()
