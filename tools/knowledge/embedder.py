@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from hexmcp.tools.embedding.background_thread import become_background, in_background
+from hexmcp.tools.embedding.background_thread import in_background, pass_thread
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND
 
 PASSAGE_MAX_TOKENS = 256  # MiniLM-L6's trained window; longer passages are truncated by the tokenizer
@@ -72,7 +72,7 @@ class PassageEmbedder:
         all but one); each text still runs alone, so a vector never depends on what it queued with."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed",
-                                            initializer=become_background)
+                                            initializer=pass_thread)
         return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
 
     def _embed_after_foreground(self, text: str) -> np.ndarray:

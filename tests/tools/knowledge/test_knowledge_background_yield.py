@@ -18,7 +18,8 @@ import pytest
 from hexmcp.app.compose import Composition
 from hexmcp.core import McpServer
 from hexmcp.core.pack import Pack
-from hexmcp.tools.embedding.background_thread import BACKGROUND_NICE_INCREMENT, in_background, run_in_background
+from hexmcp.tools.embedding.background_thread import (BACKGROUND_NICE_INCREMENT, PASS_NICE_INCREMENT, in_background,
+                                                      run_in_background)
 from hexmcp.tools.embedding.background_work import BackgroundWork
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND, MAX_WAIT_S, ForegroundGate
 from hexmcp.tools.embedding.inference_pool import InferencePool
@@ -206,7 +207,7 @@ def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path
 
 
 @linux_only
-@pytest.mark.parametrize(("setting", "expected"), [("0", 0), ("5", 5), ("junk", BACKGROUND_NICE_INCREMENT)])
+@pytest.mark.parametrize(("setting", "expected"), [("0", 0), ("5", 5), ("junk", PASS_NICE_INCREMENT)])
 def test_the_background_increment_can_be_set_where_the_cores_are_shared(monkeypatch, setting, expected) -> None:
     monkeypatch.setenv("HEXMCP_BACKGROUND_NICE", setting)
     embedder = PassageEmbedder(RecordingEncoder(), "recording")
@@ -320,3 +321,20 @@ def test_the_gate_says_busy_while_requests_keep_coming() -> None:
     assert gate.busy()
     now[0] += 0.5
     assert not gate.busy()
+
+
+@linux_only
+def test_by_default_only_the_threads_that_run_passes_go_down(monkeypatch) -> None:
+    monkeypatch.delenv("HEXMCP_BACKGROUND_NICE", raising=False)
+    encoder = RecordingEncoder()
+    embedder = PassageEmbedder(encoder, "recording")
+    mine = niceness()
+
+    async def build() -> int:
+        def on_the_build_thread() -> int:
+            embedder.embed_many(["a passage"])  # the pool is made here, by the build thread
+            return niceness()
+        return await run_in_background(on_the_build_thread)
+
+    assert asyncio.run(build()) == mine + BACKGROUND_NICE_INCREMENT  # the build thread: Python, holds the GIL
+    assert encoder.passes[0]["niceness"] == min(19, mine + PASS_NICE_INCREMENT) and encoder.passes[0]["background"]
