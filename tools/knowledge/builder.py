@@ -206,8 +206,9 @@ def _drain(in_flight: collections.deque, complete_oldest: Callable[[], None]) ->
 class _Publisher:
     """Hands out partial indexes, no more often than every few seconds and never for more than a
     fifth of the build's time: each snapshot rebuilds BM25 over everything so far. While requests keep
-    coming (the foreground gate reserves a core for them) a snapshot waits, up to BUSY_INTERVAL_S: it is
-    Python that holds the GIL and a core for up to a second, which is what a request would wait behind."""
+    coming (the foreground gate says busy) a snapshot waits, BUSY_INTERVAL_S or twenty times its cost: it
+    is Python holding the GIL and a core for a second or more on a few thousand passages, and requests
+    would wait behind it (bench/diaries/background.md)."""
 
     MIN_INTERVAL_S = 5.0
     BUSY_INTERVAL_S = 30.0
@@ -224,8 +225,8 @@ class _Publisher:
             return
         now = time.perf_counter()
         due = max(self.MIN_INTERVAL_S, 4 * self.cost)
-        if not force and self.foreground_busy():
-            due = max(due, self.BUSY_INTERVAL_S)
+        if not force and self.foreground_busy():  # a twentieth of the build's time at most, not a fifth
+            due = max(due, self.BUSY_INTERVAL_S, 20 * self.cost)
         if force or now - self.last >= due:
             self.publish(self.snapshot(False))
             self.last = time.perf_counter()
