@@ -221,6 +221,48 @@ def reference_rate(python: str, docs: Path, pages: int, cache: Path, scratch: Pa
             "rate": float(found[4])}
 
 
+# With --gc-log: the server runs under this wrapper, which writes every garbage collection of 2 ms or more
+# (start on the shared monotonic clock, milliseconds, generation), so slow requests can be matched to pauses.
+GC_WRAPPER = """
+import gc, os, runpy, sys, time
+log, began = open(os.environ["HEXMCP_BENCH_GC_LOG"], "w", buffering=1), [0.0]
+def watch(phase, info):
+    if phase == "start":
+        began[0] = time.monotonic()
+    elif time.monotonic() - began[0] >= 0.002:
+        log.write(f"{began[0]:.4f} {1000 * (time.monotonic() - began[0]):.1f} {info['generation']}\\n")
+gc.callbacks.append(watch)
+sys.argv = ["hexmcp", *sys.argv[1:]]
+runpy.run_module("hexmcp.app.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def gc_pauses(path: Path, spawned: float) -> list[tuple[float, float, int]]:
+    """(start in seconds since process start, milliseconds, generation) of each logged collection."""
+    rows = [line.split() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(float(t) - spawned, float(ms), int(generation)) for t, ms, generation in rows]
+
+
+def slow_and_gc(recorder: Recorder, pauses: list[tuple[float, float, int]], run: dict[str, Any],
+                plan: list[tuple[str, int]], counted: set[str]) -> dict[str, Any]:
+    """Per tool and concurrency: the requests during indexing slower than the idle p99, and how many of them
+    overlapped a logged collection; and the collections of the loaded phases by generation."""
+    found: dict[str, Any] = {}
+    for tool, callers in plan[1:]:
+        limit = run[f"{tool}:c{callers}"]["idle"]["p99"]
+        slow = [r for r in recorder.rows if r[1] == tool and r[2] == callers and r[5] and r[3] in counted
+                and r[3].startswith("during") and limit and r[4] > limit]
+        overlapping = [r for r in slow if any(start < r[0] + r[4] / 1000 and r[0] < start + ms / 1000
+                                              for start, ms, _ in pauses)]
+        found[f"{tool}:c{callers}"] = {"slower_than_idle_p99": len(slow), "overlapping_a_collection": len(overlapping)}
+    loaded_until = max((r[0] + r[4] / 1000 for r in recorder.rows if r[3].startswith("during")), default=0.0)
+    during = [p for p in pauses if p[0] <= loaded_until]
+    found["collections_during"] = {f"gen{g}": {"n": len([p for p in during if p[2] == g]),
+                                               "max_ms": max((p[1] for p in during if p[2] == g), default=None)}
+                                   for g in (0, 1, 2)}
+    return found
+
+
 def profiler(pid: int, into: Path | None, label: str) -> subprocess.Popen | None:
     if into is None:
         return None
@@ -259,10 +301,15 @@ def server_run(python: str, corpus: Path, cache: Path, args: argparse.Namespace,
     shutil.rmtree(cache / "knowledge", ignore_errors=True)  # cold vectors; the converted model stays
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    gc_log = args.gc_log / f"{label}.txt" if args.gc_log else None
+    if gc_log is not None:
+        gc_log.parent.mkdir(parents=True, exist_ok=True)
     spawned = time.monotonic()
-    process = start([python, "-m", "hexmcp.app.cli", "serve", "--port", str(port), "--docs", str(corpus)], port,
+    command = [python, "-c", GC_WRAPPER] if gc_log is not None else [python, "-m", "hexmcp.app.cli"]
+    process = start([*command, "serve", "--port", str(port), "--docs", str(corpus)], port,
                     ready_path="/health", timeout_s=180,
-                    env={"HEXMCP_CACHE_DIR": str(cache), **({"HEXMCP_BACKGROUND_NICE": NICE} if NICE else {})})
+                    env={"HEXMCP_CACHE_DIR": str(cache), **({"HEXMCP_BACKGROUND_NICE": NICE} if NICE else {}),
+                         **({"HEXMCP_BENCH_GC_LOG": str(gc_log)} if gc_log is not None else {})})
     first_ok = time.monotonic() - spawned
     recorder, watch = Recorder(spawned), HealthWatch(base, spawned)
     plan = phase_plan(args.callers)
@@ -292,6 +339,9 @@ def server_run(python: str, corpus: Path, cache: Path, args: argparse.Namespace,
     finally:
         stop(process)
     result = summarise(recorder, watch, phases, first_ok, warm_s, plan)
+    if gc_log is not None and gc_log.exists():
+        counted = {p["label"] for p in phases if p["stage"] == "idle" or not p["index_complete_before"]}
+        result["gc"] = slow_and_gc(recorder, gc_pauses(gc_log, spawned), result, plan, counted)
     if args.profile is not None and (args.profile / f"{label}.txt").exists():
         result["gil"] = gil_holders(args.profile / f"{label}.txt")
     return result
@@ -363,6 +413,12 @@ def report(label: str, python: str, reference: dict[str, Any], run: dict[str, An
               + (f" | during concept extraction p50 {row['during_concepts']['p50']} p99 "
                  f"{row['during_concepts']['p99']} ms (n={row['during_concepts']['n']})"
                  if row["during_concepts"]["n"] else ""))
+    if "gc" in run:
+        print(f"  garbage collections of 2 ms or more through the loaded phases: {run['gc']['collections_during']}")
+        for key, value in run["gc"].items():
+            if key != "collections_during":
+                print(f"    {key}: {value['slower_than_idle_p99']} requests during indexing slower than idle p99, "
+                      f"{value['overlapping_a_collection']} of them overlapping a collection")
     if "gil" in run:
         print(f"  GIL held during the loaded phases ({run['gil']['samples']} samples), by thread: {run['gil']['threads']}")
         for frame, part in run["gil"]["frames"].items():
@@ -384,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-pages", type=int, default=60)
     parser.add_argument("--against", help="another checkout's interpreter, run first (the before)")
     parser.add_argument("--profile", type=Path, help="a folder for py-spy's GIL samples of the during-phases")
+    parser.add_argument("--gc-log", type=Path, help="a folder for the server's garbage collections of 2 ms or more")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--background-nice", help="$HEXMCP_BACKGROUND_NICE for the servers (default: theirs)")
     args = parser.parse_args(argv)
