@@ -9,10 +9,9 @@ it waits (up to `max_wait_s`, so a foreground that never rests slows indexing bu
 Waiting for an idle foreground is not enough for a caller that sends one request after another (c=1):
 the gap between two requests is a millisecond, every background worker starts a pass in it, and the next
 request then finds every core busy with a pass it cannot interrupt (tens of milliseconds on a long
-passage). So a pass starts only once the foreground has been quiet for `settle_s` (or after `max_wait_s`),
-and while the foreground has been active within `recent_s` at most `cores - 1` background passes run at
-once: one core stays free for the next request. With a foreground idle for longer than that, every core
-indexes, and indexing keeps its full rate.
+passage). So while the foreground has been active within `recent_s`, at most `cores - 1` background passes
+run at once: one core stays free for the next request. With a foreground idle for longer than that, every
+core indexes, and indexing keeps its full rate.
 
 One gate per process (`FOREGROUND`): the classifier and the knowledge base are separate packs that
 share the machine's cores, so they share the gate too. Entering and leaving is a lock and a counter,
@@ -33,16 +32,11 @@ MAX_WAIT_S = 0.25
 #: How long after the foreground's last pass a core stays reserved for it: longer than the gap between a
 #: client's back-to-back requests (milliseconds), short enough that indexing soon has every core again.
 RECENT_S = 1.0
-#: How long the foreground must have been quiet before a background pass starts: longer than the gap between
-#: a caller's back-to-back requests, so a pass does not start in that gap and run through the next request
-#: (a pass takes 5-40 ms and cannot be interrupted). Under such a caller passes go only after MAX_WAIT_S.
-SETTLE_S = 0.02
 
 
 class ForegroundGate:
-    def __init__(self, cores: int | None = None, recent_s: float = RECENT_S, settle_s: float = SETTLE_S,
+    def __init__(self, cores: int | None = None, recent_s: float = RECENT_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.settle_s = settle_s
         self._active = 0
         self._idle = threading.Condition()
         self.cores = max(1, cores if cores is not None else os.cpu_count() or 1)
@@ -96,9 +90,6 @@ class ForegroundGate:
                 self._idle.wait_for(lambda: self._active == 0, timeout=max_wait_s)
         return time.monotonic() - started
 
-    def _settling(self) -> bool:
-        return self._clock() - self._last_active < self.settle_s
-
     def busy(self) -> bool:
         """Whether requests are coming: a foreground pass outstanding, or one ended within `recent_s`."""
         return self._active > 0 or self._clock() - self._last_active < self.recent_s
@@ -116,19 +107,18 @@ class ForegroundGate:
         started = time.monotonic()
         deadline = started + max_wait_s
         with self._idle:
-            if self._active or self._settling():
+            if self._active:
                 self.waits += 1
             elif self._running >= self.background_limit():
                 self.held_back += 1
-            while self._active or self._settling() or self._running >= self.background_limit():
+            while self._active or self._running >= self.background_limit():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 # Woken when the foreground goes idle or a background pass ends; and in any case when the
-                # foreground has settled, or the reserved core would be released (quiet for recent_s).
-                since = self._clock() - self._last_active
-                marks = [mark - since for mark in (self.settle_s, self.recent_s) if mark > since]
-                self._idle.wait(timeout=min([left, *marks]))
+                # reserved core would be released (the foreground quiet for recent_s).
+                release = self._last_active + self.recent_s - self._clock()
+                self._idle.wait(timeout=min(left, release) if release > 0 else left)
             self._running += 1
         try:
             yield time.monotonic() - started

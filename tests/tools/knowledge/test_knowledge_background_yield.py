@@ -338,15 +338,3 @@ def test_by_default_only_the_threads_that_run_passes_go_down(monkeypatch) -> Non
 
     assert asyncio.run(build()) == mine + BACKGROUND_NICE_INCREMENT  # the build thread: Python, holds the GIL
     assert encoder.passes[0]["niceness"] == min(19, mine + PASS_NICE_INCREMENT) and encoder.passes[0]["background"]
-
-
-def test_a_background_pass_waits_for_the_foreground_to_settle_not_just_to_pause() -> None:
-    gate = ForegroundGate(cores=2, recent_s=30.0, settle_s=0.2)
-    with gate.foreground():
-        pass  # a request just ended: its caller's next one is likely a moment away
-    with gate.background_pass(max_wait_s=5.0) as waited:
-        assert gate.running == 1
-    assert waited >= 0.15 and gate.waits == 1  # went once the foreground had been quiet for settle_s
-    with gate.background_pass(max_wait_s=5.0) as waited:
-        pass
-    assert waited < 0.15  # settled since: straight on
