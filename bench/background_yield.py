@@ -5,7 +5,7 @@ and indexing's own pace with and without that traffic, all from one server in on
     python -m bench.background_yield [--docs bench/data/corpora/kubernetes/docs] [--pages 300]
                                      [--callers 1 16] [--phase-seconds 6] [--rounds 2]
                                      [--reference-pages 60] [--against OTHER/.venv/bin/python]
-                                     [--profile DIR] [--json PATH]
+                                     [--profile DIR] [--gc-log DIR] [--json PATH]
 
 For each interpreter (this checkout's, and with `--against` another checkout's, run first):
   1. the unimpeded reference: `hexmcp index` over the first `--reference-pages` pages on a cold passage-vector
@@ -25,6 +25,8 @@ passages/s in the quiet phases against the reference (target >= 0.7) and under e
 first minute second by second from process start (requests, p50/p99 per tool, passages done).
 With `--profile DIR`, `py-spy record --gil` samples the server through the during-phases (DIR/<label>.txt:
 the stacks that held the GIL, collapsed, by thread): where foreground requests wait for the interpreter.
+With `--gc-log DIR`, the server runs under a wrapper that logs its garbage collections of 2 ms or more, and
+the requests slower than their idle p99 are matched against them. /health is polled through every phase.
 """
 
 from __future__ import annotations
