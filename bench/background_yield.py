@@ -25,6 +25,7 @@ passages/s in the quiet phases against the reference (target >= 0.7) and under e
 first minute second by second from process start (requests, p50/p99 per tool, passages done).
 With `--profile DIR`, `py-spy record --gil` samples the server through the during-phases (DIR/<label>.txt:
 the stacks that held the GIL, collapsed, by thread): where foreground requests wait for the interpreter.
+Latency figures of a profiled run are for reading the profile, not the targets.
 With `--gc-log DIR`, the server runs under a wrapper that logs its garbage collections of 2 ms or more, and
 the requests slower than their idle p99 are matched against them. /health is polled through every phase.
 """
@@ -272,7 +273,9 @@ def profiler(pid: int, into: Path | None, label: str) -> subprocess.Popen | None
     spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
     if spy is None:
         raise SystemExit("--profile needs py-spy (pip install py-spy)")
-    return subprocess.Popen([spy, "record", "--pid", str(pid), "--gil", "--threads", "--rate", "200",
+    # --nonblocking: py-spy otherwise stops the server for every sample, and only the loaded phases are
+    # sampled, which charged its pauses to the indexing (bench/diaries/background.md, run 6).
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--gil", "--threads", "--rate", "200", "--nonblocking",
                              "--format", "raw", "--output", str(into / f"{label}.txt")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
