@@ -31,6 +31,9 @@ from .text import sentences, tokens, words
 
 MAX_SUMMARY_CHARS = 300
 EmbedMany = Callable[[list[str]], np.ndarray]
+#: Told after each document's evidence is in: (documents read afresh so far, documents in all). /health's
+#: progress for the extraction, the build's longest step on a cold start.
+DocumentRead = Callable[[int, int], None]
 
 
 class EvidenceCache:
@@ -67,15 +70,17 @@ class EvidenceCache:
 def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Sequence[KnowledgePassage],
                        index_version: str, glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
                        embed_query: EmbedQuery | None = None, nearest_passages: NearestPassages | None = None,
-                       cache: EvidenceCache | None = None, pages: PageCatalog | None = None) -> ConceptBase:
-    """`pages` groups the copies of one page (the knowledge index's catalogue): they count once."""
+                       cache: EvidenceCache | None = None, pages: PageCatalog | None = None,
+                       progress: DocumentRead | None = None) -> ConceptBase:
+    """`pages` groups the copies of one page (the knowledge index's catalogue): they count once.
+    `progress` is told after each document's evidence is in (DocumentRead)."""
     started = time.perf_counter()
     cache = cache or EvidenceCache()
     cache.forget_except(documents)
     by_document: dict[str, list[KnowledgePassage]] = collections.defaultdict(list)
     for passage in passages:
         by_document[passage.document_id].append(passage)
-    evidence, extracted = _evidence(documents, by_document, cache)
+    evidence, extracted = _evidence(documents, by_document, cache, progress)
     extraction_seconds = time.perf_counter() - started
 
     def embed_titles(titles: list[str]) -> np.ndarray:
@@ -111,7 +116,7 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
 
 
 def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[str, list[KnowledgePassage]],
-              cache: EvidenceCache) -> tuple[list[Evidence], int]:
+              cache: EvidenceCache, progress: DocumentRead | None = None) -> tuple[list[Evidence], int]:
     """Every document's evidence, in document order, and how many documents were read afresh (not cached)."""
     corpus_ids = frozenset(documents)
     evidence: list[Evidence] = []
@@ -120,6 +125,8 @@ def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[s
         found, fresh = cache.evidence_of(documents[document_id], by_document[document_id], corpus_ids)
         evidence.extend(found)
         extracted += fresh
+        if progress is not None:
+            progress(extracted, len(by_document))
     return evidence, extracted
 
 

@@ -95,12 +95,21 @@ class ConceptService:
             # stand-in) builds as before, every document its own page.
             # Background work, on a thread below the server's priority whose passages yield to foreground
             # ones (hexmcp.tools.embedding.background_thread); /health shows it while it runs.
-            self.background = BackgroundWork("concept extraction", None, unit="documents")
+            work = BackgroundWork("concept extraction", None, unit="documents", step="reading documents")
+            self.background = work
+
+            def read(extracted: int, total: int) -> None:  # from the build thread, after each document
+                work.total = total
+                if work.done + 1 >= total:
+                    work.step = "relating concepts"  # drafting, mentions, the graph: no count to show
+                work.advance(1, extracted)
+
             try:
                 base = await run_in_background(functools.partial(
                     build_concept_base, index.documents, index.passages, index.version, self.glossary,
                     embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
-                    nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None)),
+                    nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None),
+                    progress=read),
                     name="hexmcp-concepts")
             finally:
                 self.background = None

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from .gil_handoff import quick_handoff
 from .thread_priority import lower_current_thread
 
 log = structlog.get_logger(__name__)
@@ -30,15 +31,23 @@ idle against 1.56x with the gate alone, and indexing with an idle foreground 20 
 A lowered thread yields to every other busy process on the machine too, and one descheduled while it
 holds the GIL (tokenizing, numpy) stalls the foreground behind it. `HEXMCP_BACKGROUND_NICE` (0..19)
 lowers them where the server has the cores to itself."""
+PASS_NICE_INCREMENT = 10
+"""Nice steps below the server's threads for the threads that run background model passes (pass_thread):
+they hold the GIL only around a pass (onnxruntime and the tokenizer let go of it), so a lowered one
+does not stall the foreground behind the interpreter, and a request's threads (and on this machine its
+client) preempt it at once instead of sharing a core with it. Measured: bench/diaries/background.md."""
 NICE_ENV = "HEXMCP_BACKGROUND_NICE"
 
 
-def background_nice_increment() -> int:
-    """The increment to use: $HEXMCP_BACKGROUND_NICE when it is a number in 0..19, else the default."""
+def background_nice_increment(passes: bool = False) -> int:
+    """The increment to use: $HEXMCP_BACKGROUND_NICE when it is a number in 0..19 (for every background
+    thread), else the default of the thread's kind (`passes`: one that runs model passes)."""
     import os
 
     value = os.environ.get(NICE_ENV, "")
-    return int(value) if value.isdigit() and int(value) <= 19 else BACKGROUND_NICE_INCREMENT
+    if value.isdigit() and int(value) <= 19:
+        return int(value)
+    return PASS_NICE_INCREMENT if passes else BACKGROUND_NICE_INCREMENT
 
 _local = threading.local()
 
@@ -48,13 +57,13 @@ def in_background() -> bool:
     return getattr(_local, "background", False)
 
 
-def become_background(increment: int | None = None) -> None:
+def become_background(increment: int | None = None, *, passes: bool = False) -> None:
     """Marks the calling thread as background and lowers its priority (for a thread made for background
-    work only: it is never raised again). Used as a pool's thread initializer too."""
+    work only: it is never raised again). Used as a pool's thread initializer too (pass_thread)."""
     if in_background():
         return
     _local.background = True
-    increment = background_nice_increment() if increment is None else increment
+    increment = background_nice_increment(passes) if increment is None else increment
     # Relative to the process (its main thread), not to this thread: a thread inherits its creator's niceness,
     # and a pool made by a background thread would otherwise go down twice.
     try:
@@ -66,6 +75,11 @@ def become_background(increment: int | None = None) -> None:
     change = lower_current_thread(increment)
     if change.skipped is not None and increment > 0:
         log.debug("background thread keeps its priority", reason=change.skipped)
+
+
+def pass_thread() -> None:
+    """Initializer of a pool whose threads run background model passes: background, PASS_NICE_INCREMENT down."""
+    become_background(passes=True)
 
 
 async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
@@ -85,7 +99,8 @@ async def run_in_background(function: Callable[..., T], *args: Any, name: str = 
     def run() -> None:
         become_background()
         try:
-            result: tuple[bool, Any] = (True, function(*args))
+            with quick_handoff():  # requests get the GIL back sooner while this runs (gil_handoff.py)
+                result: tuple[bool, Any] = (True, function(*args))
         except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
             result = (False, error)
         try:

@@ -3,6 +3,8 @@ sending traffic to a fresh server can see that it is still indexing, how fast, a
 
     {"kind": "indexing", "done": 1200, "total": 11500, "unit": "passages",
      "rate_per_s": 41.3, "eta_s": 249.4, "elapsed_s": 31.0}
+    {"kind": "concept extraction", "done": 120, "total": 300, "unit": "documents", "rate_per_s": 6.2,
+     "eta_s": 29.0, "elapsed_s": 19.5, "step": "reading documents"}
 
 The rate counts only work done by this run since its first real unit (an embedded passage): what a
 cache hands back arrives at once and would promise an ETA of seconds for minutes of work (the same
@@ -18,9 +20,10 @@ from typing import Any
 
 
 class BackgroundWork:
-    def __init__(self, kind: str, total: int | None, *, unit: str = "passages",
+    def __init__(self, kind: str, total: int | None, *, unit: str = "passages", step: str | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.kind, self.total, self.unit = kind, total, unit
+        self.step = step  # which part of a work of several parts runs now (reported when set)
         self.done = 0
         self.worked = 0  # units this run did itself (not handed back by a cache)
         self._clock = clock
@@ -46,4 +49,4 @@ class BackgroundWork:
         return {"kind": self.kind, "done": self.done, "total": self.total, "unit": self.unit,
                 "rate_per_s": None if rate is None else round(rate, 1),
                 "eta_s": None if rate is None or left is None else round(left / rate, 1),
-                "elapsed_s": round(now - self.started, 1)}
+                "elapsed_s": round(now - self.started, 1), **({"step": self.step} if self.step else {})}

@@ -97,10 +97,15 @@ class SentenceEncoder:
         return sentences[0], pool_text(last[0], mid[0], feed["input_ids"].shape[1])
 
     def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:
-        """`embed_one(text)[0]`, bit for bit, and the tokens the model read: onnxruntime is asked for the
-        pooled output alone, so no token states are copied out or pooled (a passage needs only its vector)."""
-        feed = self.tokenize_one(text)
-        return self.session.run(self.OUTPUTS[:1], feed)[0][0], feed["input_ids"].shape[1]
+        """`embed_one(text)[0]`, bit for bit, and the tokens the model read, without the segment rows a passage
+        or a search query never reads (onnxruntime is asked for the pooled output alone). Tokenized through
+        `encode_batch`, which lets go of the GIL while the Rust tokenizer runs (`encode` holds it for the whole
+        text): background indexing calls this on two threads, and a request's event loop must not queue for
+        the interpreter behind it."""
+        (encoding,) = self.tokenizer.encode_batch([text])  # a batch of one pads to itself: embed_one's ids
+        feed = {"input_ids": np.array([encoding.ids], dtype=np.int64),
+                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64)}
+        return self.session.run(self.OUTPUTS[:1], feed)[0][0], len(encoding.ids)
 
     def embed_many(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """`embed_one`'s pair for each text, from shared forward passes: what a micro-batch of requests runs.

@@ -205,12 +205,18 @@ def _drain(in_flight: collections.deque, complete_oldest: Callable[[], None]) ->
 
 class _Publisher:
     """Hands out partial indexes, no more often than every few seconds and never for more than a
-    fifth of the build's time: each snapshot rebuilds BM25 over everything so far."""
+    fifth of the build's time: each snapshot rebuilds BM25 over everything so far. While requests keep
+    coming (the foreground gate says busy) a snapshot waits, BUSY_INTERVAL_S or twenty times its cost: it
+    is Python holding the GIL and a core for a second or more on a few thousand passages, and requests
+    would wait behind it (bench/diaries/background.md)."""
 
     MIN_INTERVAL_S = 5.0
+    BUSY_INTERVAL_S = 30.0
 
-    def __init__(self, publish: Publish | None, snapshot: Callable[[bool], KnowledgeIndex]) -> None:
+    def __init__(self, publish: Publish | None, snapshot: Callable[[bool], KnowledgeIndex],
+                 foreground_busy: Callable[[], bool] | None = None) -> None:
         self.publish, self.snapshot = publish, snapshot
+        self.foreground_busy = foreground_busy or _foreground_busy
         self.last = time.perf_counter()
         self.cost = 0.0
 
@@ -218,10 +224,20 @@ class _Publisher:
         if self.publish is None:
             return
         now = time.perf_counter()
-        if force or now - self.last >= max(self.MIN_INTERVAL_S, 4 * self.cost):
+        due = max(self.MIN_INTERVAL_S, 4 * self.cost)
+        if not force and self.foreground_busy():  # a twentieth of the build's time at most, not a fifth
+            due = max(due, self.BUSY_INTERVAL_S, 20 * self.cost)
+        if force or now - self.last >= due:
             self.publish(self.snapshot(False))
             self.last = time.perf_counter()
             self.cost = self.last - now
+
+
+def _foreground_busy() -> bool:
+    """Whether requests are coming now: the foreground gate keeps a core for them (foreground_gate.py)."""
+    from hexmcp.tools.embedding.foreground_gate import FOREGROUND
+
+    return FOREGROUND.busy()
 
 
 def new_store(dimension: int, spec: str = "memory") -> VectorStore:

@@ -4,8 +4,8 @@ too: the same bundled weights, the same ONNX cache, the same offline rule (nothi
 Imports numpy and onnxruntime lazily (through the shared encoder), so importing the knowledge package
 stays cheap for the stdio cold start.
 
-Passages (indexing, concept extraction) are background work: their worker threads run below the
-server's priority and each pass first lets queued foreground passes go (foreground_gate.py). A query
+Passages (indexing, concept extraction) are background work: each pass first lets queued foreground
+passes go, and leaves a core free while requests keep coming (foreground_gate.py). A query
 embedded for a search is foreground, unless a background thread asks for it (a concept build).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from hexmcp.tools.embedding.background_thread import become_background, in_background
+from hexmcp.tools.embedding.background_thread import in_background, pass_thread
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND
 
 PASSAGE_MAX_TOKENS = 256  # MiniLM-L6's trained window; longer passages are truncated by the tokenizer
@@ -54,10 +54,10 @@ class PassageEmbedder:
     def embed(self, text: str) -> np.ndarray:
         """One L2-normalised float32 vector; each text runs alone (see SentenceEncoder on why)."""
         if in_background():
-            vector, _rows = self.encoder.embed_one(text)
+            vector, _ = self.encoder.embed_sentence(text)
         else:
             with FOREGROUND.foreground():
-                vector, _rows = self.encoder.embed_one(text)
+                vector, _ = self.encoder.embed_sentence(text)
         self.embedded += 1
         vector = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(vector))
@@ -73,15 +73,14 @@ class PassageEmbedder:
         all but one); each text still runs alone, so a vector never depends on what it queued with."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed",
-                                            initializer=become_background)
+                                            initializer=pass_thread)
         return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
 
     def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, int]:
-        FOREGROUND.wait_until_idle()
-        # The sentence vector alone: the classifier's segment rows (token states copied out of the session
-        # and pooled per segment) are nothing a passage needs. Its token count comes with it, so a summary
-        # need not tokenize every passage a second time to report tokens/s.
-        return self.encoder.embed_sentence(text)
+        # The sentence vector alone: the classifier's segment rows are nothing a passage needs. Its token count
+        # comes with it, so a summary need not tokenize every passage a second time to report tokens/s.
+        with FOREGROUND.background_pass():  # waits for the foreground, keeps a core free for it (foreground_gate.py)
+            return self.encoder.embed_sentence(text)
 
     def _finish(self, vectors: np.ndarray, tokens: int) -> np.ndarray:
         self.embedded += len(vectors)

@@ -11,6 +11,7 @@ path: the tool cannot be pointed outside the corpus the operator chose.
 # as types (their output schemas), not as strings.
 
 import asyncio
+import functools
 import threading
 import time
 from typing import Annotated, Any
@@ -18,6 +19,8 @@ from typing import Annotated, Any
 from hexmcp.core import ToolContext, ToolError
 from hexmcp.core.registrar import Registrar
 from hexmcp.tools.cache_dir import default_cache_dir
+from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.embedding.background_work import BackgroundWork
 
 from .answers import IndexSummary
 from .errors import IndexingCancelled
@@ -61,18 +64,24 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
     stop = threading.Event()
     done = 0
     reported: set[asyncio.Future[Any]] = set()
+    # /health shows this re-index too, unless the service's own build holds the slot (that one says more).
+    work, embedded_before = BackgroundWork("re-indexing", total), embedder.embedded
+    if service.background is None:
+        service.background = work
 
     def progress(passages: int) -> None:  # from the build thread
         nonlocal done
         done += passages
+        work.advance(passages, embedder.embedded - embedded_before)
         future = asyncio.run_coroutine_threadsafe(ctx.report_progress(done, total, "indexing passages"), loop)
         reported.add(future)
         future.add_done_callback(reported.discard)
 
     started = time.perf_counter()
-    build = asyncio.ensure_future(asyncio.to_thread(
+    # A background thread, like the start-up build: its passages yield to requests (foreground_gate.py).
+    build = asyncio.ensure_future(run_in_background(functools.partial(
         build_index, documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir, progress=progress,
-        cancelled=stop.is_set))
+        cancelled=stop.is_set), name="hexmcp-reindex"))
     try:
         index = await asyncio.shield(build)
     except asyncio.CancelledError:
@@ -84,5 +93,8 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
         except IndexingCancelled:
             pass
         raise
+    finally:
+        if service.background is work:
+            service.background = None
     return {"documents": len(documents), "passages": len(index.passages), "embedded": to_embed,
             "seconds": round(time.perf_counter() - started, 3), "version": index.version}

@@ -63,3 +63,30 @@ def test_the_bundled_concept_set_meets_its_targets(embedder) -> None:
     index = build_index(judged_corpus(judged), embedder, new_store(embedder.dimension))
     scores = evaluate(concept_base(index, embedder), terms)
     assert scores["accuracy_at_1"] >= 0.9 and scores["explain_top3_from_defining"] >= 0.8, scores
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_health_reports_the_concept_extraction_with_its_progress(corpus_dir: Path, concepts_cache: Path,
+                                                                      embedder, monkeypatch) -> None:
+    from hexmcp.tools.concepts import service as concept_service
+    from hexmcp.tools.embedding.background_work import BackgroundWork
+
+    reports: list[dict] = []
+
+    class Recorded(BackgroundWork):  # what /health would read after each document
+        def advance(self, units: int, worked: int) -> None:
+            super().advance(units, worked)
+            reports.append(self.report())
+
+    monkeypatch.setattr(concept_service, "BackgroundWork", Recorded)
+    server = McpServer("concepts-test", "0")
+    knowledge = register_knowledge_tools(Registrar(server), KnowledgeConfig(corpus=CorpusSpec(roots=[corpus_dir]),
+                                                                 cache_dir=concepts_cache))
+    concepts = register_concept_tools(server, knowledge)
+    await concepts.start()
+    assert [(r["kind"], r["unit"], r["done"], r["total"]) for r in reports] == [
+        ("concept extraction", "documents", done, 4) for done in range(1, 5)]
+    assert [r["step"] for r in reports] == ["reading documents"] * 3 + ["relating concepts"]
+    assert reports[-1]["rate_per_s"] is not None  # every document was read afresh: a rate, an ETA
+    assert "background" not in concepts.describe() and concepts.describe()["ready"]

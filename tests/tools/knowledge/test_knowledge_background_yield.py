@@ -18,7 +18,8 @@ import pytest
 from hexmcp.app.compose import Composition
 from hexmcp.core import McpServer
 from hexmcp.core.pack import Pack
-from hexmcp.tools.embedding.background_thread import BACKGROUND_NICE_INCREMENT, in_background, run_in_background
+from hexmcp.tools.embedding.background_thread import (BACKGROUND_NICE_INCREMENT, PASS_NICE_INCREMENT, in_background,
+                                                      run_in_background)
 from hexmcp.tools.embedding.background_work import BackgroundWork
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND, MAX_WAIT_S, ForegroundGate
 from hexmcp.tools.embedding.inference_pool import InferencePool
@@ -43,16 +44,12 @@ class RecordingEncoder:
         self.seconds = seconds
         self.passes: list[dict[str, Any]] = []
 
-    def embed_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:
         self.passes.append({"text": text, "niceness": niceness(), "foreground": FOREGROUND.active,
                             "at": time.monotonic(), "background": in_background()})
         if self.seconds:
             time.sleep(self.seconds)
-        vector = np.array([len(text), 1.0, 2.0, 3.0], dtype=np.float32)
-        return vector, np.zeros((1, 8), dtype=np.float32)
-
-    def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:  # what passages run: the vector alone
-        return self.embed_one(text)[0], len(text.split())
+        return np.array([len(text), 1.0, 2.0, 3.0], dtype=np.float32), len(text.split())
 
 
 def test_an_idle_gate_lets_background_work_through_at_once() -> None:
@@ -210,9 +207,134 @@ def test_the_knowledge_service_reports_its_indexing_while_it_runs(tmp_path: Path
 
 
 @linux_only
-@pytest.mark.parametrize(("setting", "expected"), [("0", 0), ("5", 5), ("junk", BACKGROUND_NICE_INCREMENT)])
+@pytest.mark.parametrize(("setting", "expected"), [("0", 0), ("5", 5), ("junk", PASS_NICE_INCREMENT)])
 def test_the_background_increment_can_be_set_where_the_cores_are_shared(monkeypatch, setting, expected) -> None:
     monkeypatch.setenv("HEXMCP_BACKGROUND_NICE", setting)
     embedder = PassageEmbedder(RecordingEncoder(), "recording")
     embedder.embed_many(["one passage"])
     assert embedder.encoder.passes[0]["niceness"] == min(19, niceness() + expected)
+
+
+def test_a_core_stays_free_for_a_foreground_that_was_just_active() -> None:
+    now = [100.0]
+    gate = ForegroundGate(cores=2, recent_s=1.0, clock=lambda: now[0])
+    assert gate.background_limit() == 2  # never active: every core indexes
+    gate.enter()
+    assert gate.background_limit() == 1
+    gate.leave()
+    assert gate.background_limit() == 1  # between two requests of a caller the core stays reserved
+    now[0] += 1.0
+    assert gate.background_limit() == 2  # quiet for recent_s: every core again
+    assert ForegroundGate(cores=1).background_limit() == 1  # one core: the background still runs
+
+
+def test_a_second_background_pass_waits_while_the_reserved_core_is_needed() -> None:
+    gate = ForegroundGate(cores=2, recent_s=30.0)
+    with gate.foreground():
+        pass  # a request just ended: one core is kept for the next
+    order: list[str] = []
+    first_running, release_first = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with gate.background_pass(max_wait_s=5.0):
+            order.append("first starts")
+            first_running.set()
+            release_first.wait(5)
+            order.append("first ends")
+
+    def second() -> None:
+        first_running.wait(5)
+        with gate.background_pass(max_wait_s=5.0):
+            order.append("second starts")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    first_running.wait(5)
+    time.sleep(0.1)
+    assert order == ["first starts"], "a second pass took the core kept for the foreground"
+    release_first.set()
+    for thread in threads:
+        thread.join(5)
+    assert order == ["first starts", "first ends", "second starts"]
+    assert gate.held_back == 1 and gate.running == 0
+
+
+def test_a_held_back_pass_still_runs_after_its_longest_wait() -> None:
+    gate = ForegroundGate(cores=2, recent_s=30.0)
+    gate.enter()
+    gate.leave()
+    with gate.background_pass(max_wait_s=5.0):
+        started = time.monotonic()
+        with gate.background_pass(max_wait_s=0.1) as waited:  # at the limit: waits, then goes anyway
+            assert gate.running == 2
+        assert waited >= 0.09 and time.monotonic() - started < 2.0
+    assert gate.running == 0
+
+
+def test_background_work_hands_the_gil_over_sooner_while_it_runs() -> None:
+    from hexmcp.tools.embedding.gil_handoff import BACKGROUND_SWITCH_INTERVAL_S, background_jobs
+
+    before = sys.getswitchinterval()
+    seen: list[tuple[float, int]] = []
+
+    async def run() -> None:
+        await asyncio.gather(*(run_in_background(lambda: seen.append((sys.getswitchinterval(), background_jobs())))
+                               for _ in range(3)))
+
+    asyncio.run(run())
+    assert seen and all(interval == min(BACKGROUND_SWITCH_INTERVAL_S, before) and jobs >= 1 for interval, jobs in seen)
+    assert sys.getswitchinterval() == before and background_jobs() == 0  # restored once the last job ended
+
+
+def test_a_passage_vector_is_the_sentence_embedding_of_the_full_pass(embedder) -> None:
+    """embed_sentence (what indexing and queries run) gives embed_one's vector: cached vectors stay valid."""
+    encoder = embedder.encoder
+    for text in ("what is a pod", "A Deployment provides declarative updates for Pods and ReplicaSets. " * 20):
+        np.testing.assert_array_equal(encoder.embed_sentence(text)[0], encoder.embed_one(text)[0])
+
+
+def test_partial_indexes_wait_while_requests_keep_coming_but_not_for_ever() -> None:
+    from hexmcp.tools.knowledge.builder import _Publisher
+
+    for busy, after_10_s in ((False, 1), (True, 0)):
+        published: list[str] = []
+        publisher = _Publisher(published.append, lambda final: "partial", foreground_busy=lambda: busy)
+        publisher.last -= 10  # past the quiet interval (5 s), short of the busy one (30 s)
+        publisher.maybe()
+        assert len(published) == after_10_s
+        publisher.last -= _Publisher.BUSY_INTERVAL_S
+        publisher.maybe()
+        assert len(published) == after_10_s + 1  # a foreground that never rests still sees new partial indexes
+    publisher = _Publisher(published.append, lambda final: "first", foreground_busy=lambda: True)
+    publisher.maybe(force=True)  # the first snapshot (what the cache held) is never held back
+    assert published[-1] == "first"
+
+
+def test_the_gate_says_busy_while_requests_keep_coming() -> None:
+    now = [0.0]
+    gate = ForegroundGate(cores=1, recent_s=1.0, clock=lambda: now[0])
+    assert not gate.busy()
+    with gate.foreground():
+        assert gate.busy()
+    now[0] += 0.5
+    assert gate.busy()
+    now[0] += 0.5
+    assert not gate.busy()
+
+
+@linux_only
+def test_by_default_only_the_threads_that_run_passes_go_down(monkeypatch) -> None:
+    monkeypatch.delenv("HEXMCP_BACKGROUND_NICE", raising=False)
+    encoder = RecordingEncoder()
+    embedder = PassageEmbedder(encoder, "recording")
+    mine = niceness()
+
+    async def build() -> int:
+        def on_the_build_thread() -> int:
+            embedder.embed_many(["a passage"])  # the pool is made here, by the build thread
+            return niceness()
+        return await run_in_background(on_the_build_thread)
+
+    assert asyncio.run(build()) == mine + BACKGROUND_NICE_INCREMENT  # the build thread: Python, holds the GIL
+    assert encoder.passes[0]["niceness"] == min(19, mine + PASS_NICE_INCREMENT) and encoder.passes[0]["background"]
