@@ -78,18 +78,6 @@ class ForegroundGate:
         finally:
             self.leave()
 
-    def wait_until_idle(self, max_wait_s: float = MAX_WAIT_S) -> float:
-        """Returns at once if no foreground pass is queued or running, else when the last one ends or after
-        `max_wait_s`. Returns the seconds waited. (background_pass also keeps a core free; this does not.)"""
-        if self._active == 0:  # the common case with an idle foreground: no lock taken
-            return 0.0
-        started = time.monotonic()
-        with self._idle:
-            if self._active:
-                self.waits += 1
-                self._idle.wait_for(lambda: self._active == 0, timeout=max_wait_s)
-        return time.monotonic() - started
-
     def busy(self) -> bool:
         """Whether requests are coming: a foreground pass outstanding, or one ended within `recent_s`."""
         return self._active > 0 or self._clock() - self._last_active < self.recent_s

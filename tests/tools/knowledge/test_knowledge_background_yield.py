@@ -52,18 +52,23 @@ class RecordingEncoder:
         return np.array([len(text), 1.0, 2.0, 3.0], dtype=np.float32), len(text.split())
 
 
+def _background_pass(gate: ForegroundGate, **options: float) -> float:
+    with gate.background_pass(**options) as waited:
+        return waited
+
+
 def test_an_idle_gate_lets_background_work_through_at_once() -> None:
     gate = ForegroundGate()
     started = time.monotonic()
-    assert gate.wait_until_idle() == 0.0
-    assert time.monotonic() - started < 0.01 and gate.waits == 0
+    assert _background_pass(gate) < 0.01
+    assert time.monotonic() - started < 0.01 and gate.waits == 0 and gate.held_back == 0
 
 
 def test_background_waits_for_the_foreground_and_resumes_when_it_ends() -> None:
     gate = ForegroundGate()
     gate.enter()
     waited: list[float] = []
-    worker = threading.Thread(target=lambda: waited.append(gate.wait_until_idle(max_wait_s=5.0)))
+    worker = threading.Thread(target=lambda: waited.append(_background_pass(gate, max_wait_s=5.0)))
     worker.start()
     time.sleep(0.15)
     assert not waited, "the background pass went ahead while a foreground pass was outstanding"
@@ -76,7 +81,7 @@ def test_a_foreground_that_never_rests_slows_background_work_but_cannot_stop_it(
     gate = ForegroundGate()
     gate.enter()
     started = time.monotonic()
-    gate.wait_until_idle(max_wait_s=0.1)
+    _background_pass(gate, max_wait_s=0.1)
     assert 0.08 <= time.monotonic() - started < 1.0
     gate.leave()
     assert gate.active == 0
