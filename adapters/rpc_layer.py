@@ -59,16 +59,18 @@ def bound(session_id: str, trace_id: str) -> Iterator[None]:
         yield
 
 
-async def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) -> Outcome:
-    """One request through the core, every log line it causes carrying its session and trace ids.
+def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) -> Awaitable[Outcome]:
+    """One request through the core, every log line it causes carrying its session and trace ids: admitted
+    now, served when the returned awaitable is awaited (in the same task: the ids are bound here).
 
     The ids are bound and left (`bind`), not reset afterwards: binding and resetting costs several times
     more, and every caller runs this in a task of its own (an HTTP request, a batch item, a
-    2026 request) or on a reader that binds again before its next message.
+    2026 request) or on a reader that binds again before its next message. A plain function returning the
+    core's awaitable, not a coroutine of its own: every request would pay a frame that only passes it on.
     """
-    bind(core.session_id, trace_id)
-    # `begin_request` directly: `handle_request` only awaits it, and this runs for every request.
-    return await core.begin_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
+    bind_request_ids(core.session_id, trace_id)  # `bind`, written out: this runs for every request
+    # `begin_request` directly: `handle_request` only awaits it.
+    return core.begin_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
 
 
 async def serve_notification(core: Session, notification: jsonrpc.Notification, trace_id: str) -> None:

@@ -17,8 +17,8 @@ ratios issue 14 sets targets for. With the classifier available it also measures
 the REST endpoint (`POST /mcp/tools/call`) at concurrency 1 and 16, interleaved the same way, twice:
 with one fixed prompt (issue 14's measure) and with varied prompts (MMLU-Pro question stems taken in
 turn, so a per-text cache could not flatter it), once each server is warm (bench/warm.py: its start-up
-work over, its CPU idle). `--against` serves classify_text from another
-checkout's interpreter too, interleaved with this one, for before/after ratios from one run.
+work over, its CPU idle). `--against` serves the echo tool (as "hexmcp base") and classify_text from
+another checkout's interpreter too, interleaved with this one, for before/after ratios from one run.
 """
 
 from __future__ import annotations
@@ -207,13 +207,20 @@ def interleave(targets: dict[str, tuple[str, dict[str, Any], dict[str, str]]], l
     return {name: {f"c{c}": summarize(runs) for c, runs in by_level.items()} for name, by_level in measured.items()}
 
 
-def bench_echo(duration: float, rounds: int) -> dict[str, Any]:
+BASE = "hexmcp base"
+"""With `--against`: hexmcp's echo server run by the other checkout's interpreter (its code, this script)."""
+
+
+def bench_echo(duration: float, rounds: int, against: str | None = None) -> dict[str, Any]:
     processes = []
+    servers = [(name, sys.executable, script) for name, script in ECHO_SERVERS.items()]
+    if against:
+        servers.append((BASE, against, ECHO_SERVERS["hexmcp"]))
     try:
         targets = {}
-        for name, script in ECHO_SERVERS.items():
+        for name, python, script in servers:
             port = free_port()
-            processes.append(start([sys.executable, str(SERVERS / script), "--port", str(port)], port))
+            processes.append(start([python, str(SERVERS / script), "--port", str(port)], port))
             url = f"http://127.0.0.1:{port}/mcp"
             targets[name] = (url, ECHO_CALL, open_session(url))
         return interleave(targets, LEVELS, duration, rounds)
@@ -289,10 +296,10 @@ def verdict(met: bool) -> str:
     return "meets" if met else "MISSES"
 
 
-def report_echo(duration: float, rounds: int) -> dict[str, Any]:
-    results: dict[str, Any] = bench_echo(duration, rounds)
+def report_echo(duration: float, rounds: int, against: str | None = None) -> dict[str, Any]:
+    results: dict[str, Any] = bench_echo(duration, rounds, against)
     print(f"{'tools/call echo':<18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}   ({rounds} interleaved rounds)")
-    for name in ECHO_SERVERS:
+    for name in [*ECHO_SERVERS, *([BASE] if against else [])]:
         for level, figures in results[name].items():
             print_row(f"{name} {level}", figures)
     ratios = {}
@@ -306,6 +313,12 @@ def report_echo(duration: float, rounds: int) -> dict[str, Any]:
         print(f"{level}: hexmcp/SDK req/s = {ratio['rps_vs_sdk']:.2f}x; hexmcp/ceiling = {ratio['rps_vs_ceiling']:.3f}; "
               f"hexmcp p99 / SDK p50 = {ratio['p99_vs_sdk_p50']:.2f}; hexmcp/floor = {ratio['rps_vs_floor']:.3f}; "
               f"floor/ceiling = {ratio['floor_vs_ceiling']:.3f}")
+    if against:
+        for level in (f"c{c}" for c in LEVELS):
+            this, base, ceiling = results["hexmcp"][level], results[BASE][level], results["ceiling"][level]
+            ratios[level].update(base_vs_ceiling=base["rps"] / ceiling["rps"], rps_vs_base=this["rps"] / base["rps"])
+            print(f"{level}: base/ceiling = {base['rps'] / ceiling['rps']:.3f}; this / base req/s = "
+                  f"{this['rps'] / base['rps']:.3f}x, p99 {this['p99_ms'] / base['p99_ms']:.2f}x")
     c32 = ratios["c32"]
     print(f"c32 targets: >= {REFERENCE_TARGET_RATIO:g}x SDK {verdict(c32['rps_vs_sdk'] >= REFERENCE_TARGET_RATIO)}, "
           f">= {CEILING_TARGET_RATIO} of ceiling {verdict(c32['rps_vs_ceiling'] >= CEILING_TARGET_RATIO)}, "
@@ -340,13 +353,13 @@ def main() -> int:
     parser.add_argument("--skip-classifier", action="store_true")
     parser.add_argument("--classifier-only", action="store_true", help="skip the echo servers")
     parser.add_argument("--against", metavar="PYTHON",
-                        help="also serve classify_text from another checkout's interpreter (its venv's python), "
-                             "interleaved with this one, and print this / base ratios")
+                        help="also serve the echo tool and classify_text from another checkout's interpreter "
+                             "(its venv's python), interleaved with this one, and print this / base ratios")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is required: apt-get install -y wrk", file=sys.stderr)
         return 2
-    results: dict[str, Any] = {} if args.classifier_only else report_echo(args.duration, args.rounds)
+    results: dict[str, Any] = {} if args.classifier_only else report_echo(args.duration, args.rounds, args.against)
     if not args.skip_classifier:
         classify = bench_classifier(args.duration, args.rounds, args.against)
         if classify is not None:

@@ -62,8 +62,9 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
                             {"path": "$.name", "tool": params.name})
     arguments = params.arguments or {}
     tool.check_arguments(arguments)
-    answers = _gathered_answers(session, params, call, "tools/call", params.name)
-    ctx = session.context(call, answers)
+    answers = _gathered_answers(session, params, call, "tools/call", params.name)  # checks requestState too
+    # A tool that never reads its context (and is no task, whose channel lives there) is handed none.
+    ctx = session.context(call, answers) if tool.takes_context or tool.long_running is not None else None
     try:
         if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
             return await task_calls.call_as_task(session, call, ctx, tool.long_running,

@@ -41,6 +41,9 @@ class RegisteredTool:
     output_checked_in_tests: bool = False
     """A built-in tool whose results property tests check against its output schema: not
     re-checked on every call. Every other tool's result is checked on every call."""
+    takes_context: bool = True
+    """False: the handler never reads its `ToolContext` (a decorated function without a `ctx` parameter),
+    so a call of it builds none and hands the handler None."""
 
     @property
     def output_checked_at_run_time(self) -> bool:
@@ -92,6 +95,7 @@ class ToolRegistry:
         schemas_checked_in_tests: bool = False,
         output_checked_in_tests: bool = False,
         long_running: bool | LongRunning = False,
+        takes_context: bool = True,
     ) -> RegisteredTool:
         """Register a tool whose handler takes `(arguments, ctx)`. Its schemas are checked and compiled now,
         once (an invalid one raises jsonschema's SchemaError here), unless `schemas_checked_in_tests`: a
@@ -99,7 +103,8 @@ class ToolRegistry:
         `long_running` makes the tool answer with a task (`CreateTaskResult`) when the client declares the
         tasks extension (True, or a `LongRunning` for the required / inputs-first variants).
         `output_checked_in_tests`: a built-in tool whose results a property test checks against its output
-        schema, so they are not checked again on every call; never for a user's tool."""
+        schema, so they are not checked again on every call; never for a user's tool. `takes_context=False`:
+        the handler ignores its second argument (it is then given None)."""
         definition = models.Tool(name=name, description=description, input_schema=input_schema,
                                  output_schema=output_schema, title=title, annotations=annotations,
                                  icons=icons, meta=meta)
@@ -109,7 +114,7 @@ class ToolRegistry:
                               quick_check=compile_quick_check(input_schema),
                               output_quick_check=compile_quick_check(output_schema) if output_schema else None,
                               long_running=LongRunning.of(long_running),
-                              output_checked_in_tests=output_checked_in_tests)
+                              output_checked_in_tests=output_checked_in_tests, takes_context=takes_context)
         self._tools[name] = tool
         for listener in self._listeners:
             listener()
@@ -154,7 +159,7 @@ class ToolRegistry:
                 if isinstance(returns, type) and (attrs.has(returns) or _is_typeddict(returns)):
                     declared_output = schema_for(returns)
 
-            async def handler(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+            async def handler(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
                 if not takes_any and not arguments.keys() <= known:
                     arguments = {k: v for k, v in arguments.items() if k in known}
                 if wants_context:
@@ -165,7 +170,8 @@ class ToolRegistry:
                      description=description or inspect.getdoc(function) or "",
                      input_schema=input_schema or input_schema_for(function, skip=frozenset({"ctx"})),
                      output_schema=declared_output, title=title, annotations=annotations, long_running=long_running,
-                     schemas_checked_in_tests=schemas_checked_in_tests, output_checked_in_tests=output_checked_in_tests)
+                     schemas_checked_in_tests=schemas_checked_in_tests, output_checked_in_tests=output_checked_in_tests,
+                     takes_context=wants_context)
             return function
 
         return register

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from operator import itemgetter
-from typing import Any, Awaitable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 Waiter = asyncio.Future[Any]
@@ -47,12 +47,13 @@ class Deadlines:
         return len(self._due)
 
     async def run(self, work: Awaitable[T], task: asyncio.Task[Any] | None = None, *,
-                  seconds: float | None = None) -> T:
+                  seconds: float | None = None, timed_out: Callable[[], T] | None = None) -> T:
         """Await `work` in the current task; TimeoutError if it is still running after `seconds`
-        (default `timeout_s`; both None: no deadline).
+        (default `timeout_s`; both None: no deadline), or `timed_out()`'s value when that is given.
 
         `task`: the current task, when the caller knows it (the HTTP adapter keeps it): looking it up costs
-        more than the rest of this (on Python 3.11 `get_running_loop` makes a getpid system call)."""
+        more than the rest of this (on Python 3.11 `get_running_loop` makes a getpid system call).
+        `timed_out` spares a caller that answers a timeout with a value its own coroutine around this one."""
         timeout_s = self.timeout_s if seconds is None else seconds
         if timeout_s is None:
             return await work
@@ -66,6 +67,8 @@ class Deadlines:
             return await work
         except asyncio.CancelledError:
             if task in self._expired and task.uncancel() <= cancelling:
+                if timed_out is not None:
+                    return timed_out()
                 raise TimeoutError from None
             raise
         finally:

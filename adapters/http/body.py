@@ -40,10 +40,12 @@ class ClientGone(Exception):
 
 
 async def read_body(request: HttpRequest, receive: Receive, limit: int) -> bytes:
-    """The request body, refused as soon as it passes `limit` bytes (never buffered past it)."""
-    declared = request.header(b"content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge
+    """The request body, refused as soon as it passes `limit` bytes (never buffered past it). A body that
+    has arrived whole is measured as it is: its declared length said nothing more before it came."""
+    if not request.body_arrived:
+        declared = request.header(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge
     first = await receive()
     if first["type"] == "http.disconnect":
         raise ClientGone

@@ -8,14 +8,56 @@ head and body leave together (SSE events written in one pass are joined the same
 ends the connection flushes first, so no byte is lost or reordered, and more than `FLUSH_AT` bytes held
 are written at once, so a large or fast producer still meets the transport's flow control.
 uvicorn's protocol is put on it in `adapters/http/uvicorn_fence.py`, which owns this reliance on how uvicorn writes.
+
+The end of the pass is one callback per loop (`PassFlush`), not one per transport: under load a pass
+answers many connections, and a callback scheduled and run for each of them cost more than the joining.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 FLUSH_AT = 64 * 1024
+
+
+class PassFlush:
+    """One event loop's end-of-pass flush: the transports that held writes during a pass, flushed by one
+    callback scheduled when the first of them wrote."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # the table below is keyed by the loop: no strong reference back
+        self._due: list[CoalescingTransport] = []
+
+    def add(self, transport: CoalescingTransport) -> None:
+        if not self._due:
+            loop = self._loop()
+            assert loop is not None  # a transport being written to keeps its loop alive
+            loop.call_soon(self._run)
+        self._due.append(transport)
+
+    def _run(self) -> None:
+        due, self._due = self._due, []
+        for transport in due:
+            try:
+                transport.flush()
+            except Exception as error:  # as the loop reports a failing callback; the others still flush
+                loop = self._loop()
+                if loop is not None:
+                    loop.call_exception_handler({"message": "flushing a coalesced write failed",
+                                                 "exception": error, "transport": transport})
+
+
+_PASS_FLUSHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, PassFlush] = weakref.WeakKeyDictionary()
+
+
+def pass_flush(loop: asyncio.AbstractEventLoop) -> PassFlush:
+    """The loop's `PassFlush` (made on first use)."""
+    found = _PASS_FLUSHES.get(loop)
+    if found is None:
+        found = _PASS_FLUSHES[loop] = PassFlush(loop)
+    return found
 
 
 class CoalescingTransport:
@@ -23,13 +65,13 @@ class CoalescingTransport:
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
-        self._loop = loop
+        self._pass = pass_flush(loop)
         self._held: list[bytes] = []
         self._held_bytes = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._held:
-            self._loop.call_soon(self.flush)
+            self._pass.add(self)
         chunk = bytes(data)
         self._held.append(chunk)
         self._held_bytes += len(chunk)

@@ -30,10 +30,10 @@ from .asgi import RawHeaders, Receive, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import until_done_or_gone
-from .json_body import NOT_JSON, json_body, readable_id
+from .json_body import json_body, readable_id
 from .limits import ConcurrencyLimit, release_slot
 from .peer import HttpPeer
-from .refusals import refuse
+from .refusals import Refused, refuse
 from .request import HttpRequest
 from .responses import respond_json
 from .sessions import HttpSession, SessionStore
@@ -77,10 +77,11 @@ class HandshakeEraTransport:
     # --- POST ------------------------------------------------------------------------------------
 
     async def post(self, request: HttpRequest, send: Send, header_version: str | None) -> None:
-        read = await self._read_messages(request, send)
-        if read is None:
+        read = self._read_messages(request, send)
+        if type(read) is Refused:
+            await read.answer
             return
-        messages, batch, json_ok = read
+        messages, batch, json_ok = read  # type: ignore[misc]
         if self.config.stateless:
             await self._post_stateless(request, send, messages, batch, header_version, json_ok)
             return
@@ -93,7 +94,13 @@ class HandshakeEraTransport:
             return
         # Echo the request's id in refusals when it could be read; only unreadable ids are null.
         first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
-        session, created = await self._session_posted_to(request, send, raw_id, first_id)
+        if raw_id is None:
+            session, created = await self._new_session(request, send, first_id), True
+        else:  # the session posted to: every request's lookup, written out rather than awaited
+            session, created = _owned(self.sessions.get(raw_id.decode("latin-1")), request), False
+            if session is None:
+                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
+                             request_id=first_id)
         if session is None:
             return
         if batch and not _batching(session.core.version):
@@ -111,50 +118,40 @@ class HandshakeEraTransport:
         if created and not answered:
             await self.sessions.remove(session.id)  # initialize failed: no session to keep
 
-    async def _read_messages(self, request: HttpRequest,
-                             send: Send) -> tuple[list[jsonrpc.Message], bool, bool] | None:
-        """A POST's messages, whether they came as a batch, and whether the client accepts JSON; None after
-        refusing the POST (an Accept naming neither JSON nor SSE, a body that is not JSON, an empty batch)."""
+    def _read_messages(self, request: HttpRequest,
+                       send: Send) -> tuple[list[jsonrpc.Message], bool, bool] | Refused:
+        """A POST's messages, whether they came as a batch, and whether the client accepts JSON; or the
+        refusal of the POST (an Accept naming neither JSON nor SSE, a body that is not JSON, an empty or
+        oversized batch)."""
         json_ok, sse_ok = request.accepts()
         if not (json_ok or sse_ok):
-            await refuse(send, ErrorCode.INVALID_REQUEST,
-                         "Not Acceptable: the client must accept application/json or text/event-stream", status=406,
-                         request_id=readable_id(request))
-            return None
-        value = await json_body(request, send)
-        if value is NOT_JSON:
-            return None
+            return Refused(refuse(send, ErrorCode.INVALID_REQUEST,
+                                  "Not Acceptable: the client must accept application/json or text/event-stream",
+                                  status=406, request_id=readable_id(request)))
+        value = json_body(request, send)
+        if type(value) is Refused:
+            return value
         batch = isinstance(value, list)
         if batch and not value:
-            await refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch")
-            return None
+            return Refused(refuse(send, ErrorCode.INVALID_REQUEST, "Invalid request: empty batch"))
         if batch and len(value) > self.config.max_batch_messages:
-            await refuse(send, ErrorCode.INVALID_REQUEST,
-                         f"Invalid request: a batch of {len(value)} messages; this server takes at most "
-                         f"{self.config.max_batch_messages} in one batch", status=400)
-            return None
+            return Refused(refuse(send, ErrorCode.INVALID_REQUEST,
+                                  f"Invalid request: a batch of {len(value)} messages; this server takes at most "
+                                  f"{self.config.max_batch_messages} in one batch", status=400))
         messages = [jsonrpc.classify(item) for item in value] if batch else [jsonrpc.classify(value)]
         return messages, batch, json_ok
 
-    async def _session_posted_to(self, request: HttpRequest, send: Send, raw_id: bytes | None,
-                                 first_id: Any) -> tuple[HttpSession | None, bool]:
-        """The session a POST belongs to, and whether it was created for it (an initialize without a session
-        id); None after refusing the POST (too many sessions, an id unknown or ended)."""
-        if raw_id is None:
-            client = client_identity(request)
-            created = await self.sessions.create(client)
-            if created is None:
-                cap = self.config.max_sessions_per_client
-                message = (f"Too many sessions for this client: its {cap} sessions are all busy; end one (DELETE) "
-                           "or retry later" if self.sessions.held_by(client) >= cap else "Too many sessions: retry later")
-                await refuse(send, ErrorCode.SERVER_BUSY, message, headers=[(b"retry-after", b"5")],
-                             request_id=first_id)
-            return created, True
-        found = _owned(self.sessions.get(raw_id.decode("latin-1")), request)
-        if found is None:
-            await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session",
-                         request_id=first_id)
-        return found, False
+    async def _new_session(self, request: HttpRequest, send: Send, first_id: Any) -> HttpSession | None:
+        """The session an initialize without a session id opens; None after refusing the POST (too many
+        sessions)."""
+        client = client_identity(request)
+        created = await self.sessions.create(client)
+        if created is None:
+            cap = self.config.max_sessions_per_client
+            message = (f"Too many sessions for this client: its {cap} sessions are all busy; end one (DELETE) "
+                       "or retry later" if self.sessions.held_by(client) >= cap else "Too many sessions: retry later")
+            await refuse(send, ErrorCode.SERVER_BUSY, message, headers=[(b"retry-after", b"5")], request_id=first_id)
+        return created
 
     async def _post_stateless(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
                               header_version: str | None, json_ok: bool) -> None:
@@ -246,7 +243,7 @@ class HandshakeEraTransport:
         for request in requests:
             peer.replies[request.id] = reply
         try:
-            outcomes = list(await asyncio.gather(*(dispatch.run(core, r, self.deadlines) for r in requests)))
+            outcomes = list(await asyncio.gather(*(dispatch.run_in_own_task(core, r, self.deadlines) for r in requests)))
         finally:
             for _ in range(taken):
                 slots.release()  # type: ignore[union-attr]

@@ -4,17 +4,19 @@ uvicorn sets no limit on a request head and httptools gathers each header's valu
 it hands the header over, so a client sending one endless header line grows the server's memory for as
 long as it keeps sending (a 32 MiB header got `200 OK`). `HeadMeter` counts a head's bytes read by read
 *before* they reach the parser, stopping at the blank line that ends the head, so the protocol can answer
-431 once the limit is passed, holding at most the limit plus one read. The header callbacks count the
-head again (`parsed_fits`): that count also covers a head that began in the middle of a read, after a
-pipelined request's body, which the byte count does not see.
+431 once the limit is passed, holding at most the limit plus one read. The parsed head is counted again
+once it is complete (`completed`): that count also covers a head that began in the middle of a read,
+after a pipelined request's body, which the byte count only sees from the next read on (so such a head,
+too, holds at most the limit plus the read it began in).
 """
 
 from __future__ import annotations
 
 from http import HTTPStatus
+from itertools import chain
 
 HEADER_LINE_OVERHEAD = 4
-"""`: ` and CRLF around each header's name and value, which the header callbacks do not count."""
+"""`: ` and CRLF around each header's name and value, which the parsed headers do not hold."""
 REQUEST_LINE_OVERHEAD = 32
 """The method, spaces and version around the request target."""
 _HEAD_ENDS = (b"\n\r\n", b"\n\n")  # the blank line after the headers, with CRLF or bare LF line ends
@@ -30,8 +32,6 @@ class HeadMeter:
         self.open = True
         self.seen = 0
         """Bytes of the open head read so far (those of reads that began while it was open)."""
-        self.parsed = 0
-        """Bytes of the current head as the parser reported them (target and headers)."""
         self._tail = b""
 
     def fits(self, data: bytes) -> bool:
@@ -53,10 +53,17 @@ class HeadMeter:
         self._tail = window[-_TAIL:]
         return True
 
-    def parsed_fits(self, size: int) -> bool:
-        """Count `size` bytes of target or header the parser handed over; False beyond the limit."""
-        self.parsed += size
-        return self.parsed + REQUEST_LINE_OVERHEAD <= self.limit
+    def completed(self, target: bytes, headers: list[tuple[bytes, bytes]]) -> bool:
+        """The head is complete, as the parser handed it over (its target and its headers): True, and the
+        head closed (`ended`), when it is within the limit. Counted in one pass over the finished list: a
+        call per header cost more than the count."""
+        size = len(target) + REQUEST_LINE_OVERHEAD + HEADER_LINE_OVERHEAD * len(headers)
+        if size + sum(map(len, chain.from_iterable(headers))) > self.limit:
+            return False
+        self.open = False
+        self.seen = 0
+        self._tail = b""
+        return True
 
     def ended(self) -> None:
         self.open = False

@@ -1,4 +1,4 @@
-"""The JSON in a POST body: decoded, or refused with the right error; and the request id, when readable."""
+"""The JSON in a POST body: decoded, or the refusal with the right error; and the request id, when readable."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hexmcp.core import ErrorCode
 from hexmcp.wire import jsonrpc
 
 from .asgi import Send
-from .refusals import refuse
+from .refusals import Refused, refuse
 from .request import HttpRequest
 from .request_headers import is_json
 
@@ -26,19 +26,13 @@ def readable_id(request: HttpRequest) -> Any:
     return message.id if isinstance(message, (jsonrpc.Request, jsonrpc.Invalid)) else None
 
 
-NOT_JSON = object()
-"""What `json_body` returns after it has refused the request itself."""
-
-
-async def json_body(request: HttpRequest, send: Send) -> Any:
-    """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or NOT_JSON once the request
-    was refused (415 or parse error)."""
+def json_body(request: HttpRequest, send: Send) -> Any:
+    """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or `Refused` (415, or a parse
+    error) when it is not JSON."""
     if not is_json(request.header(b"content-type")):
-        await refuse(send, ErrorCode.INVALID_REQUEST, "Unsupported Media Type: POST bodies must be application/json",
-                     status=415)
-        return NOT_JSON
+        return Refused(refuse(send, ErrorCode.INVALID_REQUEST,
+                              "Unsupported Media Type: POST bodies must be application/json", status=415))
     try:
         return jsonrpc.decode(request.body)  # type: ignore[arg-type]
     except ValueError as exc:
-        await refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
-        return NOT_JSON
+        return Refused(refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))

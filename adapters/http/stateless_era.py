@@ -30,10 +30,10 @@ from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import GONE, unless_gone, until_done_or_gone
-from .json_body import NOT_JSON, json_body, readable_id
+from .json_body import json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
-from .refusals import refuse
+from .refusals import Refused, refuse
 from .request import HttpRequest
 from .sse import EventStream, Reply
 from .status import rpc_status
@@ -71,8 +71,9 @@ class StatelessEraTransport:
             await refuse(send, ErrorCode.INVALID_REQUEST, "Not Acceptable: the client must accept application/json",
                          status=406, request_id=readable_id(http))
             return
-        value = await json_body(http, send)
-        if value is NOT_JSON:
+        value = json_body(http, send)
+        if type(value) is Refused:
+            await value.answer
             return
         message = jsonrpc.classify(value)
         unsupported = headers.check_version(scope)

@@ -6,8 +6,8 @@ loudly, naming the piece, when a release moves any of what this module relies on
 1. Its httptools protocol, subclassed (`GuardedHttpToolsProtocol`):
    `HttpToolsProtocol.__init__(config, server_state, app_state, _loop)`, `self.loop`, `self.transport`;
    the hooks `connection_made`, `connection_lost`, `data_received`, and httptools' parser callbacks
-   `on_message_begin` (first byte of a request; it builds `self.scope`), `on_url` and `on_header` (the
-   target and each whole header, as the head is parsed), `on_headers_complete` (its
+   `on_message_begin` (first byte of a request; it builds `self.scope`), `on_url` and `on_header`, which
+   gather the target in `self.url` and each whole header in `self.headers` before `on_headers_complete` (its
    head is complete), `on_body` and `on_message_complete` (its body is complete), which uvicorn defines as methods of the protocol; `self.cycle`, the request being
    answered (its `scope` and `response_complete`), which uvicorn's `connection_lost` marks disconnected;
    `on_response_complete`, which a cycle calls when its response is sent (after setting its `response_complete`);
@@ -44,8 +44,9 @@ and reason, by `connection_refusals.py`; only on the refusal paths):
 - a request head larger than `max_head_bytes` gets 431 Request Header Fields Too Large and the connection
   is closed. uvicorn has no such limit, and httptools gathers a header's value across reads before it
   hands it over, so a head is measured as its bytes arrive (`HeadMeter`), before they reach the parser:
-  what an oversized head leaves in memory is at most the limit plus one read. The header callbacks
-  `on_url` and `on_header` count it again, for a head that began in the middle of a read (pipelining);
+  what an oversized head leaves in memory is at most the limit plus one read. The whole head, as parsed,
+  is counted again in `on_headers_complete`, for a head that began in the middle of a read (pipelining),
+  which the byte count only sees from the next read on;
 - a request head must be complete within `head_timeout_s` of the connection opening (or of the first
   byte of a later request on a kept-alive connection), else the connection is closed. uvicorn has no
   such deadline: its keep-alive timer stops at the first byte, so a client that trickles a header
@@ -75,7 +76,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from .admission import Admitted, ConnectionLedger, RefusalReason, refusal_bytes
 from .coalesce import CoalescingTransport
 from .connection_refusals import ConnectionReason, ConnectionRefusals
-from .head_limit import HEADER_LINE_OVERHEAD, HeadMeter, head_too_large_bytes
+from .head_limit import HeadMeter, head_too_large_bytes
 from .request import NOT_TAKEN, REQUEST, HttpRequest
 
 log = structlog.get_logger("hexmcp.adapters.http")
@@ -164,8 +165,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         if self._refused:
             return
-        if self._head is not None:
-            self._head.parsed = 0
         self._message_open = True
         self._cycle_before_message = self.cycle
         super().on_message_begin()
@@ -177,28 +176,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._head_due is None:  # a later request on a kept-alive connection
             self._start_head_deadline()
 
-    def on_url(self, url: bytes) -> None:
-        if self._refused:
-            return
-        if self._head is not None and not self._head.parsed_fits(len(url)):
-            self._refuse_head()
-            return
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if self._refused:
-            return
-        if self._head is not None and not self._head.parsed_fits(len(name) + len(value) + HEADER_LINE_OVERHEAD):
-            self._refuse_head()
-            return
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
-        self._stop_head_deadline()
+        self._head_due = None  # `_stop_head_deadline`, written out: every request passes here
         if self._refused:  # the 431 is on its way: no request for the app
             return
-        if self._head is not None:
-            self._head.ended()
+        # The head as parsed, counted once it is whole (uvicorn has gathered its target and headers): a hook
+        # per header cost more than the rest of the head's handling. While it arrived, the byte count
+        # bounded what it could hold (`HeadMeter.fits`).
+        head = self._head
+        if head is not None and not head.completed(self.url, self.headers):
+            self._refuse_head()
+            return
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:

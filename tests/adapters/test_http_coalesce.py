@@ -79,3 +79,31 @@ def test_large_output_is_written_at_once() -> None:
         return inner
 
     assert b"".join(asyncio.run(main()).writes) == b"x" * (FLUSH_AT - 1) + b"yz"
+
+
+def test_every_transport_written_in_a_pass_is_flushed_by_one_callback() -> None:
+    """One end-of-pass callback per loop (`PassFlush`), whatever the number of transports; one whose flush
+    fails is reported to the loop and the others still flush."""
+
+    class Broken(FakeTransport):
+        def write(self, data: bytes) -> None:
+            raise OSError("gone")
+
+    async def main() -> tuple[list[FakeTransport], list[dict[str, Any]], int]:
+        loop = asyncio.get_running_loop()
+        reported: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _loop, context: reported.append(context))
+        inners = [FakeTransport(), Broken(), FakeTransport()]
+        outers = [CoalescingTransport(inner, loop) for inner in inners]  # type: ignore[arg-type]
+        before = len(loop._ready)  # type: ignore[attr-defined]
+        for outer in outers:
+            outer.write(b"head")
+            outer.write(b"body")
+        scheduled = len(loop._ready) - before  # type: ignore[attr-defined]
+        await asyncio.sleep(0)
+        return inners, reported, scheduled
+
+    inners, reported, scheduled = asyncio.run(main())
+    assert scheduled == 1
+    assert inners[0].writes == [b"headbody"] and inners[2].writes == [b"headbody"]
+    assert len(reported) == 1 and isinstance(reported[0]["exception"], OSError)

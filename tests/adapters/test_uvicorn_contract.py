@@ -20,7 +20,7 @@ from hexmcp.adapters.http import uvicorn_fence
 from hexmcp.adapters.http.uvicorn_fence import GuardedHttpToolsProtocol, HookedServer
 
 OVERRIDDEN = ["connection_made", "connection_lost", "data_received", "eof_received", "on_message_begin",
-              "on_url", "on_header", "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
+              "on_headers_complete", "on_body", "on_message_complete", "on_response_complete",
               "send_400_response", "handle_websocket_upgrade"]
 
 
@@ -73,7 +73,8 @@ def test_the_parser_calls_the_hooks_the_head_deadline_needs() -> None:
 
 
 def test_the_parser_hands_over_the_target_and_each_header_before_the_head_is_complete() -> None:
-    """The head limit counts `on_url` and `on_header` (name and value whole), called before on_headers_complete;
+    """The head limit counts, in `on_headers_complete`, the target and the headers (name and value whole) that
+    httptools handed to `on_url` and `on_header` before it and uvicorn gathered in `self.url` and `self.headers`;
     a pipelined request's answer ends in `on_response_complete`, which the cycle is given, where a deferred 431
     is sent."""
     calls: list[tuple[str, int]] = []
@@ -92,6 +93,10 @@ def test_the_parser_hands_over_the_target_and_each_header_before_the_head_is_com
     parser.feed_data(b"GET /abc HTTP/1.1\r\nHost: x\r\nX-Long: " + b"v" * 50)
     parser.feed_data(b"v" * 50 + b"\r\n\r\n")
     assert calls == [("url", 4), ("header", 5), ("header", 106), ("head", 0)]
+    assert "self.url += url" in inspect.getsource(HttpToolsProtocol.on_url)
+    assert "self.headers.append((name, value))" in inspect.getsource(HttpToolsProtocol.on_header)
+    begin = inspect.getsource(HttpToolsProtocol.on_message_begin)
+    assert 'self.url = b""' in begin and "self.headers = []" in begin
     assert "on_response=self.on_response_complete" in inspect.getsource(HttpToolsProtocol.on_headers_complete)
     assert "self.on_response()" in inspect.getsource(RequestResponseCycle.send)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hexmcp.core import ErrorCode, McpServer, Ok, ServerOptions, json_encoder, models, versions
+from hexmcp.core import ErrorCode, McpServer, Ok, ServerOptions, ToolContext, json_encoder, models, versions
 from hexmcp.core.convert import to_wire
 from hexmcp.core.tools import ToolAnswer, ToolRegistry, to_call_result
 
@@ -162,6 +162,39 @@ async def test_extra_arguments_are_dropped_for_decorated_tools() -> None:
     assert isinstance(outcome, Ok)
     assert not outcome.result.get("isError")
     assert outcome.result["content"][0]["text"] == "HI"
+
+
+async def test_only_a_tool_that_reads_its_context_is_given_one() -> None:
+    """A decorated function without `ctx` is registered `takes_context=False` and its handler is handed None;
+    one with `ctx` gets the call's ToolContext, and so does a handler registered by hand."""
+    from hexmcp.core import NullPeer
+
+    server = McpServer("ctx", "1")
+    seen: dict[str, object] = {}
+
+    @server.tool()
+    async def plain(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def asks(text: str, ctx: ToolContext) -> str:
+        seen["asks"] = ctx
+        return text
+
+    async def by_hand(arguments: dict, ctx: ToolContext) -> str:
+        seen["by_hand"] = ctx
+        return "ok"
+
+    server.tools.add("by_hand", by_hand, description="d", input_schema={"type": "object"})
+    assert not server.tools.get("plain").takes_context
+    assert server.tools.get("asks").takes_context and server.tools.get("by_hand").takes_context
+    session = server.open_session(session_id="s", peer=NullPeer(), assume_version=versions.LATEST_HANDSHAKE_VERSION)
+    for key, name in enumerate(("plain", "asks", "by_hand")):
+        outcome = await session.handle_request("tools/call", {"name": name, "arguments": {"text": "hi"}},
+                                               request_key=key, trace_id="t")
+        assert isinstance(outcome, Ok) and not outcome.result.get("isError"), outcome
+    assert isinstance(seen["asks"], ToolContext) and isinstance(seen["by_hand"], ToolContext)
+    assert seen["asks"].session_id == "s"
 
 
 @pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)
