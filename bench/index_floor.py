@@ -54,21 +54,36 @@ PLACEMENTS = ((1, 1), (1, 2), (2, 1))
 DRIFT_BATCH = 32  # the batch a passage shares in the drift check (bucketed: neighbours by length)
 
 
-def pick_pages(corpus: Path, passages: int, seed: int = 7) -> tuple[list, list[str]]:
-    """Whole pages in a fixed shuffled order until they hold `passages` passages: (documents, passage texts)."""
+def pick_pages(corpus: Path, passages: int, seed: int = 7) -> tuple[list, list[str], int]:
+    """Whole pages in a fixed shuffled order until they hold `passages` passages: (documents, the texts hexmcp
+    embeds for their passages, how many passages). A passage longer than the encoder's window is several texts
+    (tools/knowledge/windows.py), so the floor does the same work as hexmcp: every window of every passage."""
+    from tokenizers import Tokenizer
+
+    from hexmcp.tools.embedding.model_files import locate_model_files
     from hexmcp.tools.knowledge.chunking import chunk_document
     from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
+    from hexmcp.tools.knowledge.embedder import PASSAGE_MAX_TOKENS
+    from hexmcp.tools.knowledge.windows import passage_windows
+
+    tokenizer = Tokenizer.from_file(str(locate_model_files().tokenizer))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+
+    def offsets(text: str) -> list[tuple[int, int]]:
+        return tokenizer.encode(text, add_special_tokens=False).offsets
 
     documents = load_documents(CorpusSpec(roots=[corpus]))
-    chosen, texts = [], []
+    chosen, texts, count = [], [], 0
     for position in np.random.default_rng(seed).permutation(len(documents)):
-        if len(texts) >= passages:
+        if count >= passages:
             break
         chunks = chunk_document(documents[int(position)])
         if chunks:
             chosen.append(documents[int(position)])
-            texts.extend(p.indexed_text() for p in chunks)
-    return chosen, texts
+            texts.extend(t for p in chunks for t in passage_windows(p, offsets, PASSAGE_MAX_TOKENS))
+            count += len(chunks)
+    return chosen, texts, count
 
 
 def copy_pages(documents: list, corpus: Path, folder: Path) -> Path:
@@ -202,7 +217,7 @@ def drift(texts: list[str], max_tokens: int, batch: int) -> dict:
     return found
 
 
-def hexmcp_rounds(documents: list, corpus: Path, texts: list[str], floor: dict, max_tokens: int,
+def hexmcp_rounds(documents: list, corpus: Path, texts: list[str], passages: int, floor: dict, max_tokens: int,
                   rounds: int, quantizations: list[str]) -> dict:
     """The floor, then per precision hexmcp's embedding stage and its `index_corpus`, alternating, `rounds` times."""
     from hexmcp.tools.knowledge.corpus import CorpusSpec
@@ -227,22 +242,23 @@ def hexmcp_rounds(documents: list, corpus: Path, texts: list[str], floor: dict, 
             timings["floor"].append(time.perf_counter() - started)
             for quantization, embedder in embedders.items():
                 started = time.perf_counter()
-                embedder.submit_many(texts).result()
+                embedder.submit_many(texts, passages=passages).result()
                 timings.setdefault(f"{quantization} embedding", []).append(time.perf_counter() - started)
                 shutil.rmtree(cache / "knowledge", ignore_errors=True)
                 started = time.perf_counter()
                 summary = index_corpus(CorpusSpec(roots=[pages]), cache_dir=cache, embedder=embedder)
                 timings.setdefault(f"{quantization} end to end", []).append(time.perf_counter() - started)
                 # The same passages, all embedded by this run, and the same real tokens as the floor read.
-                assert (summary.passages, summary.embedded, summary.tokens) == (len(texts), len(texts), tokens), summary
+                assert (summary.passages, summary.embedded, summary.tokens) == (passages, passages, tokens), summary
     finally:
         bare.close()
         shutil.rmtree(work, ignore_errors=True)
-    result: dict = {"floor_config": floor["config"], "passages": len(texts), "tokens": tokens, "rounds": rounds}
+    result: dict = {"floor_config": floor["config"], "passages": passages, "windows": len(texts), "tokens": tokens,
+                    "rounds": rounds}
     floor_s = statistics.median(timings["floor"])
     for stage, seconds in timings.items():
         median = statistics.median(seconds)
-        result[stage] = {"seconds": round(median, 2), "passages_per_s": round(len(texts) / median, 1),
+        result[stage] = {"seconds": round(median, 2), "passages_per_s": round(passages / median, 1),
                          "tokens_per_s": round(tokens / median), "ratio": round(floor_s / median, 3)}
     return result
 
@@ -266,10 +282,11 @@ def main() -> None:
                         help="the precisions of hexmcp's indexing to measure against the floor")
     args = parser.parse_args()
     began = time.perf_counter()
-    documents, texts = pick_pages(args.corpus, args.passages)
+    documents, texts, passages = pick_pages(args.corpus, args.passages)
     print(json.dumps({"cpus": os.cpu_count(), "corpus": str(args.corpus.relative_to(REPOSITORY))
                       if args.corpus.is_relative_to(REPOSITORY) else args.corpus.name,
-                      "pages": len(documents), "passages": len(texts), "load": load_average()}), flush=True)
+                      "pages": len(documents), "passages": passages, "windows": len(texts), "load": load_average()}),
+          flush=True)
     if args.skip_sweep:
         quantization, batch, order, placement = args.floor.split()
         sessions, threads = placement.rstrip("t").split("x")
@@ -282,11 +299,12 @@ def main() -> None:
                           "tokens_per_s": floor["tokens_per_s"], "load": load_average()}), flush=True)
     if args.drift_passages:
         print(json.dumps({"drift": drift(texts[: args.drift_passages], PASSAGE_MAX_TOKENS, DRIFT_BATCH)}), flush=True)
-    result = hexmcp_rounds(documents, args.corpus, texts, floor, PASSAGE_MAX_TOKENS, args.rounds, args.quantization)
+    result = hexmcp_rounds(documents, args.corpus, texts, passages, floor, PASSAGE_MAX_TOKENS, args.rounds,
+                           args.quantization)
     print(json.dumps({**result, "load": load_average(), "run_seconds": round(time.perf_counter() - began)}), flush=True)
     floor_figures = result["floor"]
     print(f"floor ({floor['config']}): {floor_figures['passages_per_s']} passages/s, {floor_figures['tokens_per_s']} "
-          f"tokens/s over {len(texts)} passages of {len(documents)} pages", flush=True)
+          f"tokens/s over {passages} passages ({len(texts)} windows) of {len(documents)} pages", flush=True)
     for stage, figures in result.items():
         if isinstance(figures, dict) and stage != "floor":
             print(f"hexmcp {stage}: {figures['passages_per_s']} passages/s, {figures['tokens_per_s']} tokens/s "

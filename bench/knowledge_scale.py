@@ -59,6 +59,7 @@ class HashedPassageVectors:
         self.model_key = f"bench-hashed-words/{embedder.model_key}"
         self.dimension = embedder.dimension
         self.embed = embedder.embed
+        self.token_offsets = embedder.token_offsets  # long passages get their windows' rows, as when served
         self.embedded = 0
         self.seconds = 0.0  # spent hashing: build_index's time less this is the pipeline's own overhead
         self._buckets: dict[str, tuple[int, float]] = {}
@@ -77,10 +78,10 @@ class HashedPassageVectors:
         norm = float(np.linalg.norm(vector))
         return vector / norm if norm > 0 else vector
 
-    def submit_many(self, texts: list[str]):
+    def submit_many(self, texts: list[str], passages: int | None = None):
         started = time.perf_counter()
         vectors = np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dimension), np.float32)
-        self.embedded += len(texts)
+        self.embedded += len(texts) if passages is None else passages
         self.seconds += time.perf_counter() - started
         return _Ready(vectors)
 

@@ -6,7 +6,8 @@
 The public sets (bench/relevance_sets.py) are documentation corpora nobody here wrote, with questions
 written by reading their pages: recall@1/5/10, MRR@10 and nDCG@10 for `search` (hybrid, one result per
 page) and for the anchors BM25 (bm25s), MiniLM dense alone and reciprocal-rank fusion of the two, each a
-plain ranking of documents by their best passage, as a tutorial would build it.
+plain ranking of documents by their best passage, as a tutorial would build it: one vector per passage, its
+first 256 tokens (where `search` scores a longer passage by its best window, tools/knowledge/windows.py).
 
 The bundled set (`--bundled`, bench/knowledge_relevance.yaml over hexmcp's own README and ADRs) also
 scores `searchPassages`: a passage hit is relevant when it is in the question's document and its heading
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from hexmcp.tools.knowledge import fusion
@@ -31,6 +33,8 @@ from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 from hexmcp.tools.knowledge.embedder import PassageEmbedder
 from hexmcp.tools.knowledge.fusion import Method
 from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
+from hexmcp.tools.knowledge.vectors.memory import MemoryVectorStore
+from hexmcp.tools.knowledge.windows import passage_of_row
 
 DEFAULT_SET = Path(__file__).with_name("knowledge_relevance.yaml")
 K = 5
@@ -81,6 +85,25 @@ def evaluate(index: KnowledgeIndex, questions: list[dict[str, Any]], method: Met
 ANCHORS = (Method.LEXICAL, Method.DENSE, Method.RRF)
 
 
+def window_rows(store: MemoryVectorStore) -> dict[str, list[np.ndarray]]:
+    """Each passage's window vectors, in window order (the in-process store's slots keep insertion order)."""
+    rows: dict[str, list[np.ndarray]] = {}
+    for slot, row in enumerate(store._slot_passage):  # noqa: SLF001 - a bench reading the in-memory store
+        if store._live[slot]:  # noqa: SLF001
+            rows.setdefault(passage_of_row(row), []).append(store._matrix[slot])  # noqa: SLF001
+    return rows
+
+
+def first_window_index(index: KnowledgeIndex, store: MemoryVectorStore, embedder: PassageEmbedder) -> KnowledgeIndex:
+    """The same passages with one vector each, their first window's: what a tutorial's MiniLM retrieval embeds
+    (the encoder truncates at its window), read from the built store rather than embedded twice."""
+    rows = window_rows(store)
+    first = MemoryVectorStore(embedder.dimension)
+    first.upsert([p.passage_id for p in index.passages], np.stack([rows[p.passage_id][0] for p in index.passages]),
+                 [p.document_id for p in index.passages])
+    return KnowledgeIndex(list(index.documents.values()), index.passages, embedder.embed, first, index.version)
+
+
 def rank_public(index: KnowledgeIndex, text: str, method: Method, distinct: bool) -> list[str]:
     return [h.document.document_id for h in index.search_documents(text, 10, method=method, distinct=distinct)]
 
@@ -93,20 +116,22 @@ def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None,
     relevance_set = relevance_sets.load_public_set(name)
     started = time.perf_counter()
     documents = load_documents(CorpusSpec(roots=[str(relevance_set.corpus)]))
-    index = build_index(documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir, max_chars=max_chars)
+    store = new_store(embedder.dimension)
+    index = build_index(documents, embedder, store, cache_dir=cache_dir, max_chars=max_chars)
     built = time.perf_counter() - started
-    systems: dict[str, tuple[Method, bool]] = {"hexmcp": (Method.HYBRID, True),
-                                               **{m.value: (m, False) for m in ANCHORS}}
+    anchor = first_window_index(index, store, embedder)
+    systems: dict[str, tuple[KnowledgeIndex, Method, bool]] = {"hexmcp": (index, Method.HYBRID, True),
+                                                               **{m.value: (anchor, m, False) for m in ANCHORS}}
     if levers:  # each lever alone: fusion without distinct pages, distinct pages without hybrid fusion
-        systems.update({"hybrid": (Method.HYBRID, False), "dense+d": (Method.DENSE, True),
-                        "rrf+d": (Method.RRF, True)})
+        systems.update({"hybrid": (index, Method.HYBRID, False), "dense+d": (index, Method.DENSE, True),
+                        "rrf+d": (index, Method.RRF, True), "first win": (anchor, Method.HYBRID, True)})
     page_of = lambda d: index.pages.page(d).key  # noqa: E731 - one line, used once
     results: dict[str, Any] = {"set": name, "documents": len(documents), "passages": len(index.passages),
-                               "questions": len(relevance_set.questions), "build_seconds": round(built, 1),
-                               "systems": {}}
-    for system, (method, distinct) in systems.items():
-        per_question = [relevance_sets.score_ranking(rank_public(index, q.text, method, distinct), q.answers, page_of)
-                        for q in relevance_set.questions]
+                               "vectors": len(store), "questions": len(relevance_set.questions),
+                               "build_seconds": round(built, 1), "systems": {}}
+    for system, (searched, method, distinct) in systems.items():
+        per_question = [relevance_sets.score_ranking(rank_public(searched, q.text, method, distinct), q.answers,
+                                                     page_of) for q in relevance_set.questions]
         results["systems"][system] = relevance_sets.mean_scores(per_question)
     return results
 
@@ -114,8 +139,9 @@ def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None,
 def print_public(results: dict[str, Any]) -> None:
     from .relevance_sets import MEASURES
 
-    print(f"\n{results['set']}: {results['documents']} documents, {results['passages']} passages, "
-          f"{results['questions']} questions (built in {results['build_seconds']} s)")
+    print(f"\n{results['set']}: {results['documents']} documents, {results['passages']} passages "
+          f"({results['vectors']} window vectors), {results['questions']} questions "
+          f"(built in {results['build_seconds']} s)")
     print(f"{'system':<8} " + " ".join(f"{m:>9}" for m in MEASURES))
     for system, scores in results["systems"].items():
         print(f"{system:<8} " + " ".join(f"{scores[m]:>9.3f}" for m in MEASURES))

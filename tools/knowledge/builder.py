@@ -1,8 +1,9 @@
 """Corpus → KnowledgeIndex: chunk every document, embed what the cache does not already hold,
 fill the vector store.
 
-The on-disk cache holds one .npy of passage vectors per document, named by a digest of the model
-key, the chunking settings and the document's text: an edited file misses (and re-embeds alone),
+The on-disk cache holds one .npz per document: its passages' window vectors (windows.py) and how many
+windows each passage has, named by a digest of the model key, the chunking and window settings and the
+document's text: an edited file misses (and re-embeds alone),
 an unchanged one hits on any machine, and a run interrupted mid-corpus resumes at the first
 document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
 """
@@ -20,10 +21,12 @@ import numpy as np
 import structlog
 
 from .chunking import CHUNKING_VERSION, DEFAULT_MAX_CHARS, chunk_document
+from .embedder import PASSAGE_MAX_TOKENS
 from .errors import IndexingCancelled
 from .passages import Passage, SourceDocument
 from .retrieval import KnowledgeIndex
 from .vectors.port import VectorStore
+from .windows import WINDOWS_VERSION, passage_windows, row_id
 
 log = structlog.get_logger(__name__)
 
@@ -36,11 +39,22 @@ Publish = Callable[[KnowledgeIndex], None]  # called with each partial index and
 Chunked = tuple[SourceDocument, tuple[Passage, ...]]  # a document and its passages
 
 
-def vectors_key(model_key: str, max_chars: int, document: SourceDocument) -> str:
+#: The cache file of a document's vectors: `vectors` (one row per window, passage by passage) and `windows`
+#: (each passage's count). Before windows it was a .npy of one row per passage; those are never read again.
+CACHE_SUFFIX = ".npz"
+
+
+def vectors_key(model_key: str, max_chars: int, document: SourceDocument, windows: bool = True) -> str:
+    """`windows`: whether the embedder cuts passages into windows (an embedder without a tokenizer does not)."""
     digest = hashlib.sha256(f"{model_key}\x1fchunking={CHUNKING_VERSION}\x1fchars={max_chars}\x1f"
+                            f"windows={WINDOWS_VERSION if windows else 'first'}\x1f"
                             f"{document.document_id}\x1f".encode())
     digest.update(document.text.encode("utf-8"))
     return digest.hexdigest()[:32]
+
+
+def cache_path(directory: Path, key: str) -> Path:
+    return directory / f"{key}{CACHE_SUFFIX}"
 
 
 class VectorCache:
@@ -49,29 +63,35 @@ class VectorCache:
         # "hit"/"miss" per document looked up, for the cache's hit rate (/metrics); the caller's to keep.
         self.lookups: collections.Counter[str] = lookups if lookups is not None else collections.Counter()
 
-    def load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
-        vectors = self._load(key, rows, dimension)
-        self.lookups["miss" if vectors is None else "hit"] += 1
-        return vectors
+    def load(self, key: str, passages: int, dimension: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(window vectors, windows per passage) of a document of `passages` passages, or None."""
+        held = self._load(key, passages, dimension)
+        self.lookups["miss" if held is None else "hit"] += 1
+        return held
 
-    def _load(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
+    def _load(self, key: str, passages: int, dimension: int) -> tuple[np.ndarray, np.ndarray] | None:
         if self.directory is None:
             return None
         try:
-            vectors = np.load(self.directory / f"{key}.npy", allow_pickle=False)
-        except (OSError, ValueError):
+            with np.load(cache_path(self.directory, key), allow_pickle=False) as held:
+                vectors, windows = held["vectors"], held["windows"]
+        except (OSError, ValueError, KeyError):
             return None
-        return vectors if vectors.shape == (rows, dimension) and vectors.dtype == np.float32 else None
+        if windows.shape != (passages,) or windows.dtype.kind not in "iu" or (passages and windows.min() < 1):
+            return None
+        if vectors.shape != (int(windows.sum()), dimension) or vectors.dtype != np.float32:
+            return None
+        return vectors, windows
 
-    def store(self, key: str, vectors: np.ndarray) -> None:
+    def store(self, key: str, vectors: np.ndarray, windows: np.ndarray) -> None:
         if self.directory is None:
             return
         from hexmcp.tools.embedding.model_cache import atomic_write_bytes
 
         buffer = io.BytesIO()
-        np.save(buffer, vectors, allow_pickle=False)
+        np.savez(buffer, vectors=vectors, windows=windows)
         try:
-            atomic_write_bytes(self.directory / f"{key}.npy", buffer.getvalue())
+            atomic_write_bytes(cache_path(self.directory, key), buffer.getvalue())
         except OSError as error:  # a read-only cache costs speed, not correctness
             log.warning("cannot write the passage-vector cache", error=str(error))
 
@@ -122,6 +142,8 @@ class _Build:
         self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
         self.preferred_version = preferred_version
         self.model_key: str = embedder.model_key  # type: ignore[attr-defined]
+        # Cuts a passage into windows (windows.py); an embedder without a tokenizer embeds each passage once.
+        self.token_offsets = getattr(embedder, "token_offsets", None)
         self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
         self.max_chars = max_chars
         self.version = index_version(self.model_key, max_chars, documents)
@@ -131,7 +153,7 @@ class _Build:
     def snapshot(self, final: bool) -> KnowledgeIndex:
         return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
                               self.version if final else f"{self.version}-partial",
-                              preferred_version=self.preferred_version)
+                              preferred_version=self.preferred_version, rows=len(self.store))
 
     def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
         """First pass: add what the store or the cache already holds; the rest is returned, to embed."""
@@ -140,33 +162,36 @@ class _Build:
             if document.document_id in stored:
                 self.add(document, chunks, None)
                 continue
-            vectors = self.cache.load(self._key(document), len(chunks), self.dimension) if chunks else None
-            if chunks and vectors is None:
+            held = self.cache.load(self._key(document), len(chunks), self.dimension) if chunks else None
+            if chunks and held is None:
                 pending.append((document, chunks))
                 continue
-            self.add(document, chunks, vectors)
+            self.add(document, chunks, held)
         return pending
 
     def embed(self, pending: list[Chunked], publisher: _Publisher, cancelled: Callable[[], bool] | None, *,
               total: int) -> None:
         """Second pass: embed, a window of documents in flight at once (the embedder's workers share their
         passages), each saved and added, in order, as soon as it is complete."""
-        in_flight: collections.deque[tuple[SourceDocument, tuple[Passage, ...], object]] = collections.deque()
+        in_flight: collections.deque[tuple[SourceDocument, tuple[Passage, ...], np.ndarray, object]]
+        in_flight = collections.deque()
 
         def complete_oldest() -> None:
-            document, chunks, pending_vectors = in_flight.popleft()
+            document, chunks, windows, pending_vectors = in_flight.popleft()
             vectors = pending_vectors.result()  # type: ignore[attr-defined]
-            self.cache.store(self._key(document), vectors)
-            self.add(document, chunks, vectors)
+            self.cache.store(self._key(document), vectors, windows)
+            self.add(document, chunks, (vectors, windows))
             publisher.maybe()
 
         try:
             for document, chunks in pending:
                 if cancelled is not None and cancelled():
                     raise _Cancelled
-                submitted = self.embedder.submit_many([p.indexed_text() for p in chunks])  # type: ignore[attr-defined]
-                in_flight.append((document, chunks, submitted))
-                while sum(len(c) for _, c, _ in in_flight) > WINDOW_PASSAGES and len(in_flight) > 1:
+                texts = [self.windows(p) for p in chunks]
+                submitted = self.embedder.submit_many([t for ts in texts for t in ts],  # type: ignore[attr-defined]
+                                                      passages=len(chunks))
+                in_flight.append((document, chunks, np.array([len(ts) for ts in texts], dtype=np.int32), submitted))
+                while sum(len(c) for _, c, _, _ in in_flight) > WINDOW_PASSAGES and len(in_flight) > 1:
                     complete_oldest()
             while in_flight:
                 complete_oldest()
@@ -177,16 +202,26 @@ class _Build:
                                         "the rest resume later") from None
             raise
 
-    def add(self, document: SourceDocument, chunks: tuple[Passage, ...], vectors: np.ndarray | None) -> None:
-        if chunks and vectors is not None:
-            self.store.upsert([p.passage_id for p in chunks], vectors, [p.document_id for p in chunks])
+    def windows(self, passage: Passage) -> list[str]:
+        if self.token_offsets is None:
+            return [passage.indexed_text()]
+        return passage_windows(passage, self.token_offsets, PASSAGE_MAX_TOKENS)
+
+    def add(self, document: SourceDocument, chunks: tuple[Passage, ...],
+            held: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """`held`: the window vectors and each passage's window count; None when the store holds them already."""
+        if chunks and held is not None:
+            vectors, windows = held
+            rows = [(row_id(p.passage_id, n), p.document_id) for p, count in zip(chunks, windows.tolist())
+                    for n in range(count)]
+            self.store.upsert([row for row, _ in rows], vectors, [document for _, document in rows])
         self.passages.extend(chunks)
         self.done.append(document)
         if self.progress is not None and chunks:
             self.progress(len(chunks))
 
     def _key(self, document: SourceDocument) -> str:
-        return vectors_key(self.model_key, self.max_chars, document)
+        return vectors_key(self.model_key, self.max_chars, document, self.token_offsets is not None)
 
 
 class _Cancelled(Exception):

@@ -31,9 +31,10 @@ class PassageEmbedder:
         self.encoder = encoder
         self.dimension: int = encoder.dimension
         self.model_key = model_key  # part of every on-disk cache key: a new model re-embeds
-        self.embedded = 0  # texts embedded since start-up (tests count re-embedding with it)
+        self.embedded = 0  # passages (or texts) embedded since start-up (tests count re-embedding with it)
         self.embedded_tokens = 0  # the tokens the model read for them (passages through submit_many only)
         self._pool: ThreadPoolExecutor | None = None  # made on the first submit_many: queries never need it
+        self._plain_tokenizer: Any = None  # made on the first token_offsets: the encoder's, untruncated
 
     @classmethod
     def load(cls, *, quantization: str = "int8", threads: int = 1, cache_dir: Path | None = None) -> PassageEmbedder:
@@ -67,14 +68,29 @@ class PassageEmbedder:
         """Each text alone, on one worker thread per core (the result does not depend on how many)."""
         return self.submit_many(texts).result()
 
-    def submit_many(self, texts: list[str]) -> PendingVectors:
+    def submit_many(self, texts: list[str], *, passages: int | None = None) -> PendingVectors:
         """Queue `texts` on the embedder's worker threads and return at once. The queue is shared, so
         texts of several calls in flight keep every worker busy (a document of one passage would idle
-        all but one); each text still runs alone, so a vector never depends on what it queued with."""
+        all but one); each text still runs alone, so a vector never depends on what it queued with.
+        `passages`: how many passages the texts are the windows of (what `embedded` counts; default: one each)."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="hexmcp-embed",
                                             initializer=pass_thread)
-        return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts])
+        return PendingVectors(self, [self._pool.submit(self._embed_after_foreground, text) for text in texts],
+                              len(texts) if passages is None else passages)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """`text`'s tokens as character offsets, untruncated, special tokens left out: where a passage's
+        windows start and end (windows.py)."""
+        if self._plain_tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_str(self.encoder.tokenizer.to_str())
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._plain_tokenizer = tokenizer
+        (encoding,) = self._plain_tokenizer.encode_batch([text], add_special_tokens=False)  # lets go of the GIL
+        return encoding.offsets
 
     def _embed_after_foreground(self, text: str) -> tuple[np.ndarray, int]:
         # The sentence vector alone: the classifier's segment rows are nothing a passage needs. Its token count
@@ -82,8 +98,8 @@ class PassageEmbedder:
         with FOREGROUND.background_pass():  # waits for the foreground, keeps a core free for it (foreground_gate.py)
             return self.encoder.embed_sentence(text)
 
-    def _finish(self, vectors: np.ndarray, tokens: int) -> np.ndarray:
-        self.embedded += len(vectors)
+    def _finish(self, vectors: np.ndarray, tokens: int, passages: int) -> np.ndarray:
+        self.embedded += passages
         self.embedded_tokens += tokens
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms > 0, norms, 1.0)
@@ -92,8 +108,8 @@ class PassageEmbedder:
 class PendingVectors:
     """The vectors of one `submit_many` call, once every text of it is embedded."""
 
-    def __init__(self, embedder: PassageEmbedder, parts: list[Future[Any]]) -> None:
-        self._embedder, self._parts = embedder, parts
+    def __init__(self, embedder: PassageEmbedder, parts: list[Future[Any]], passages: int) -> None:
+        self._embedder, self._parts, self._passages = embedder, parts, passages
 
     def result(self) -> np.ndarray:
         """(len(texts), dimension) float32, L2-normalised; waits for the texts still queued."""
@@ -101,4 +117,4 @@ class PendingVectors:
             return np.zeros((0, self._embedder.dimension), dtype=np.float32)
         embedded = [part.result() for part in self._parts]
         vectors = np.stack([np.asarray(vector, dtype=np.float32) for vector, _ in embedded])
-        return self._embedder._finish(vectors, sum(tokens for _, tokens in embedded))
+        return self._embedder._finish(vectors, sum(tokens for _, tokens in embedded), self._passages)

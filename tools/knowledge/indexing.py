@@ -15,8 +15,9 @@ import attrs
 from .builder import build_index, new_store
 from .chunking import DEFAULT_MAX_CHARS, chunk_document
 from .corpus import CorpusSpec, load_documents
-from .embedder import PassageEmbedder
+from .embedder import PASSAGE_MAX_TOKENS, PassageEmbedder
 from .index_progress import IndexProgress
+from .windows import passage_windows
 
 
 @attrs.frozen(kw_only=True)
@@ -24,7 +25,7 @@ class IndexSummary:
     documents: int
     passages: int
     embedded: int  # passages embedded by this run (the rest came from the cache)
-    tokens: int
+    tokens: int  # the tokens the encoder reads for every passage, each window of a long one (windows.py)
     seconds: float
     version: str
 
@@ -76,6 +77,7 @@ def index_corpus(spec: CorpusSpec, *, cache_dir: Path, quantization: str = "int8
     if embedded == len(passages):  # counted while embedding: no second tokenization of the corpus
         tokens = embedder.embedded_tokens - tokens_before
     else:  # some came from the cache, never tokenized by this run
-        tokens = count_tokens(embedder.encoder.tokenizer, [p.indexed_text() for p in passages])
+        texts = [t for p in passages for t in passage_windows(p, embedder.token_offsets, PASSAGE_MAX_TOKENS)]
+        tokens = count_tokens(embedder.encoder.tokenizer, texts)
     return IndexSummary(documents=len(documents), passages=len(index.passages), embedded=embedded,
                         tokens=tokens, seconds=time.perf_counter() - started, version=index.version)

@@ -1,13 +1,15 @@
 """The searchable knowledge base: passages, their BM25 index and their vectors in a VectorStore.
 
 Queries go through `clean_query` (one place for the empty/oversize rules every tool shares), then
-both retrievers, then `fusion.fuse`. Results are distinct: the copies of one page (version folders,
+both retrievers, then `fusion.fuse`. A passage longer than the encoder's window has a vector per window
+(windows.py); its dense score is its best window's cosine. Results are distinct: the copies of one page (version folders,
 mirrors, identical texts: versions.py) answer as one result, the preferred copy with the others named.
 Document search ranks a page by its best passage.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Collection, Sequence
 
@@ -21,6 +23,7 @@ from .passages import Passage, SourceDocument
 from .queries import clean_query
 from .vectors.port import VectorStore
 from .versions import PageCatalog
+from .windows import passage_of_row
 
 DENSE_DEPTH = 100  # dense candidates per query before fusion, for a search of one result per passage
 PAGE_DEPTH = 300  # passages read to fill a list of distinct pages: copies and siblings take many
@@ -50,7 +53,9 @@ class KnowledgeIndex:
     """Read-only once built; a rebuilt corpus is a new KnowledgeIndex (swapped in whole)."""
 
     def __init__(self, documents: Sequence[SourceDocument], passages: Sequence[Passage], embed_query: object,
-                 store: VectorStore, version: str, *, preferred_version: str | None = None) -> None:
+                 store: VectorStore, version: str, *, preferred_version: str | None = None,
+                 rows: int | None = None) -> None:
+        """`rows`: how many rows the store holds for these passages (one per window; default one per passage)."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
@@ -64,6 +69,8 @@ class KnowledgeIndex:
                                           dtype=np.int64)
         self._place = _places(self.passages, self.pages)
         self.dense_weight = DENSE_WEIGHT  # a knob for bench/relevance.py, not a serving setting
+        # Rows read per passage wanted from the store: a long passage's further windows take rows too.
+        self._rows_per_passage = max(1.0, (rows or 0) / len(self.passages)) if self.passages else 1.0
 
     def passage(self, passage_id: str) -> Passage:
         try:
@@ -83,8 +90,24 @@ class KnowledgeIndex:
 
     def nearest_passages(self, vector: np.ndarray, limit: int) -> list[tuple[Passage, float]]:
         """The passages whose vectors are nearest `vector`, with their cosines, best first."""
-        hits = self._store.search(vector, limit) if self.passages else []
-        return [(self.passages[self._by_id[h.passage_id]], h.score) for h in hits if h.passage_id in self._by_id]
+        return [(self.passages[i], score) for i, score in self._nearest(vector, limit, {})]
+
+    def _nearest(self, vector: np.ndarray, limit: int, filters: dict) -> list[tuple[int, float]]:
+        """The `limit` passages nearest `vector` as (passage index, best window's cosine), best first. Rows are
+        read until `limit` distinct passages are among them: then no passage left out can score higher."""
+        if not self.passages or limit <= 0:
+            return []
+        depth = math.ceil(limit * self._rows_per_passage)
+        while True:
+            hits = self._store.search(vector, depth, **filters)
+            best: dict[int, float] = {}
+            for hit in hits:  # best first, so a passage's first row is its best window
+                index = self._by_id.get(passage_of_row(hit.passage_id))
+                if index is not None:
+                    best.setdefault(index, hit.score)
+            if len(best) >= limit or len(hits) < depth:
+                return list(best.items())[:limit]
+            depth *= 2
 
     def _allowed(self, document_id: str | None, version: str | None, path: str | None) -> set[str] | None:
         if document_id is not None:
@@ -108,8 +131,7 @@ class KnowledgeIndex:
             vector = self._embed_query(text)  # type: ignore[operator]
             filters = ({} if allowed is None else {"document_id": next(iter(allowed))} if len(allowed) == 1
                        else {"document_ids": allowed})
-            hits = self._store.search(vector, max(DENSE_DEPTH, depth), **filters)
-            dense = {self._by_id[h.passage_id]: h.score for h in hits if h.passage_id in self._by_id}
+            dense = dict(self._nearest(vector, max(DENSE_DEPTH, depth), filters))
         return fuse(method, dense, lexical, depth, self.dense_weight)
 
     def search_passages(self, query: str, limit: int = 10, *, document_id: str | None = None,

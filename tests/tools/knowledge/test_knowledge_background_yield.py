@@ -41,8 +41,13 @@ class RecordingEncoder:
     dimension = 4
 
     def __init__(self, seconds: float = 0.0) -> None:
+        from tokenizers import Tokenizer, models, pre_tokenizers
+
         self.seconds = seconds
         self.passes: list[dict[str, Any]] = []
+        # Where a long passage's windows start (PassageEmbedder.token_offsets): words, as the passes count them.
+        self.tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+        self.tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
 
     def embed_sentence(self, text: str) -> tuple[np.ndarray, int]:
         self.passes.append({"text": text, "niceness": niceness(), "foreground": FOREGROUND.active,

@@ -133,6 +133,9 @@ class _CountingStore:
     def search(self, query, limit, **filters):
         return self.inner.search(query, limit, **filters)
 
+    def __len__(self) -> int:
+        return len(self.inner)
+
 
 @pytest.fixture
 def opened_stores(monkeypatch) -> list[_CountingStore]:

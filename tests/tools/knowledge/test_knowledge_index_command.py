@@ -87,8 +87,8 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(knowledge_cache: Path, em
     assert 0 < saved < total
     # A clean state: no temporary file left behind, and every saved document's vectors are whole.
     files = list((cache / "knowledge").iterdir())
-    assert files and all(f.suffix == ".npy" for f in files), files
-    assert sum(len(np.load(f)) for f in files) == saved
+    assert files and all(f.suffix == ".npz" for f in files), files
+    assert sum(len(np.load(f)["windows"]) for f in files) == saved
     resumed = _index(str(corpus), cache=cache)
     assert resumed.returncode == 0, resumed.stderr
     assert f"passages ({total - saved} embedded, {saved} cached)" in resumed.stdout

@@ -135,12 +135,13 @@ class _InterruptedAfter:
     def __init__(self, embedder, documents: int) -> None:
         self.inner, self.left = embedder, documents
         self.model_key, self.dimension, self.embed = embedder.model_key, embedder.dimension, embedder.embed
+        self.token_offsets = embedder.token_offsets
 
-    def submit_many(self, texts):  # the builder queues each document through this, in order
+    def submit_many(self, texts, **counts):  # the builder queues each document through this, in order
         if self.left == 0:
             raise KeyboardInterrupt
         self.left -= 1
-        return self.inner.submit_many(texts)
+        return self.inner.submit_many(texts, **counts)
 
 
 def test_an_interrupted_build_resumes_where_it_stopped(corpus_dir: Path, embedder, tmp_path_factory) -> None:
@@ -188,6 +189,8 @@ def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir
     document saves is exactly what embedding it alone gives, in its own passage order."""
     from hexmcp.tools.knowledge.builder import WINDOW_PASSAGES, VectorCache, vectors_key
     from hexmcp.tools.knowledge.chunking import DEFAULT_MAX_CHARS
+    from hexmcp.tools.knowledge.embedder import PASSAGE_MAX_TOKENS
+    from hexmcp.tools.knowledge.windows import passage_windows
 
     cache = tmp_path_factory.mktemp("window")
     documents = load_documents(CorpusSpec(roots=[corpus_dir]))
@@ -196,8 +199,10 @@ def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir
     build_index(documents, embedder, ExactStore(embedder.dimension), cache_dir=cache)
     saved = VectorCache(cache / "knowledge")
     for document in documents:
-        texts = [p.indexed_text() for p in chunks[document.document_id]]
-        vectors = saved.load(vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document), len(texts),
-                             embedder.dimension)
-        assert vectors is not None, document.document_id
-        np.testing.assert_allclose(vectors, embedder.embed_many(texts), atol=1e-6)
+        windows = [passage_windows(p, embedder.token_offsets, PASSAGE_MAX_TOKENS) for p in chunks[document.document_id]]
+        held = saved.load(vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document), len(windows),
+                          embedder.dimension)
+        assert held is not None, document.document_id
+        vectors, counts = held
+        assert counts.tolist() == [len(w) for w in windows]
+        np.testing.assert_allclose(vectors, embedder.embed_many([t for w in windows for t in w]), atol=1e-6)

@@ -48,7 +48,7 @@ def http_base(big_corpus: Path, knowledge_cache: Path, embedder: Any) -> Any:
 
 
 def cached_vectors(cache: Path) -> int:
-    return len(list((cache / "knowledge").glob("*.npy")))
+    return len(list((cache / "knowledge").glob("*.npz")))
 
 
 @pytest.fixture(params=["http", "stdio", "ws"])
