@@ -17,6 +17,9 @@ batch in turn), so a noisy neighbour on the machine hits them all alike. Measure
   * sequential tools/call round trips (one in flight): calls/s, p50, p99;
   * pipelined round trips (a window of N in flight, default 64): calls/s, p50, p99;
   * ratios against the SDK and against the ceiling, with the targets of issue 14;
+  * for sequential batches, the share of sampled calls on which client and server last ran on one CPU:
+    a wake-up across a VM's virtual CPUs costs more than the server's whole call, so the sequential
+    ratios follow where the scheduler left the processes (`--pin same|split` fixes it; diary stdio.md);
   * cold start: spawn to the `initialize` answer, median over several starts, including
     `hexmcp stdio --no-classifier` and `hexmcp stdio` (whose embedding model must load lazily).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -86,6 +90,7 @@ class Run:
     calls: int
     seconds: float
     latencies: list[float]
+    same_cpu: float | None = None  # share of sampled calls with the server last run on the client's CPU
 
     @property
     def rate(self) -> float:
@@ -142,17 +147,36 @@ class RawClient:
             self.process.wait()
 
 
+def last_cpu(pid: int, tid: int | None = None) -> int | None:
+    """The CPU a process's main thread (or thread `tid`) last ran on (field 39 of stat(5)); None off Linux."""
+    try:
+        with open(f"/proc/{pid}/task/{tid or pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def sequential(client: RawClient, calls: int) -> Run:
+    """One request in flight. Every 50th call also notes whether client and server last ran on one CPU:
+    on a VM a wake-up across virtual CPUs costs tens of µs, so a sequential rate means little without
+    it (diary stdio.md, 2026-11-27)."""
     latencies = []
+    together = samples = 0
+    me, server = os.getpid(), client.process.pid
     started = time.perf_counter()
-    for _ in range(calls):
+    for index in range(calls):
         request_id, request = client.call_request()
         sent = time.perf_counter()
         client.send(request)
         answer = client.receive()
         latencies.append(time.perf_counter() - sent)
         assert answer["id"] == request_id and "result" in answer and not answer["result"].get("isError"), answer
-    return Run(calls, time.perf_counter() - started, latencies)
+        if index % 50 == 0:
+            mine, theirs = last_cpu(me), last_cpu(server)
+            if mine is not None and theirs is not None:
+                samples += 1
+                together += mine == theirs
+    return Run(calls, time.perf_counter() - started, latencies, together / samples if samples else None)
 
 
 def pipelined(client: RawClient, calls: int, window: int) -> Run:
@@ -180,12 +204,24 @@ def pipelined(client: RawClient, calls: int, window: int) -> Run:
 
 
 def merge(runs: list[Run]) -> Run:
-    return Run(sum(r.calls for r in runs), sum(r.seconds for r in runs), [x for r in runs for x in r.latencies])
+    shares = [r.same_cpu for r in runs if r.same_cpu is not None]
+    return Run(sum(r.calls for r in runs), sum(r.seconds for r in runs), [x for r in runs for x in r.latencies],
+               statistics.fmean(shares) if shares else None)
 
 
-def run_suite(suite: Suite, calls: int, window: int, rounds: int) -> dict[str, tuple[Run, Run]]:
+def pin(pid: int, cpus: set[int] | None) -> None:
+    """Put every thread of a process on `cpus` (threads it starts later inherit it from their creator)."""
+    if cpus is not None:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.sched_setaffinity(int(tid), cpus)
+
+
+def run_suite(suite: Suite, calls: int, window: int, rounds: int,
+              server_cpus: set[int] | None = None) -> dict[str, tuple[Run, Run]]:
     """Every server up at once; each round gives each one a sequential and a pipelined batch in turn."""
     clients = {name: RawClient(command, suite.tool, suite.arguments) for name, command in suite.servers.items()}
+    for client in clients.values():
+        pin(client.process.pid, server_cpus)
     batch = max(1, calls // rounds)
     runs: dict[str, tuple[list[Run], list[Run]]] = {name: ([], []) for name in clients}
     try:
@@ -208,10 +244,12 @@ def run_suite(suite: Suite, calls: int, window: int, rounds: int) -> dict[str, t
 
 def report_suite(title: str, suite: Suite, results: dict[str, tuple[Run, Run]]) -> None:
     print(f"\n{title}: tools/call {suite.tool} over stdio")
-    print(f"{'server':<14} {'mode':<10} {'calls/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'server':<14} {'mode':<10} {'calls/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'same CPU':>9}")
     for name, runs in results.items():
         for mode, run in zip(MODES, runs):
-            print(f"{name:<14} {mode:<10} {run.rate:>10.0f} {ms(run.percentile(0.5)):>8} {ms(run.percentile(0.99)):>8}")
+            share = "" if run.same_cpu is None else f"{run.same_cpu:.2f}"
+            print(f"{name:<14} {mode:<10} {run.rate:>10.0f} {ms(run.percentile(0.5)):>8} {ms(run.percentile(0.99)):>8}"
+                  f" {share:>9}")
     for index, mode in enumerate(MODES):
         subject = results[suite.subject][index].rate
         ratio = subject / results[suite.reference][index].rate
@@ -257,13 +295,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved batches per server")
     parser.add_argument("--suite", action="append", choices=list(SUITES), help="run only this suite (repeatable)")
     parser.add_argument("--starts", type=int, help="cold starts per server (default 10, quick 3)")
+    parser.add_argument("--pin", choices=("none", "same", "split"), default="none",
+                        help="same: client and servers on CPU 0; split: client on 0, servers on 1 (default: the "
+                             "scheduler places them, and says where in the 'same CPU' column)")
     args = parser.parse_args(argv)
     calls = args.calls or (500 if args.quick else 5000)
     starts = args.starts or (3 if args.quick else 10)
 
+    server_cpus = {"none": None, "same": {0}, "split": {1}}[args.pin]
+    if server_cpus is not None:
+        os.sched_setaffinity(0, {0})
+        print(f"pinned: client on CPU 0, servers on CPU {min(server_cpus)}")
     for title in args.suite or list(SUITES):
         suite = SUITES[title]
-        report_suite(title, suite, run_suite(suite, calls, args.window, args.rounds))
+        report_suite(title, suite, run_suite(suite, calls, args.window, args.rounds, server_cpus))
 
     print(f"\ncold start to the initialize answer (median of {starts})")
     for name, command in COLD_START.items():
