@@ -65,16 +65,26 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, f
 
 
 async def cost_per_call(arms: dict[str, Callable[[], Awaitable[None]]], calls: int, rounds: int,
-                        warm: int) -> dict[str, tuple[float, float]]:
+                        warm: int, pause_s: float = 0.0) -> dict[str, tuple[float, float]]:
     """Seconds of this thread's CPU and of wall time per call of each arm: `warm` calls of each first
     (connections open, code paths run), then `rounds` rounds of `calls` calls, the arms interleaved round
-    by round so that the machine's other work hits each alike; medians over rounds."""
+    by round so that the machine's other work hits each alike; medians over rounds. `pause_s`: the loop
+    sleeps that long before each call (not counted), as it waits on the classifier before a routed call."""
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
     for arm in arms.values():
         for _ in range(warm):
             await arm()
     for _ in range(rounds):
         for name, arm in arms.items():
+            if pause_s:
+                cpu_s = wall_s = 0.0
+                for _ in range(calls):
+                    await asyncio.sleep(pause_s)
+                    cpu, wall = time.thread_time(), time.perf_counter()
+                    await arm()
+                    cpu_s, wall_s = cpu_s + time.thread_time() - cpu, wall_s + time.perf_counter() - wall
+                samples[name].append((cpu_s / calls, wall_s / calls))
+                continue
             cpu, wall = time.thread_time(), time.perf_counter()
             for _ in range(calls):
                 await arm()

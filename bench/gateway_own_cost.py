@@ -11,7 +11,13 @@ shared machine, unlike wall time) of these arms, interleaved round by round:
 - `route tool`: `tools/call` of a tool answering the same routing decision, with the same arguments and a
   result of the same shape, but no gateway call: the tool layer's share of routeCompletion;
 - `complete()`: `OpenAICompatibleGateway.complete` alone (retry loop, size-limited read, error map, parsing);
-- `aiohttp`: a bare `aiohttp.ClientSession.post` of the same body, read and parsed: the HTTP client's floor.
+- `aiohttp`: a bare `aiohttp.ClientSession.post` of the same body, read and parsed: the HTTP client's floor;
+- `raw protocol`: the same request as prebuilt bytes on one kept-alive connection, an asyncio Protocol with
+  httptools' parser (what uvicorn parses with), the answer parsed: the floor of any HTTP/1.1 client on this
+  loop (one socket write, one read, a parse), with none of a client's work (no pool, no headers built, no
+  caps, no TLS). Not a client hexmcp could ship as it is: a measure of what aiohttp costs above that floor.
+`--pause-ms N` sleeps N ms before every call (not counted), as the loop waits on the classifier before a
+routed call: the upstream and the loop then start each call idle, as in `hexmcp serve` at c=1.
 Prints medians over rounds (µs CPU and wall per call) and the differences: what routeCompletion adds over
 the route tool (the gateway's own cost on the loop), and how much of it the bare HTTP request accounts for.
 """
@@ -24,7 +30,9 @@ import sys
 from typing import Any, Awaitable, Callable
 
 import aiohttp
+import httptools
 import orjson
+from yarl import URL
 
 from bench.gateway_client_cost import cost_per_call
 from bench.http import free_port, start, stop
@@ -59,6 +67,37 @@ class FixedRouting:
         return RouteChoice(category=CATEGORY, confidence=0.93, model="qwen3-32b", use_reasoning=False)
 
 
+class RawHttp(asyncio.Protocol):
+    """One kept-alive HTTP/1.1 connection: a request written as prebuilt bytes, the answer's body returned
+    when httptools says the message is complete. The floor arm only (no errors, caps or pool handled)."""
+
+    def __init__(self) -> None:
+        self._parser = httptools.HttpResponseParser(self)
+        self._body: list[bytes] = []
+        self._answer: asyncio.Future[bytes] | None = None
+        self._transport: Any = None  # uvloop's transports are not asyncio.Transport subclasses
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self._parser.feed_data(data)
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        assert self._answer is not None
+        self._answer.set_result(b"".join(self._body))
+        self._body = []
+
+    async def post(self, request: bytes) -> bytes:
+        assert self._transport is not None
+        self._answer = asyncio.get_running_loop().create_future()
+        self._transport.write(request)
+        return await self._answer
+
+
 def _server(gateway: OpenAICompatibleGateway) -> McpServer:
     server = McpServer("bench", "1")
     register_gateway_tools(server, gateway, FixedRouting(), GatewaySettings())
@@ -78,7 +117,7 @@ def _server(gateway: OpenAICompatibleGateway) -> McpServer:
     return server
 
 
-async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, float]]:
+async def measure(url: str, calls: int, rounds: int, pause_s: float = 0.0) -> dict[str, tuple[float, float]]:
     gateway = OpenAICompatibleGateway(GatewayConfig(url=url, retries=RetryPolicy(max_retries=0)))
     server = _server(gateway)
     session = server.open_session(session_id="bench", peer=NullPeer(), assume_version="2025-11-25")
@@ -100,14 +139,23 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, tuple[float, f
         async with client.post(url + "/chat/completions", data=BODY) as response:
             orjson.loads(await response.read())
 
+    address = URL(url)
+    _, raw = await asyncio.get_running_loop().create_connection(RawHttp, address.host, address.port)
+    raw_request = (f"POST {address.path}/chat/completions HTTP/1.1\r\nHost: {address.host}:{address.port}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n\r\n").encode() + BODY
+
+    async def raw_protocol() -> None:
+        orjson.loads(await raw.post(raw_request))
+
     arms: dict[str, Callable[[], Awaitable[None]]] = {
         "routeCompletion": lambda: tool_call(routed), "route tool": lambda: tool_call(route_only),
-        "complete()": complete, "aiohttp": bare_aiohttp}
+        "complete()": complete, "aiohttp": bare_aiohttp, "raw protocol": raw_protocol}
     try:
-        per_call = await cost_per_call(arms, calls, rounds, warm=100)
+        per_call = await cost_per_call(arms, calls, rounds, warm=100, pause_s=pause_s)
     finally:
         await gateway.aclose()
         await client.close()
+        raw._transport.close()
     return {name: (cpu * 1e6, wall * 1e6) for name, (cpu, wall) in per_call.items()}
 
 
@@ -123,13 +171,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per arm and round")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pause-ms", type=float, default=0.0, help="idle before every call (not counted)")
     args = parser.parse_args(argv)
     # As `hexmcp serve` logs by default (info): a line per call at info or above would be counted.
     configure_logging("info")
     port = free_port()
     upstream = start([sys.executable, "-m", "bench.servers.fake_openai", "--port", str(port)], port)
     try:
-        results: dict[str, Any] = _run(measure(f"http://127.0.0.1:{port}/v1", args.calls, args.rounds))
+        results: dict[str, Any] = _run(measure(f"http://127.0.0.1:{port}/v1", args.calls, args.rounds,
+                                                       args.pause_ms / 1000))
     finally:
         stop(upstream)
     print(f"{'arm':<16} {'CPU µs/call':>12} {'wall µs/call':>13}")
@@ -140,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"routeCompletion over the route tool (the gateway's own loop CPU): +{own:.1f} µs; the bare aiohttp "
           f"request {floor:.1f} µs of it, hexmcp's wrapper +{own - floor:.1f} µs "
           f"(complete() over aiohttp +{results['complete()'][0] - floor:.1f} µs)")
+    raw_cpu, raw_wall = results["raw protocol"]
+    print(f"the bare aiohttp request over the raw-protocol floor: +{floor - raw_cpu:.1f} µs CPU, "
+          f"+{results['aiohttp'][1] - raw_wall:.1f} µs wall")
     return 0
 
 
