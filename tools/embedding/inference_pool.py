@@ -71,7 +71,8 @@ class InferencePool:
 
         Micro-batching, with `process_batch` (items → answers, in order) and `max_batch` > 1: a worker takes
         the oldest request and, with it, up to `max_batch - 1` more that are already queued (they arrived
-        while the previous batch ran), then waits at most `batch_window_s` for others to fill the batch.
+        while the previous batch ran; without a window, no more than its share of the outstanding
+        requests: see `_gather`), then waits at most `batch_window_s` for others to fill the batch.
         A lone request is thus delayed by at most `batch_window_s` (0: not at all). Only for a model whose
         answers do not depend on their batch-mates (fp32, int8row; see SentenceEncoder.embed_many).
         `gate`: what background work waits on while requests are outstanding."""
@@ -212,15 +213,21 @@ class InferencePool:
         """`first` and the requests queued behind it, up to max_batch, waiting at most batch_window_s for
         more; and whether a stop sentinel was taken meanwhile (the worker stops after this batch).
 
-        Without a window a worker takes only its share of what is queued (queued / workers, rounded up):
-        callers answered together come back together, and a worker that took all of them would leave
-        the other cores idle while it ran their batch (measured: 16 callers, batches of 16, one worker
-        busy, c=16 throughput below c=1's on long texts)."""
+        Without a window a worker takes what is queued up to its share of every outstanding request
+        (outstanding / workers, rounded up; queued, running and being answered all count). Not all of
+        them: callers answered together come back together, and a worker that took all 16 of 16 callers
+        left the other core idle while it ran their batch (c=16 throughput below c=1's on long texts).
+        Not a share of the queue either: a worker that wakes while the other computes would then leave
+        half of what queued behind for a worker that is busy for a whole pass, and both drift into
+        lockstep, finishing together and splitting each wave into passes of about three (ADR 1203). With
+        the share of the outstanding requests, 16 callers settle into two alternating waves of eight:
+        one worker computes while the other's callers come back and queue."""
         batch = [first]
         deadline = time.monotonic() + self._batch_window_s
         limit = self._max_batch
         if self._batch_window_s <= 0:
-            limit = min(limit, -(-(1 + self._queue.qsize()) // len(self._threads)))
+            # Read from a worker thread without a lock: a count a request or two stale moves the cap by one at most.
+            limit = min(limit, max(1, -(-self._outstanding // len(self._threads))))
         while len(batch) < limit:
             try:
                 entry = self._queue.get_nowait()

@@ -190,6 +190,56 @@ def test_requests_queued_behind_a_pass_share_the_next_one_up_to_the_cap():
         assert pool.batches == 3 and pool.completed == 7
 
 
+class HeldBatches:
+    """A fake batching model: a batch holding a "hold-…" item blocks until that item is released; others
+    run at once. Records each batch and the thread that ran it."""
+
+    def __init__(self) -> None:
+        self.held = {name: threading.Event() for name in ("hold-a", "hold-b")}
+        self.batches: list[tuple[str, list[str]]] = []
+        self.lock = threading.Lock()
+
+    def many(self, items: list[str]) -> list[str]:
+        for item in items:
+            if item in self.held:
+                self.held[item].wait(timeout=10)
+        with self.lock:
+            self.batches.append((threading.current_thread().name, list(items)))
+        return [item.upper() for item in items]
+
+
+def test_a_worker_takes_its_share_of_every_outstanding_request_not_half_the_queue():
+    # Two workers, each held on one request, six more queued behind them: eight outstanding. The worker
+    # released first takes four (8 / 2 workers), not three (half the queue), and then the last two,
+    # while the other worker is still busy: passes stay full instead of halving round after round.
+    model = HeldBatches()
+    pool = InferencePool(str.upper, process_batch=model.many, workers=2, max_queue=64, timeout=5, max_batch=32)
+    try:
+
+        async def main():
+            held_a = asyncio.ensure_future(pool.submit("hold-a"))
+            await asyncio.sleep(0.05)  # one worker runs it
+            held_b = asyncio.ensure_future(pool.submit("hold-b"))
+            await asyncio.sleep(0.05)  # the other runs this one
+            queued = [asyncio.ensure_future(pool.submit(f"q{i}")) for i in range(6)]
+            await asyncio.sleep(0.05)
+            model.held["hold-a"].set()
+            answers = await asyncio.gather(held_a, *queued)
+            model.held["hold-b"].set()
+            return answers + [await held_b]
+
+        assert asyncio.run(main()) == ["HOLD-A"] + [f"Q{i}" for i in range(6)] + ["HOLD-B"]
+        (first_thread, _), *_ = model.batches
+        assert [items for thread, items in model.batches if thread == first_thread] == [
+            ["hold-a"], ["q0", "q1", "q2", "q3"], ["q4", "q5"]
+        ]
+        assert [items for thread, items in model.batches if thread != first_thread] == [["hold-b"]]
+    finally:
+        for event in model.held.values():
+            event.set()
+        pool.close()
+
+
 def test_a_lone_request_waits_at_most_the_window():
     with batching_pool(workers=1, max_queue=8, timeout=5, max_batch=32, batch_window_s=0.03) as (gate, pool):
         gate.release.set()
