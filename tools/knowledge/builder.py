@@ -149,11 +149,14 @@ class _Build:
         self.version = index_version(self.model_key, max_chars, documents)
         self.passages: list[Passage] = []
         self.done: list[SourceDocument] = []
+        # The most rows one passage holds; None once a document the store held already came in (its count unknown).
+        self.max_windows: int | None = 1
 
     def snapshot(self, final: bool) -> KnowledgeIndex:
         return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
                               self.version if final else f"{self.version}-partial",
-                              preferred_version=self.preferred_version, rows=len(self.store))
+                              preferred_version=self.preferred_version, rows=len(self.store),
+                              max_windows=self.max_windows)
 
     def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
         """First pass: add what the store or the cache already holds; the rest is returned, to embed."""
@@ -215,6 +218,10 @@ class _Build:
             rows = [(row_id(p.passage_id, n), p.document_id) for p, count in zip(chunks, windows.tolist())
                     for n in range(count)]
             self.store.upsert([row for row, _ in rows], vectors, [document for _, document in rows])
+            if self.max_windows is not None and len(windows):
+                self.max_windows = max(self.max_windows, int(windows.max()))
+        elif chunks:
+            self.max_windows = None
         self.passages.extend(chunks)
         self.done.append(document)
         if self.progress is not None and chunks:

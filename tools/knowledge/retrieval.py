@@ -54,8 +54,9 @@ class KnowledgeIndex:
 
     def __init__(self, documents: Sequence[SourceDocument], passages: Sequence[Passage], embed_query: object,
                  store: VectorStore, version: str, *, preferred_version: str | None = None,
-                 rows: int | None = None) -> None:
-        """`rows`: how many rows the store holds for these passages (one per window; default one per passage)."""
+                 rows: int | None = None, max_windows: int | None = None) -> None:
+        """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
+        `max_windows`: the most rows any one of these passages holds, when known."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
@@ -71,6 +72,7 @@ class KnowledgeIndex:
         self.dense_weight = DENSE_WEIGHT  # a knob for bench/relevance.py, not a serving setting
         # Rows read per passage wanted from the store: a long passage's further windows take rows too.
         self._rows_per_passage = max(1.0, (rows or 0) / len(self.passages)) if self.passages else 1.0
+        self._max_windows = max_windows
 
     def passage(self, passage_id: str) -> Passage:
         try:
@@ -98,6 +100,10 @@ class KnowledgeIndex:
         if not self.passages or limit <= 0:
             return []
         depth = math.ceil(limit * self._rows_per_passage)
+        # Rows of `limit` passages of at most `max_windows` rows each: reading that many is enough, unless the
+        # store also holds rows of passages this index does not know (a partial index while a build goes on
+        # adds to the same store). Reading on past it would scan the whole store for rows this index drops.
+        enough = None if self._max_windows is None else limit * self._max_windows
         while True:
             hits = self._store.search(vector, depth, **filters)
             best: dict[int, float] = {}
@@ -105,9 +111,9 @@ class KnowledgeIndex:
                 index = self._by_id.get(passage_of_row(hit.passage_id))
                 if index is not None:
                     best.setdefault(index, hit.score)
-            if len(best) >= limit or len(hits) < depth:
+            if len(best) >= limit or len(hits) < depth or (enough is not None and depth >= enough):
                 return list(best.items())[:limit]
-            depth *= 2
+            depth = depth * 2 if enough is None else min(depth * 2, enough)
 
     def _allowed(self, document_id: str | None, version: str | None, path: str | None) -> set[str] | None:
         if document_id is not None:

@@ -138,3 +138,50 @@ def test_a_cache_file_whose_window_counts_do_not_fit_is_embedded_again(embedder,
     held = cache.load(key, 2, embedder.dimension)
     assert held is not None and held[1].tolist() == [1, 2]
     assert key != vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document, windows=False)
+
+
+class _CountingStore(MemoryVectorStore):
+    """The in-process store, remembering how many rows each search asked for."""
+
+    def __init__(self, dimension: int) -> None:
+        super().__init__(dimension)
+        self.depths: list[int] = []
+
+    def search(self, query, limit, **filters):  # type: ignore[override]
+        self.depths.append(limit)
+        return super().search(query, limit, **filters)
+
+
+def test_a_partial_index_reads_no_further_than_its_own_passages_need_while_the_store_grows() -> None:
+    # A build publishes partial indexes that share the store it goes on filling: rows of passages a snapshot
+    # does not know must not send its searches scanning the whole store for rows it would drop.
+    rng = np.random.default_rng(7)
+    dimension = 16
+    store = _CountingStore(dimension)
+    known = [Passage(passage_id=f"known.md#{i}", document_id="known.md", title="Known", headings=("Known",),
+                     start=0, end=0, text=f"known passage {i}") for i in range(4)]
+    rows = [row_id(p.passage_id, w) for p in known for w in range(2)]  # two windows each
+    store.upsert(rows, _unit(rng.normal(size=(len(rows), dimension))), ["known.md"] * len(rows))
+    from hexmcp.tools.knowledge.passages import SourceDocument
+    from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
+
+    document = SourceDocument(document_id="known.md", title="Known", text="", media_type="text/markdown",
+                              sections=())
+    snapshot = KnowledgeIndex([document], known, lambda text: None, store, "v-partial", rows=len(store),
+                              max_windows=2)
+    query = _unit(rng.normal(size=(1, dimension)))[0]
+    assert len(snapshot.nearest_passages(query, 3)) == 3
+    # The build goes on: 400 rows of passages this snapshot never saw, many nearer the query than its own.
+    foreign = [f"later.md#{i}" for i in range(400)]
+    store.upsert(foreign, _unit(query + 0.05 * rng.normal(size=(400, dimension))), ["later.md"] * 400)
+    store.depths.clear()
+    snapshot.nearest_passages(query, 3)
+    assert max(store.depths) <= 3 * 2  # limit x the most rows a known passage holds, not the whole store
+    # Without a known bound (documents whose window counts the build never saw) it reads on until it is sure.
+    unbounded = KnowledgeIndex([document], known, lambda text: None, store, "v", rows=len(rows))
+    assert {p.passage_id for p, _ in unbounded.nearest_passages(query, 4)} == {p.passage_id for p in known}
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    return matrix / np.linalg.norm(matrix, axis=-1, keepdims=True)
