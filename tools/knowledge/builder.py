@@ -156,7 +156,7 @@ class _Build:
         return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
                               self.version if final else f"{self.version}-partial",
                               preferred_version=self.preferred_version, rows=len(self.store),
-                              max_windows=self.max_windows)
+                              max_windows=self.max_windows, partial=not final)
 
     def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
         """First pass: add what the store or the cache already holds; the rest is returned, to embed."""

@@ -54,9 +54,10 @@ class KnowledgeIndex:
 
     def __init__(self, documents: Sequence[SourceDocument], passages: Sequence[Passage], embed_query: object,
                  store: VectorStore, version: str, *, preferred_version: str | None = None,
-                 rows: int | None = None, max_windows: int | None = None) -> None:
+                 rows: int | None = None, max_windows: int | None = None, partial: bool = False) -> None:
         """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
-        `max_windows`: the most rows any one of these passages holds, when known."""
+        `max_windows`: the most rows any one of these passages holds, when known. `partial`: a snapshot of a
+        build still going on, whose store goes on taking rows of passages this index does not know."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
@@ -73,6 +74,7 @@ class KnowledgeIndex:
         # Rows read per passage wanted from the store: a long passage's further windows take rows too.
         self._rows_per_passage = max(1.0, (rows or 0) / len(self.passages)) if self.passages else 1.0
         self._max_windows = max_windows
+        self._partial = partial
 
     def passage(self, passage_id: str) -> Passage:
         try:
@@ -100,10 +102,12 @@ class KnowledgeIndex:
         if not self.passages or limit <= 0:
             return []
         depth = math.ceil(limit * self._rows_per_passage)
-        # Rows of `limit` passages of at most `max_windows` rows each: reading that many is enough, unless the
-        # store also holds rows of passages this index does not know (a partial index while a build goes on
-        # adds to the same store). Reading on past it would scan the whole store for rows this index drops.
+        # Rows of `limit` passages of at most `max_windows` rows each: reading that many is enough.
         enough = None if self._max_windows is None else limit * self._max_windows
+        if self._partial:
+            # The build adds rows this snapshot drops, so no depth short of the whole store would be sure; a
+            # partial index answers from one read, as it did before windows, and the next snapshot catches up.
+            enough = depth
         while True:
             hits = self._store.search(vector, depth, **filters)
             best: dict[int, float] = {}

@@ -161,14 +161,15 @@ def test_a_partial_index_reads_no_further_than_its_own_passages_need_while_the_s
     known = [Passage(passage_id=f"known.md#{i}", document_id="known.md", title="Known", headings=("Known",),
                      start=0, end=0, text=f"known passage {i}") for i in range(4)]
     rows = [row_id(p.passage_id, w) for p in known for w in range(2)]  # two windows each
-    store.upsert(rows, _unit(rng.normal(size=(len(rows), dimension))), ["known.md"] * len(rows))
+    vectors = _unit(rng.normal(size=(len(rows), dimension)))
+    store.upsert(rows, vectors, ["known.md"] * len(rows))
     from hexmcp.tools.knowledge.passages import SourceDocument
     from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 
     document = SourceDocument(document_id="known.md", title="Known", text="", media_type="text/markdown",
                               sections=())
     snapshot = KnowledgeIndex([document], known, lambda text: None, store, "v-partial", rows=len(store),
-                              max_windows=2)
+                              max_windows=2, partial=True)
     query = _unit(rng.normal(size=(1, dimension)))[0]
     assert len(snapshot.nearest_passages(query, 3)) == 3
     # The build goes on: 400 rows of passages this snapshot never saw, many nearer the query than its own.
@@ -176,7 +177,12 @@ def test_a_partial_index_reads_no_further_than_its_own_passages_need_while_the_s
     store.upsert(foreign, _unit(query + 0.05 * rng.normal(size=(400, dimension))), ["later.md"] * 400)
     store.depths.clear()
     snapshot.nearest_passages(query, 3)
-    assert max(store.depths) <= 3 * 2  # limit x the most rows a known passage holds, not the whole store
+    assert max(store.depths) <= 3 * 2  # one read of its own rows' worth, not the whole store
+    # A finished index is exact: it reads until it holds `limit` passages, at most limit x their most windows.
+    own_store = _CountingStore(dimension)
+    own_store.upsert(rows, vectors, ["known.md"] * len(rows))
+    final = KnowledgeIndex([document], known, lambda text: None, own_store, "v", rows=len(rows), max_windows=2)
+    assert len(final.nearest_passages(query, 4)) == 4 and max(own_store.depths) <= 4 * 2
     # Without a known bound (documents whose window counts the build never saw) it reads on until it is sure.
     unbounded = KnowledgeIndex([document], known, lambda text: None, store, "v", rows=len(rows))
     assert {p.passage_id for p, _ in unbounded.nearest_passages(query, 4)} == {p.passage_id for p in known}
