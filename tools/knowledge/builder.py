@@ -57,6 +57,12 @@ def cache_path(directory: Path, key: str) -> Path:
     return directory / f"{key}{CACHE_SUFFIX}"
 
 
+def document_key(embedder: object, max_chars: int, document: SourceDocument) -> str:
+    """The cache key of `document`'s vectors from `embedder`: windowed if it cuts passages (`token_offsets`)."""
+    return vectors_key(embedder.model_key, max_chars, document,  # type: ignore[attr-defined]
+                       getattr(embedder, "token_offsets", None) is not None)
+
+
 class VectorCache:
     def __init__(self, directory: Path | None, lookups: collections.Counter[str] | None = None) -> None:
         self.directory = directory
@@ -228,7 +234,7 @@ class _Build:
             self.progress(len(chunks))
 
     def _key(self, document: SourceDocument) -> str:
-        return vectors_key(self.model_key, self.max_chars, document, self.token_offsets is not None)
+        return document_key(self.embedder, self.max_chars, document)
 
 
 class _Cancelled(Exception):

@@ -47,16 +47,14 @@ def register_index_tool(registrar: Registrar, service: Any) -> None:
 
 
 async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh: bool) -> IndexSummary:
-    from .builder import build_index, cache_path, new_store, vectors_key
+    from .builder import build_index, cache_path, document_key, new_store
     from .chunking import DEFAULT_MAX_CHARS, chunk_document
 
     embedder = service.embedder
     chunked = {d.document_id: len(chunk_document(d, DEFAULT_MAX_CHARS)) for d in documents}
     total = sum(chunked.values())
     cache_dir = service.config.cache_dir or default_cache_dir()
-    windows = hasattr(embedder, "token_offsets")
-    cached = {d.document_id: cache_path(cache_dir / "knowledge",
-                                        vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, d, windows))
+    cached = {d.document_id: cache_path(cache_dir / "knowledge", document_key(embedder, DEFAULT_MAX_CHARS, d))
               for d in documents}
     if fresh:  # drop these documents' cached vectors: they are embedded again and the new ones cached
         for path in cached.values():
