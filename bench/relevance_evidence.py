@@ -15,8 +15,9 @@ distinct pages as `search` serves them, beside `served` (the index as built) and
 - **query adapter**: a linear map of the query vector, fitted per corpus by ridge regression toward the
   identity (λ a multiple of the mean eigenvalue) on pairs the corpus gives without any question: each
   heading (embedded as a query) → the vector of the first passage under it; `d`: one pair per page and
-  heading path (versioned copies once), labels heading three pages or more left out. Never fitted on the
-  evaluation questions or answers.
+  heading path (versioned copies once), labels heading three pages or more left out; `s`: each passage's first
+  sentence, bare, → the passage (one pair per place in a page); `ds`: both. Never fitted on the evaluation
+  questions or answers.
 - **question frame stripped**: the query embedded without a leading "how do I" / "what is" / "is there a
   way to" (a question's frame carries no topic).
 `windows (exact)` re-scores the served index through the same replacement of its dense search, so every
@@ -92,27 +93,46 @@ def context_of(passage: Passage) -> str:
     return first[: len(first) - len(passage.text)]
 
 
+def embedded_once(name: str, kind: str, texts: list[str], embedder: PassageEmbedder, cache_dir: Path) -> np.ndarray:
+    """`texts`' vectors, from the cache when held (keyed by the model and the texts)."""
+    digest = hashlib.sha256(embedder.model_key.encode())
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\x1f")
+    path = cache_dir / "evidence-lever" / f"{name}-{kind}-{digest.hexdigest()[:24]}.npy"
+    if path.exists():
+        return np.load(path)
+    started = time.perf_counter()
+    vectors = embedder.embed_many(texts)
+    print(f"  {name}: embedded {len(texts)} {kind} in {time.perf_counter() - started:.1f} s", flush=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
 def sentence_vectors(name: str, passages: list[Passage], embedder: PassageEmbedder,
                      cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
-    """(vectors of every passage's sentences, passage by passage; each passage's count), from the cache when held."""
+    """(vectors of every passage's sentences, passage by passage; each passage's count)."""
     texts: list[str] = []
     counts = np.zeros(len(passages), dtype=np.int64)
     for n, passage in enumerate(passages):
         found = [context_of(passage) + s for s in sentences(passage.text)]
         counts[n] = len(found)
         texts.extend(found)
-    digest = hashlib.sha256(embedder.model_key.encode())
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\x1f")
-    path = cache_dir / "evidence-lever" / f"{name}-{digest.hexdigest()[:24]}.npy"
-    if path.exists():
-        return np.load(path), counts
-    started = time.perf_counter()
-    vectors = embedder.embed_many(texts)
-    print(f"  {name}: embedded {len(texts)} sentences in {time.perf_counter() - started:.1f} s", flush=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors, counts
+    return embedded_once(name, "sentences", texts, embedder, cache_dir), counts
+
+
+def first_sentence_pairs(name: str, index: KnowledgeIndex, windows: GroupedRows, embedder: PassageEmbedder,
+                         cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Each passage's first sentence, bare (no title or heading: a query has none), embedded as a query → the
+    passage's first window; one pair per place in a page, so versioned copies count once. From the corpus alone."""
+    chosen: dict[tuple, tuple[str, int]] = {}
+    for n, passage in enumerate(index.passages):
+        found = sentences(passage.text)
+        if found:
+            chosen.setdefault(index._place[n], (found[0], n))  # noqa: SLF001 - (page, headings, ordinal)
+    texts = [text for text, _ in chosen.values()]
+    targets = np.stack([windows.vectors[windows.starts[n]] for _, n in chosen.values()])
+    return embedded_once(name, "first-sentences", texts, embedder, cache_dir), targets
 
 
 def span_vectors(vectors: np.ndarray, counts: np.ndarray, width: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -219,6 +239,9 @@ def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, 
     centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-9)
     pair_queries, pair_targets = heading_pairs(index, windows, embedder)
     distinct_queries, distinct_targets = heading_pairs(index, windows, embedder, distinct=True)
+    first_queries, first_targets = first_sentence_pairs(name, index, windows, embedder, cache_dir)
+    both_queries, both_targets = (np.concatenate([distinct_queries, first_queries]),
+                                  np.concatenate([distinct_targets, first_targets]))
 
     def view(dense: Callable[[np.ndarray], np.ndarray], query_map: Callable | None = None) -> EvidenceIndex:
         evidence = EvidenceIndex(list(index.documents.values()), passages, embedder.embed, store, index.version)
@@ -268,6 +291,12 @@ def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, 
                          Method.HYBRID, True),
         "adapter d λ3": (view(windows.best, normalised(fit_adapter(distinct_queries, distinct_targets, 3.0))),
                          Method.HYBRID, True),
+        "adapter s λ1": (view(windows.best, normalised(fit_adapter(first_queries, first_targets, 1.0))),
+                         Method.HYBRID, True),
+        "adapter s λ3": (view(windows.best, normalised(fit_adapter(first_queries, first_targets, 3.0))),
+                         Method.HYBRID, True),
+        "adapter ds λ3": (view(windows.best, normalised(fit_adapter(both_queries, both_targets, 3.0))),
+                          Method.HYBRID, True),
     }
     stripped = view(windows.best)
     stripped._embed_query = embed_stripped  # noqa: SLF001 - the lever replaces the query encoder
@@ -276,6 +305,7 @@ def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, 
     return {"set": name, "passages": len(passages), "window_rows": len(windows.vectors),
             "sentence_rows": len(sentence_matrix), "sentence_seconds": round(sentence_seconds, 1),
             "heading_pairs": len(pair_queries), "distinct_pairs": len(distinct_queries),
+            "first_sentence_pairs": len(first_queries),
             "questions": len(relevance_set.questions),
             "systems": score_systems(systems, relevance_set.questions, page_of)}
 
@@ -283,7 +313,8 @@ def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, 
 def print_result(result: dict[str, Any]) -> None:
     print(f"\n{result['set']}: {result['passages']} passages, {result['window_rows']} window rows, "
           f"{result['sentence_rows']} sentence rows ({result['sentence_seconds']} s), "
-          f"{result['heading_pairs']} heading pairs ({result['distinct_pairs']} distinct), {result['questions']} questions")
+          f"{result['heading_pairs']} heading pairs ({result['distinct_pairs']} distinct), "
+          f"{result['first_sentence_pairs']} first-sentence pairs, {result['questions']} questions")
     print_systems(result["systems"], width=16)
 
 
