@@ -76,7 +76,7 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
         # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
         try:
             value = await session.run_cancellable(call, tool.handler(arguments, ctx))
-            return ToolAnswer(text=value) if type(value) is str else to_call_result(value, tool)
+            return ToolAnswer(value) if type(value) is str else to_call_result(value, tool)  # positional: no kwargs dict
         except (InputNeeded, ProtocolError):
             raise
         except Exception as error:

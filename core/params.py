@@ -33,7 +33,9 @@ class PaginatedParams:
     cursor: str | None = None
 
 
-@attrs.define(kw_only=True)  # built on every tools/call: define's __init__ costs half of frozen's; never changed
+# Built on every tools/call, positionally (`parse_params`): define's __init__ costs half of frozen's, and
+# keywords would cost a dict per call. Never changed.
+@attrs.define
 class CallToolParams:
     name: str
     arguments: dict[str, Any] | None = None
@@ -138,7 +140,7 @@ def parse_params(params: Any, cls: type) -> Any:
         arguments = params.get("arguments")
         if (type(name) is str and (arguments is None or type(arguments) is dict) and "inputResponses" not in params
                 and "requestState" not in params and (not arguments or _STR.issuperset(map(type, arguments)))):
-            return CallToolParams(name=name, arguments=arguments)
+            return CallToolParams(name, arguments)
     if not isinstance(params, dict):
         raise ProtocolError(ErrorCode.INVALID_PARAMS, "params must be an object",
                             {"path": "$", "problem": f"expected object, got {type(params).__name__}"})

@@ -107,9 +107,9 @@ class Session:
                 route = self._methods.routes.get(method)
                 if route is None or not route.handshake:
                     raise _method_not_found(method, version)
-                call = Call(version=version, request_key=request_key, trace_id=trace_id,
-                            client_capabilities=self.client_capabilities, progress_token=meta.get("progressToken"),
-                            log_level=self.log_level)
+                # Positional: a class called with keywords packs them into a dict and unpacks it again.
+                call = Call(version, request_key, trace_id, self.client_capabilities, meta.get("progressToken"),
+                            self.log_level)
         except ProtocolError as error:
             rejection = self._reject(error.code, error.message, error.data, method=method)
             refusal_observers = self.server.refusal_observers

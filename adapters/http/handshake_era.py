@@ -353,8 +353,8 @@ def _reply(send: Send, core: Session, make_stream: Any, session_id: str | None, 
     """How a POST's answers go out, and the headers they carry (a session id to announce, or none)."""
     headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
     version = core.version or versions.LATEST_HANDSHAKE_VERSION
-    return Reply(send, headers=headers, make_stream=make_stream,
-                 priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok), headers
+    # Positional: a class called with keywords packs them into a dict and unpacks it again, on every POST.
+    return Reply(send, headers, make_stream, session_id is not None and version >= PRIMING_SINCE, json_ok), headers
 
 
 def _owned(session: HttpSession | None, request: HttpRequest) -> HttpSession | None:
