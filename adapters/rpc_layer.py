@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Iterator
 import structlog
 
 from hexmcp.core import ErrorCode, Ok, Outcome, PeerRequestFailed, Rejection, Session, new_event_id
-from hexmcp.core.log import bind_request_ids
+from hexmcp.core.log import bind_request_ids, set_request_ids
 from hexmcp.wire import jsonrpc
 from hexmcp.wire.pending import PendingRequests
 
@@ -35,11 +35,10 @@ class TraceIds:
     """Trace ids for the requests of one owner (a connection, or every HTTP request): `<prefix>-<n>`."""
 
     def __init__(self, prefix: str) -> None:
-        self._prefix = prefix
-        self._numbers = itertools.count(1)
-
-    def next(self) -> str:
-        return f"{self._prefix}-{next(self._numbers)}"
+        # `next()`: the next id, as one C call (a map formatting a counter's numbers), not a Python method:
+        # every request takes one.
+        template = prefix.replace("{", "{{").replace("}", "}}") + "-{}"
+        self.next: Callable[[], str] = map(template.format, itertools.count(1)).__next__
 
 
 HTTP_TRACES = TraceIds("h")
@@ -68,7 +67,7 @@ def serve_request(core: Session, request: jsonrpc.Request, trace_id: str) -> Awa
     2026 request) or on a reader that binds again before its next message. A plain function returning the
     core's awaitable, not a coroutine of its own: every request would pay a frame that only passes it on.
     """
-    bind_request_ids(core.session_id, trace_id)  # `bind`, written out: this runs for every request
+    set_request_ids((core.session_id, trace_id))  # `bind`, written out: this runs for every request
     # `begin_request` directly: `handle_request` only awaits it.
     return core.begin_request(request.method, request.params, request_key=request.id, trace_id=trace_id)
 
@@ -80,8 +79,9 @@ async def serve_notification(core: Session, notification: jsonrpc.Notification, 
 
 def answer(request_id: jsonrpc.RequestId, outcome: Outcome, *, with_version: bool = True) -> dict[str, Any] | None:
     """The JSON-RPC answer for an outcome; None for a cancelled request (the client wants no answer)."""
-    if isinstance(outcome, Ok):
-        return jsonrpc.encode_result(request_id, outcome.encodable(), with_version=with_version)
+    if isinstance(outcome, Ok):  # `Ok.encodable` written out for an answer without structured content
+        result = outcome.result if outcome.structured_json is None else outcome.encodable()
+        return jsonrpc.encode_result(request_id, result, with_version=with_version)
     if outcome.code is ErrorCode.REQUEST_CANCELLED:
         return None
     return jsonrpc.encode_rejection(request_id, outcome, with_version=with_version)

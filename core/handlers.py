@@ -23,7 +23,7 @@ from .params import (CallToolParams, CompleteParams, GetPromptParams, Initialize
                      PaginatedParams, ResourceParams, SetLevelParams)
 from .routing import Call, Route
 from .session import Session
-from .tools import OutputSchemaViolation, RegisteredTool, ToolAnswer, to_call_result
+from .tools import NOT_COMPILED, OutputSchemaViolation, RegisteredTool, ToolAnswer, to_call_result
 
 log = structlog.get_logger("hexmcp.core")
 
@@ -61,8 +61,12 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
         raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {params.name}",
                             {"path": "$.name", "tool": params.name})
     arguments = params.arguments or {}
-    tool.check_arguments(arguments)
-    answers = _gathered_answers(session, params, call, "tools/call", params.name)  # checks requestState too
+    check = tool.quick_check  # `check_arguments`' fast "valid" written out; it compiles the check on a first call
+    if check is NOT_COMPILED or check is None or not check(arguments):  # type: ignore[operator]
+        tool.check_arguments(arguments)
+    # A handshake version gathers no answers: `_gathered_answers` checks requestState on the others.
+    answers = {} if versions.FEATURES[call.version].handshake else _gathered_answers(
+        session, params, call, "tools/call", params.name)
     # A tool that never reads its context (and is no task, whose channel lives there) is handed none.
     ctx = session.context(call, answers) if tool.takes_context or tool.long_running is not None else None
     try:
@@ -71,7 +75,8 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
                                                  lambda: run_tool(session, tool, arguments, ctx))
         # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
         try:
-            return to_call_result(await session.run_cancellable(call, tool.handler(arguments, ctx)), tool)
+            value = await session.run_cancellable(call, tool.handler(arguments, ctx))
+            return ToolAnswer(value) if type(value) is str else to_call_result(value, tool)  # positional: no kwargs dict
         except (InputNeeded, ProtocolError):
             raise
         except Exception as error:

@@ -83,13 +83,15 @@ REJECTION_REASONS: dict[State, str] = {
 }
 
 
+NAMED_EVENTS: dict[str, Event] = {"initialize": Event.INITIALIZE, "notifications/initialized": Event.INITIALIZED,
+                                  "initialized": Event.INITIALIZED, "ping": Event.PING}
+"""The methods that are events of their own; any other is a REQUEST or a NOTIFICATION (`classify`)."""
+
+
 def classify(method: str, is_request: bool) -> Event:
-    if method == "initialize":
-        return Event.INITIALIZE
-    if method in ("notifications/initialized", "initialized"):
-        return Event.INITIALIZED
-    if method == "ping":
-        return Event.PING
+    event = NAMED_EVENTS.get(method)
+    if event is not None:
+        return event
     return Event.REQUEST if is_request else Event.NOTIFICATION
 
 

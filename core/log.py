@@ -33,6 +33,10 @@ def bind_request_ids(session_id: str, trace_id: str) -> None:
     _REQUEST_IDS.set((session_id, trace_id))
 
 
+set_request_ids = _REQUEST_IDS.set
+"""`bind_request_ids` for the hot path: `set_request_ids((session_id, trace_id))` is one C call."""
+
+
 def add_request_ids(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     """The processor that writes the bound request ids into a line (after structlog's own context)."""
     ids = _REQUEST_IDS.get()

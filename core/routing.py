@@ -17,7 +17,8 @@ from .ports import RequestKey
 
 
 # Ok and Call are built on every request: attrs.define, because a frozen class's __init__ costs twice as
-# much (one object.__setattr__ per field). Neither is ever changed after it is built.
+# much (one object.__setattr__ per field). Neither is ever changed after it is built. Not kw_only, so the hot
+# path can build them positionally: a class called with keywords packs them into a dict and unpacks it again.
 @attrs.define
 class Ok:
     result: dict[str, Any]
@@ -34,7 +35,7 @@ class Ok:
 Outcome = Ok | Rejection
 
 
-@attrs.define(kw_only=True)
+@attrs.define
 class Call:
     """Everything about one request that is not its params."""
 

@@ -5,7 +5,7 @@ method name and params (already decoded JSON) and return values: `Ok(result)` wi
 for the request's protocol version, or a `Rejection`. Nothing here knows JSON-RPC, ids or framing.
 What lives here: admission (era, lifecycle verdict, route), in-flight tracking and cancellation, and
 shaping results. What each method does is `handlers.py`'s; the session is handed the method table.
-Every state change goes through `lifecycle.step`.
+Every state change goes through `lifecycle`'s table (`lifecycle.step`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import asyncio
 import time
 from typing import Any, Awaitable
 
-import attrs
 import structlog
 
 from . import lifecycle, models, observation, versions
@@ -33,12 +32,12 @@ from .tools import ToolAnswer
 log = structlog.get_logger("hexmcp.core")
 
 
-@attrs.define(eq=False)
 class _InFlight:
     """A request admitted and not yet answered.
 
     Registered at admission, synchronously, so a `notifications/cancelled` that arrives right behind
-    its request always finds it, even before the request's task has run.
+    its request always finds it, even before the request's task has run. Built for every request with an
+    id: no `__init__` of its own (built in C), the fields' defaults are the class's until set.
     """
 
     task: asyncio.Task[Any] | None = None
@@ -88,8 +87,29 @@ class Session:
         `initialize` slip in after it. An admitted request is registered as in flight at once, so a
         cancellation handled before the returned awaitable runs still stops it. The awaitable does the work.
         """
-        try:
-            call, route = self._admit(method, params, request_key, trace_id)
+        try:  # admission: which era, which lifecycle verdict, which route (written out: every request)
+            meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
+            if type(meta) is not dict:
+                meta = meta if isinstance(meta, dict) else _NO_META
+            requested = meta.get(META_PROTOCOL_VERSION)
+            if requested is not None or method in self._methods.stateless_only:
+                call, route = self._admit_stateless(method, meta, requested, request_key, trace_id)
+            else:
+                # `lifecycle.step(self.state, lifecycle.classify(method, is_request=True))`, written out.
+                state = self.state
+                verdict, next_state = lifecycle.TABLE[(state, lifecycle.NAMED_EVENTS.get(method, lifecycle.Event.REQUEST))]
+                if verdict is not lifecycle.Verdict.ACCEPT:
+                    raise ProtocolError(ErrorCode.INVALID_REQUEST,
+                                        f"'{method}' rejected: {lifecycle.REJECTION_REASONS[state]}",
+                                        {"state": state.value})
+                self.state = next_state
+                version = self.version or versions.LATEST_HANDSHAKE_VERSION
+                route = self._methods.routes.get(method)
+                if route is None or not route.handshake:
+                    raise _method_not_found(method, version)
+                # Positional: a class called with keywords packs them into a dict and unpacks it again.
+                call = Call(version, request_key, trace_id, self.client_capabilities, meta.get("progressToken"),
+                            self.log_level)
         except ProtocolError as error:
             rejection = self._reject(error.code, error.message, error.data, method=method)
             refusal_observers = self.server.refusal_observers
@@ -214,27 +234,6 @@ class Session:
 
     # --- admission: which era, which lifecycle verdict, which route ----------------------------
 
-    def _admit(self, method: str, params: Any, request_key: RequestKey | None, trace_id: str) -> tuple[Call, Route]:
-        meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
-        if type(meta) is not dict:
-            meta = meta if isinstance(meta, dict) else _NO_META
-        requested = meta.get(META_PROTOCOL_VERSION)
-        if requested is not None or method in self._methods.stateless_only:
-            return self._admit_stateless(method, meta, requested, request_key, trace_id)
-        verdict, next_state = lifecycle.step(self.state, lifecycle.classify(method, is_request=True))
-        if verdict is not lifecycle.Verdict.ACCEPT:
-            raise ProtocolError(ErrorCode.INVALID_REQUEST,
-                                f"'{method}' rejected: {lifecycle.REJECTION_REASONS[self.state]}",
-                                {"state": self.state.value})
-        self.state = next_state
-        version = self.version or versions.LATEST_HANDSHAKE_VERSION
-        route = self._methods.routes.get(method)
-        if route is None or not route.handshake:
-            raise _method_not_found(method, version)
-        return Call(version=version, request_key=request_key, trace_id=trace_id,
-                    client_capabilities=self.client_capabilities, progress_token=meta.get("progressToken"),
-                    log_level=self.log_level), route
-
     def _admit_stateless(self, method: str, meta: dict[str, Any], requested: Any, request_key: RequestKey | None,
                          trace_id: str) -> tuple[Call, Route]:
         if requested is None:
@@ -263,12 +262,15 @@ class Session:
     def _shape(self, result: Any, version: str) -> Ok:
         structured_json = None
         if type(result) is ToolAnswer:
-            wire, structured_json = result.shaped(version)
+            if result.structured is None:  # `ToolAnswer.shaped`, written out for a tool's text: most answers
+                wire = {"content": [{"text": result.text, "type": "text"}]}
+            else:
+                wire, structured_json = result.shaped(version)
         elif isinstance(result, CreatedTask):
             wire = result.wire()
         else:
             wire = to_wire(result, version)
-        if not versions.features(version).handshake:
+        if not versions.FEATURES[version].handshake:  # `versions.features`, without the call
             is_input = isinstance(result, models.InputRequiredResult)
             if not isinstance(result, CreatedTask):  # a CreatedTask says "task" itself
                 wire["resultType"] = "input_required" if is_input else "complete"
@@ -300,7 +302,12 @@ class Session:
         """
         key = call.request_key
         entry = self._in_flight.get(key) if key is not None else None
-        current = self._current_task() if entry is not None else None
+        current = None
+        if entry is not None:  # `_current_task`, its usual path written out: this runs for every tool call
+            loop = self._loop
+            current = asyncio.current_task(loop) if loop is not None else None
+            if current is None:
+                current = self._current_task()
         if current is None:
             return await self._with_timeout(work)
         if entry.cancelled:

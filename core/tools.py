@@ -24,6 +24,7 @@ from .schemas.from_types import input_schema_for, schema_for
 from .tasks.model import LongRunning
 from .schemas.validation import LazyValidator, best_error, compile_validator, json_path
 
+NOT_COMPILED = object()  # a quick check not compiled yet (`RegisteredTool.quick_check`)
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
 _CONTENT_TYPES = (models.TextContent, models.ImageContent, models.AudioContent, models.ResourceLink,
                   models.EmbeddedResource)
@@ -35,8 +36,10 @@ class RegisteredTool:
     handler: ToolHandler
     validator: Any
     output_validator: Any | None
-    quick_check: Check | None = None  # a fast "valid" for simple input schemas (quick_check.py)
-    output_quick_check: Check | None = None  # the same for the output schema
+    quick_check: Check | None | object = attrs.field(default=NOT_COMPILED, eq=False)
+    """A fast "valid" for a simple input schema (quick_check.py), or None; compiled on the tool's first call
+    (`input_check`), not at registration: compiling costs a server's start-up a few milliseconds."""
+    output_quick_check: Check | None | object = attrs.field(default=NOT_COMPILED, eq=False)  # the same for the output schema (`output_check`)
     long_running: LongRunning | None = None  # runs as a task for clients that declare the tasks extension
     output_checked_in_tests: bool = False
     """A built-in tool whose results property tests check against its output schema: not
@@ -49,8 +52,30 @@ class RegisteredTool:
     def output_checked_at_run_time(self) -> bool:
         return self.output_validator is not None and not self.output_checked_in_tests
 
+    def input_check(self) -> Check | None:
+        check = self.quick_check
+        if check is NOT_COMPILED:
+            check = self._keep("quick_check", compile_quick_check(self.definition.input_schema))
+        return check  # type: ignore[return-value]
+
+    def output_check(self) -> Check | None:
+        check = self.output_quick_check
+        if check is NOT_COMPILED:
+            schema = self.definition.output_schema
+            check = self._keep("output_quick_check", compile_quick_check(schema) if schema else None)
+        return check  # type: ignore[return-value]
+
+    def _keep(self, field: str, check: Check | None) -> Check | None:
+        # A cache on a frozen class: the check is a function of the schema the definition holds, which never
+        # changes (two first calls racing compile the same function twice).
+        object.__setattr__(self, field, check)
+        return check
+
     def check_arguments(self, arguments: dict[str, Any]) -> None:
-        if self.quick_check is not None and self.quick_check(arguments):
+        check = self.quick_check
+        if check is NOT_COMPILED:
+            check = self.input_check()
+        if check is not None and check(arguments):  # type: ignore[operator]
             return
         if self.validator.is_valid(arguments):  # finding the best error is the slow path
             return
@@ -67,12 +92,12 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
         self._listeners: list[Callable[[], None]] = []
+        # `get(name)`: the tool of that name, or None. The dict's own bound method, a C call on every
+        # tools/call instead of a Python one (`_tools` is never replaced, only changed).
+        self.get: Callable[[str], RegisteredTool | None] = self._tools.get
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools
-
-    def get(self, name: str) -> RegisteredTool | None:
-        return self._tools.get(name)
 
     def definitions(self) -> list[models.Tool]:
         return [tool.definition for tool in self._tools.values()]
@@ -111,8 +136,6 @@ class ToolRegistry:
         make_validator = LazyValidator if schemas_checked_in_tests else compile_validator
         tool = RegisteredTool(definition=definition, handler=handler, validator=make_validator(input_schema),
                               output_validator=make_validator(output_schema) if output_schema else None,
-                              quick_check=compile_quick_check(input_schema),
-                              output_quick_check=compile_quick_check(output_schema) if output_schema else None,
                               long_running=LongRunning.of(long_running),
                               output_checked_in_tests=output_checked_in_tests, takes_context=takes_context)
         self._tools[name] = tool
@@ -159,12 +182,14 @@ class ToolRegistry:
                 if isinstance(returns, type) and (attrs.has(returns) or _is_typeddict(returns)):
                     declared_output = schema_for(returns)
 
-            async def handler(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
+            # A plain function returning the tool's coroutine: an async wrapper would add a coroutine and its
+            # frame to every call only to pass the result on.
+            def handler(arguments: dict[str, Any], ctx: ToolContext | None) -> Awaitable[Any]:
                 if not takes_any and not arguments.keys() <= known:
                     arguments = {k: v for k, v in arguments.items() if k in known}
                 if wants_context:
-                    return await function(**arguments, ctx=ctx)
-                return await function(**arguments)
+                    return function(**arguments, ctx=ctx)
+                return function(**arguments)
 
             self.add(name or function.__name__, handler,
                      description=description or inspect.getdoc(function) or "",
@@ -222,7 +247,9 @@ def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult | 
             structured = {"result": structured}
     if tool.output_checked_at_run_time:
         check = tool.output_quick_check
-        if check is None or not check(structured):
+        if check is NOT_COMPILED:
+            check = tool.output_check()
+        if check is None or not check(structured):  # type: ignore[operator]
             error = best_error(tool.output_validator, structured)
             if error is not None:
                 raise OutputSchemaViolation(f"{json_path(error)}: {error.message}")

@@ -174,18 +174,27 @@ class HandshakeEraTransport:
                           make_stream=lambda: EventStream(None), session_id=None, announce=False,
                           task=request.serving_task(), slots=request.slot)
 
-    async def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
-                     messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
-                     session_id: str | None, announce: bool, task: asyncio.Task[Any] | None,
-                     slots: ConcurrencyLimit | None = None) -> bool:
+    def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
+               messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
+               session_id: str | None, announce: bool, task: asyncio.Task[Any] | None,
+               slots: ConcurrencyLimit | None = None) -> Awaitable[bool]:
         """Answer one POST's messages; True when every request in it succeeded. `task`: the request's own
         (`HttpRequest.serving_task`), which a single request runs in. `slots`: the concurrency cap whose slot
-        the POST holds, which a batch's further requests take slots of too (None: not capped)."""
-        if not batch and isinstance(messages[0], jsonrpc.Request):
-            requests: list[jsonrpc.Request] = messages  # type: ignore[assignment]
-            errors: list[dict[str, Any]] = []
-        else:
-            requests, errors = await self._sort(core, pending, messages)
+        the POST holds, which a batch's further requests take slots of too (None: not capped). A plain function
+        returning the awaitable: a POST of one request (the hot path) goes to `_serve_one` with no frame here."""
+        if not batch and isinstance(messages[0], jsonrpc.Request):  # one request: no lists, no gather
+            reply, headers = _reply(send, core, make_stream, session_id, announce, json_ok)
+            return self._serve_one(send, core, peer, reply, headers, messages[0], task)
+        return self._serve_messages(send, core, peer, pending, messages, batch, json_ok=json_ok,
+                                    make_stream=make_stream, session_id=session_id, announce=announce, task=task,
+                                    slots=slots)
+
+    async def _serve_messages(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
+                              messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,
+                              session_id: str | None, announce: bool, task: asyncio.Task[Any] | None,
+                              slots: ConcurrencyLimit | None) -> bool:
+        """`_serve` for a batch, or a single message that is not a request (a notification, an answer)."""
+        requests, errors = await self._sort(core, pending, messages)
         if not requests:
             if errors and not batch:
                 await respond_json(send, http_status(ErrorCode.INVALID_REQUEST), jsonrpc.dumps(errors[0]))
@@ -194,12 +203,8 @@ class HandshakeEraTransport:
             else:
                 await _accepted(send)
             return True
-
-        headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
-        version = core.version or versions.LATEST_HANDSHAKE_VERSION
-        reply = Reply(send, headers=headers, make_stream=make_stream,
-                      priming=session_id is not None and version >= PRIMING_SINCE, json_ok=json_ok)
-        if not batch:  # one request (the hot path): no lists, no gather
+        reply, headers = _reply(send, core, make_stream, session_id, announce, json_ok)
+        if not batch:
             return await self._serve_one(send, core, peer, reply, headers, requests[0], task)
         return await self._serve_batch(core, peer, reply, headers, requests, errors, slots)
 
@@ -341,6 +346,15 @@ class HandshakeEraTransport:
         if session is None:
             await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session not found: initialize a new session")
         return session
+
+
+def _reply(send: Send, core: Session, make_stream: Any, session_id: str | None, announce: bool,
+           json_ok: bool) -> tuple[Reply, RawHeaders]:
+    """How a POST's answers go out, and the headers they carry (a session id to announce, or none)."""
+    headers = [(b"mcp-session-id", session_id.encode())] if announce and session_id else []
+    version = core.version or versions.LATEST_HANDSHAKE_VERSION
+    # Positional: a class called with keywords packs them into a dict and unpacks it again, on every POST.
+    return Reply(send, headers, make_stream, session_id is not None and version >= PRIMING_SINCE, json_ok), headers
 
 
 def _owned(session: HttpSession | None, request: HttpRequest) -> HttpSession | None:

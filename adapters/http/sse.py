@@ -162,7 +162,7 @@ class EventStream:
 class Reply:
     """One POST's response: JSON unless something has to be streamed first (or the client wants SSE)."""
 
-    def __init__(self, send: Send, *, headers: RawHeaders, make_stream: Callable[[], EventStream],
+    def __init__(self, send: Send, headers: RawHeaders, make_stream: Callable[[], EventStream],
                  priming: bool = False, json_ok: bool = True) -> None:
         self._send = send
         self._headers = headers

@@ -108,3 +108,32 @@ def test_containers_of_bare_types_check_every_member(schema: dict[str, Any], goo
     assert check is not None and check(good) and check([] if isinstance(good, list) else {})
     assert not check(bad)
     assert not compile_validator(schema).is_valid(bad)  # the full validator agrees it is invalid
+
+
+HOSTILE_NAMES = st.sampled_from(['"', "'", "\\", "x) or (True", "__import__('os')", "{}", "\n", "_c0", "instance"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=HOSTILE_NAMES, member=JSON_VALUES, choice=HOSTILE_NAMES)
+def test_names_and_values_from_the_schema_are_data_not_code(name: str, member: Any, choice: str) -> None:
+    """The check is compiled from generated source: a property name or enum member that looks like code,
+    quotes or the source's own names must be compared as data."""
+    schema = {"type": "object", "properties": {name: {"enum": [choice]}}, "required": [name],
+              "additionalProperties": {"type": "integer"}}
+    check = compile_quick_check(schema)
+    assert check is not None
+    assert check({name: choice})
+    assert not check({name: choice + "x"})
+    assert not check({})
+    assert check({name: choice, "other": 3}) and not check({name: choice, "other": "3"})
+    instance = {name: member}
+    if check(instance):
+        assert compile_validator(schema).is_valid(instance)
+
+
+def test_a_schema_too_deep_for_one_expression_is_checked_in_full() -> None:
+    schema: Any = {"type": "string"}
+    for _ in range(400):
+        schema = {"type": "array", "items": {"anyOf": [schema, {"type": "null"}]}}
+    check = compile_quick_check(schema)  # too deep for the compiler: no quick check, never a crash
+    assert check is None or check([]) is True

@@ -131,7 +131,7 @@ async def test_a_result_breaking_bounds_is_caught_on_the_fast_path_too(value: di
     async def bounded() -> dict:
         return value
 
-    assert server.tools.get("bounded").output_quick_check is not None
+    assert server.tools.get("bounded").output_check() is not None
     client = CoreClient(server)
     await client.initialize()
     result = await client.ok("tools/call", {"name": "bounded", "arguments": {}})
@@ -232,3 +232,27 @@ def test_an_embedded_value_is_written_whichever_way_the_encoder_has_to_go(value:
     outer = {"id": 2**66, "result": json_encoder.embedded(encoded)}  # the big id sends it to the stdlib
     assert json.loads(json_encoder.dumps(outer)) == {"id": 2**66, "result": json.loads(encoded)}
     assert json_encoder.dumps_line(outer) == json_encoder.dumps(outer) + b"\n"
+
+
+async def test_quick_checks_are_compiled_on_a_tools_first_call_not_at_registration() -> None:
+    """Compiling them costs start-up time (ADR 1207); the first call compiles and keeps them, and a wrong
+    argument on that very call is still refused."""
+    from hexmcp.core.tools import NOT_COMPILED
+
+    server = McpServer("t", "1")
+
+    @server.tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+    async def count(n: int) -> dict:
+        return {"n": n}
+
+    tool = server.tools.get("count")
+    assert tool.quick_check is NOT_COMPILED and tool.output_quick_check is NOT_COMPILED
+    client = CoreClient(server)
+    await client.initialize()
+    refused = await client.rejected("tools/call", {"name": "count", "arguments": {"n": "x"}})
+    assert refused.data is not None and refused.data["path"] == "$.arguments.n"
+    assert callable(tool.quick_check) and tool.output_quick_check is NOT_COMPILED  # refused before the tool ran
+    result = await client.ok("tools/call", {"name": "count", "arguments": {"n": 2}})
+    assert result["structuredContent"] == {"n": 2}
+    assert callable(tool.quick_check) and callable(tool.output_quick_check)
+    assert tool.quick_check({"n": 2}) and not tool.quick_check({"n": "2"})
