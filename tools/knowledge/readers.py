@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .errors import CorpusError
 from .passages import Section, SourceDocument
+from .rst_sniffing import looks_like_rst
 
 # markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
 # --log-level debug, drowning hexmcp's own. Its warnings still come through.
@@ -23,6 +24,10 @@ logging.getLogger("markdown_it").setLevel(logging.INFO)
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
 SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf")
+#: Part of a document's vector-cache key (builder.vectors_key), by media type: bump a format's entry when
+#: its reader gives the same text other sections or titles. A format absent here keys by its text alone,
+#: as every format did before these versions (so their cached vectors still hold).
+READER_VERSIONS = {"text/x-rst": "2"}
 
 
 def read_document(document_id: str, path: Path) -> SourceDocument:
@@ -34,7 +39,7 @@ def read_document(document_id: str, path: Path) -> SourceDocument:
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
-    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_plain}
+    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_txt}
     parser = parsers.get(suffix, parse_markdown if suffix in MARKDOWN_SUFFIXES else None)
     if parser is None:
         raise CorpusError(f"{document_id}: unsupported file type {suffix!r} (supported: {', '.join(SUFFIXES)})")
@@ -122,22 +127,52 @@ def parse_rst(document_id: str, text: str) -> SourceDocument:
             node = node.parent
         return level
 
-    # docutils keeps no reliable offsets for titles, but sections come in document order: find each
-    # title's text from where the previous one was found.
+    # Sections come in document order: each title is looked for on the line docutils reports (its
+    # underline's, one below the text), else searched for from where the previous one was found.
     for section in doctree.findall(docutils.nodes.section):
         title = section.next_node(docutils.nodes.title)
         if title is None:
             continue
-        found = text.find(title.astext(), cursor)
-        if found < 0:
+        line_start = _rst_title_line(text, starts, title, cursor)
+        if line_start is None:
             continue
-        line_start = starts[bisect.bisect_right(starts, found) - 1]
-        # An overlined title starts one line higher, at its overline.
-        cursor = found + len(title.astext())
-        headings.append((line_start, depth(section), title.astext()))
+        cursor = line_start + 1
+        headings.append((line_start, depth(section), title.astext().strip()))
     doc_title = doctree.get("title") or (headings[0][2] if headings else _fallback_title(document_id))
     return SourceDocument(document_id=document_id, title=str(doc_title), text=text, media_type="text/x-rst",
                           sections=_sections_from_headings(text, 0, headings))
+
+
+def _rst_title_line(text: str, starts: list[int], title: Any, cursor: int) -> int | None:
+    """Where a section title's lines start (at its overline, if it has one), at or after `cursor`.
+    The raw title keeps its markup ("The ``Paginator`` class"), which astext() drops."""
+    raw = (title.rawsource or title.astext()).strip()
+    if not raw:
+        return None
+    index = title.line - 2 if isinstance(title.line, int) else -1  # docutils counts from 1, at the underline
+    if 0 <= index < len(starts) and starts[index] >= cursor and raw in text[starts[index]:_line_end(text, starts, index)]:
+        overline = index - 1 >= 0 and _ADORNMENT_LINE.fullmatch(text[starts[index - 1]:_line_end(text, starts, index - 1)])
+        return starts[index - 1] if overline else starts[index]
+    found = text.find(raw, cursor)
+    return None if found < 0 else starts[bisect.bisect_right(starts, found) - 1]
+
+
+def _line_end(text: str, starts: list[int], index: int) -> int:
+    return starts[index + 1] if index + 1 < len(starts) else len(text)
+
+
+_ADORNMENT_LINE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*(?:\r\n|\r|\n)?")
+
+
+def parse_txt(document_id: str, text: str) -> SourceDocument:
+    """Sphinx projects keep reStructuredText in `.txt` files (Django does): read as reST when the opening
+    shows reST's markup (rst_sniffing.py), else as plain text; reST that docutils cannot take stays text."""
+    if looks_like_rst(text):
+        try:
+            return parse_rst(document_id, text)
+        except Exception:  # noqa: BLE001 - docutils raises anything on input it chokes on
+            logging.getLogger(__name__).debug("read as plain text: docutils failed", exc_info=True)
+    return parse_plain(document_id, text)
 
 
 def parse_plain(document_id: str, text: str) -> SourceDocument:
