@@ -64,12 +64,14 @@ class KnowledgePack(Pack):
         service = self.service
 
         async def lookup(document_id: str) -> tuple[str, str] | None:
+            from .readers import served_media_type
+
             await service.ensure_documents()
             document = service.documents.get(document_id)
             if document is None:
                 return None
-            # PDFs are served as the text extracted from them.
-            return document.text, "text/plain" if document.media_type == "application/pdf" else document.media_type
+            # PDFs and HTML pages are served as the text extracted from them.
+            return document.text, served_media_type(document.media_type)
 
         return {DOCS_PREFIX: lookup}
 

@@ -2,8 +2,10 @@
 
 Markdown (.md, .mdx, .markdown) is parsed by markdown-it-py, so a `#` inside a code fence is not a
 heading and YAML front matter (mdit-py-plugins) is read, not indexed: its `title` names the
-document. reStructuredText sections come from docutils' doctree, PDF text from pypdf (one section
-per page), plain text is one section. Offsets always index `SourceDocument.text`.
+document. reStructuredText sections come from docutils' doctree, in `.rst` files and in `.txt` files
+that show reST markup (rst_sniffing.py); PDF text from pypdf (one section per page); an HTML page's
+text and h1-h6 sections from html_reader.py; other plain text is one section. Offsets always index
+`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES).
 """
 
 from __future__ import annotations
@@ -23,17 +25,25 @@ from .rst_sniffing import looks_like_rst
 logging.getLogger("markdown_it").setLevel(logging.INFO)
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
-SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf")
+HTML_SUFFIXES = (".html", ".htm")
+SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf", *HTML_SUFFIXES)
+#: Formats whose SourceDocument.text is extracted from the file rather than the file itself: served as
+#: text/plain (an HTML page's text served as text/html would be rendered as markup).
+EXTRACTED_MEDIA_TYPES = frozenset({"application/pdf", "text/html"})
 #: Part of a document's vector-cache key (builder.vectors_key), by media type: bump a format's entry when
 #: its reader gives the same text other sections or titles. A format absent here keys by its text alone,
 #: as every format did before these versions (so their cached vectors still hold).
-READER_VERSIONS = {"text/x-rst": "2"}
+READER_VERSIONS = {"text/x-rst": "2", "text/html": "1"}
 
 
 def read_document(document_id: str, path: Path) -> SourceDocument:
     suffix = path.suffix.lower()
     if suffix == ".pdf":
         return read_pdf(document_id, path.read_bytes())
+    if suffix in HTML_SUFFIXES:
+        from .html_reader import read_html  # selectolax loads only for a corpus that has HTML
+
+        return read_html(document_id, path.read_bytes())
     text = path.read_bytes().decode("utf-8", errors="replace")
     return parse_text(document_id, text, suffix)
 
@@ -46,7 +56,12 @@ def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
     return parser(document_id, text)
 
 
-def _fallback_title(document_id: str) -> str:
+def served_media_type(media_type: str) -> str:
+    """The type of the text a document is served as (its resource, /docs/<id>)."""
+    return "text/plain" if media_type in EXTRACTED_MEDIA_TYPES else media_type
+
+
+def fallback_title(document_id: str) -> str:
     return Path(document_id).stem.replace("-", " ").replace("_", " ")
 
 
@@ -57,7 +72,7 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
 
 
-def _sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
+def sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
     """`headings` are (offset, level, title) in order; each section runs to the next heading."""
     sections: list[Section] = []
     if not headings or headings[0][0] > body_start:
@@ -92,9 +107,9 @@ def parse_markdown(document_id: str, text: str) -> SourceDocument:
     title = str(meta.get("title") or "").strip()
     if not title:
         top = [h for h in headings if h[1] == 1]
-        title = top[0][2] if top else _fallback_title(document_id)
+        title = top[0][2] if top else fallback_title(document_id)
     return SourceDocument(document_id=document_id, title=title, text=text, media_type="text/markdown",
-                          sections=_sections_from_headings(text, body_start, headings),
+                          sections=sections_from_headings(text, body_start, headings),
                           metadata={k: str(v) for k, v in meta.items() if isinstance(v, (str, int, float))})
 
 
@@ -138,9 +153,9 @@ def parse_rst(document_id: str, text: str) -> SourceDocument:
             continue
         cursor = line_start + 1
         headings.append((line_start, depth(section), title.astext().strip()))
-    doc_title = doctree.get("title") or (headings[0][2] if headings else _fallback_title(document_id))
+    doc_title = doctree.get("title") or (headings[0][2] if headings else fallback_title(document_id))
     return SourceDocument(document_id=document_id, title=str(doc_title), text=text, media_type="text/x-rst",
-                          sections=_sections_from_headings(text, 0, headings))
+                          sections=sections_from_headings(text, 0, headings))
 
 
 def _rst_title_line(text: str, starts: list[int], title: Any, cursor: int) -> int | None:
@@ -177,7 +192,7 @@ def parse_txt(document_id: str, text: str) -> SourceDocument:
 
 def parse_plain(document_id: str, text: str) -> SourceDocument:
     sections = (Section(headings=(), start=0, end=len(text)),) if text.strip() else ()
-    return SourceDocument(document_id=document_id, title=_fallback_title(document_id), text=text,
+    return SourceDocument(document_id=document_id, title=fallback_title(document_id), text=text,
                           media_type="text/plain", sections=sections)
 
 
@@ -201,5 +216,5 @@ def read_pdf(document_id: str, data: bytes) -> SourceDocument:
             sections.append(Section(headings=(f"Page {number}",), start=offset, end=offset + len(page)))
         parts.append(page)
         offset += len(page) + 2
-    return SourceDocument(document_id=document_id, title=str(info_title).strip() or _fallback_title(document_id),
+    return SourceDocument(document_id=document_id, title=str(info_title).strip() or fallback_title(document_id),
                           text="\n\n".join(parts), media_type="application/pdf", sections=tuple(sections))
