@@ -37,15 +37,18 @@ READER_VERSIONS = {"text/x-rst": "2", "text/html": "1"}
 
 
 def read_document(document_id: str, path: Path) -> SourceDocument:
-    suffix = path.suffix.lower()
+    return parse_file(document_id, path.suffix.lower(), path.read_bytes())
+
+
+def parse_file(document_id: str, suffix: str, data: bytes) -> SourceDocument:
+    """A file's bytes, read by the parser its (lower-case) suffix names."""
     if suffix == ".pdf":
-        return read_pdf(document_id, path.read_bytes())
+        return read_pdf(document_id, data)
     if suffix in HTML_SUFFIXES:
         from .html_reader import read_html  # selectolax loads only for a corpus that has HTML
 
-        return read_html(document_id, path.read_bytes())
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    return parse_text(document_id, text, suffix)
+        return read_html(document_id, data)
+    return parse_text(document_id, data.decode("utf-8", errors="replace"), suffix)
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:

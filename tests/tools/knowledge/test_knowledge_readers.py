@@ -276,3 +276,21 @@ def test_any_bytes_read_into_a_document_or_a_corpus_error(data: bytes) -> None:
     except CorpusError:
         return
     assert isinstance(document.text, str)
+
+
+def test_a_reload_parses_only_the_files_whose_bytes_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hexmcp.tools.knowledge import corpus
+
+    (tmp_path / "a.txt").write_text(SPHINX_TXT)
+    (tmp_path / "b.md").write_text("# B\n\nbee\n")
+    parsed: list[str] = []
+    real = corpus.parse_file
+    monkeypatch.setattr(corpus, "parse_file", lambda i, s, d: parsed.append(i) or real(i, s, d))
+    spec = CorpusSpec(roots=[tmp_path])
+    first = load_documents(spec)
+    assert sorted(parsed) == ["a.txt", "b.md"]
+    (tmp_path / "b.md").write_text("# B\n\nbuzz\n")  # the same size: only the bytes tell
+    second = load_documents(spec)
+    assert sorted(parsed) == ["a.txt", "b.md", "b.md"]
+    assert second[0] is first[0] and "buzz" in second[1].text
+    assert [d.document_id for d in load_documents(CorpusSpec(roots=[tmp_path], exclude=["*.md"]))] == ["a.txt"]
