@@ -3,9 +3,9 @@ fill the vector store.
 
 The on-disk cache holds one .npz per document: its passages' window vectors (windows.py) and how many
 windows each passage has, named by a digest of the model key, the chunking and window settings, the
-version of the reader that parsed it (readers.READER_VERSIONS) and the document's text: an edited file misses (and re-embeds alone),
-an unchanged one hits on any machine, and a run interrupted mid-corpus resumes at the first
-document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
+version of the reader that parsed it (readers.READER_VERSIONS) and the document's text: an edited file
+misses (and re-embeds alone), an unchanged one hits on any machine, and a run interrupted mid-corpus
+resumes at the first document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ DOCS_PREFIX = "/docs/"
 class KnowledgePack(Pack):
     name = "knowledge"
     extra = "knowledge"
-    extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "bm25s", "Stemmer", "faiss", "watchfiles")
+    extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "selectolax", "bm25s", "Stemmer", "faiss",
+                     "watchfiles")
     offers = (KnowledgeBase,)
     order = 20
 

@@ -168,15 +168,15 @@ def _rst_title_line(text: str, starts: list[int], title: Any, cursor: int) -> in
     if not raw:
         return None
     index = title.line - 2 if isinstance(title.line, int) else -1  # docutils counts from 1, at the underline
-    if 0 <= index < len(starts) and starts[index] >= cursor and raw in text[starts[index]:_line_end(text, starts, index)]:
-        overline = index - 1 >= 0 and _ADORNMENT_LINE.fullmatch(text[starts[index - 1]:_line_end(text, starts, index - 1)])
+    if 0 <= index < len(starts) and starts[index] >= cursor and raw in _line(text, starts, index):
+        overline = index >= 1 and _ADORNMENT_LINE.fullmatch(_line(text, starts, index - 1))
         return starts[index - 1] if overline else starts[index]
     found = text.find(raw, cursor)
     return None if found < 0 else starts[bisect.bisect_right(starts, found) - 1]
 
 
-def _line_end(text: str, starts: list[int], index: int) -> int:
-    return starts[index + 1] if index + 1 < len(starts) else len(text)
+def _line(text: str, starts: list[int], index: int) -> str:
+    return text[starts[index]:starts[index + 1] if index + 1 < len(starts) else len(text)]
 
 
 _ADORNMENT_LINE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*(?:\r\n|\r|\n)?")
