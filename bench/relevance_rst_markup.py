@@ -43,16 +43,31 @@ def clean_rst(text: str) -> str:
     return text
 
 
+def _rest(passage: object) -> bool:
+    return str(getattr(passage, "document_id", "")).endswith((".txt", ".rst"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    from hexmcp.tools.knowledge import builder
+    import attrs
+
+    from hexmcp.tools.knowledge import builder, indexing, windows
     from hexmcp.tools.knowledge.passages import Passage
 
     from . import relevance
 
-    builder.CHUNKING_VERSION += "+rst-markup-cleaned"  # type: ignore[misc]  # never the served vectors' keys
+    builder.CHUNKING_VERSION += "+rst-markup-cleaned-2"  # type: ignore[misc]  # never the served vectors' keys
     indexed_text = Passage.indexed_text
     Passage.indexed_text = lambda self: (  # type: ignore[method-assign]
-        clean_rst(indexed_text(self)) if self.document_id.endswith((".txt", ".rst")) else indexed_text(self))
+        clean_rst(indexed_text(self)) if _rest(self) else indexed_text(self))
+    cut = windows.passage_windows
+
+    def cleaned_windows(passage: Passage, *args: object, **kwargs: object) -> list[str]:
+        # windows.py cuts a long passage's body from passage.text and takes indexed_text() to be the context
+        # in front of it: both must be the cleaned text, or further windows would embed the raw markup.
+        return cut(attrs.evolve(passage, text=clean_rst(passage.text)) if _rest(passage) else passage,
+                   *args, **kwargs)  # type: ignore[arg-type]
+
+    builder.passage_windows = indexing.passage_windows = cleaned_windows  # type: ignore[assignment]
     return relevance.main(argv)
 
 
