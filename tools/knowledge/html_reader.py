@@ -96,7 +96,8 @@ def _decode(data: bytes) -> str:
             codec = codecs.lookup(declared.group(1).decode("ascii"))
         except LookupError:
             codec = None
-        if codec is not None and codec.name != "utf-8":
+        # A page that says utf-16 in a <meta> cannot be (the tag would not read as ASCII): browsers ignore it.
+        if codec is not None and codec.name != "utf-8" and not codec.name.startswith(("utf-16", "utf-32")):
             return data.decode(codec.name, errors="replace")
     return data.decode("utf-8-sig", errors="replace")
 

@@ -294,3 +294,9 @@ def test_a_reload_parses_only_the_files_whose_bytes_changed(tmp_path: Path, monk
     assert sorted(parsed) == ["a.txt", "b.md", "b.md"]
     assert second[0] is first[0] and "buzz" in second[1].text
     assert [d.document_id for d in load_documents(CorpusSpec(roots=[tmp_path], exclude=["*.md"]))] == ["a.txt"]
+
+
+def test_a_meta_charset_that_cannot_be_true_is_ignored_and_a_content_type_one_is_read() -> None:
+    assert read_html("a.html", '<meta charset="utf-16"><h1>Caf\u00e9</h1>'.encode()).title == "Caf\u00e9"
+    page = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><h1>Caf\xe9 \x93q\x94</h1>'
+    assert read_html("b.html", page).title == "Caf\u00e9 \u201cq\u201d"
