@@ -300,3 +300,44 @@ def test_a_meta_charset_that_cannot_be_true_is_ignored_and_a_content_type_one_is
     assert read_html("a.html", '<meta charset="utf-16"><h1>Caf\u00e9</h1>'.encode()).title == "Caf\u00e9"
     page = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><h1>Caf\xe9 \x93q\x94</h1>'
     assert read_html("b.html", page).title == "Caf\u00e9 \u201cq\u201d"
+
+
+# --- reST markup cleaned from what is indexed -------------------------------------------------------
+
+def test_rest_markup_is_cleaned_from_what_is_indexed_and_kept_in_what_is_cited() -> None:
+    from hexmcp.tools.knowledge.rst_markup import clean_rst
+
+    assert clean_rst("See :doc:`the tutorial </intro/tutorial01>` and :setting:`MIDDLEWARE`.") == \
+        "See the tutorial and MIDDLEWARE."
+    assert clean_rst("Use :class:`~django.core.paginator.Paginator` or ``Page``.") == \
+        "Use django.core.paginator.Paginator or Page."
+    assert clean_rst(".. _paginator-class:\n\nTitle\n=====\n\n.. versionadded:: 5.1\n\n   :synopsis: Sessions.\n") == \
+        "\nTitle\n\n5.1\n\nSessions.\n"
+    assert clean_rst("A list of objects::\n\n    >>> p = 1\n") == "A list of objects:\n\n    >>> p = 1\n"
+    document = parse_text("topics/pagination.txt", SPHINX_TXT, ".txt")
+    for passage in chunk_document(document):
+        assert passage.text == document.text[passage.start:passage.end]  # cited as written
+        assert passage.indexed_text().endswith(passage.body_text())
+        assert "``" not in passage.indexed_text() and ":class:" not in passage.indexed_text()
+        assert "=====" not in passage.indexed_text() and ".. _paginator-class" not in passage.indexed_text()
+    markdown = chunk_document(parse_text("a.md", "# A\n\nSee `code` and [a link](b.md).\n", ".md"))
+    assert all(p.indexed_body is None and p.indexed_text().endswith(p.text) for p in markdown)
+
+
+def test_a_long_rest_passage_is_windowed_over_its_cleaned_body() -> None:
+    from hexmcp.tools.knowledge.windows import passage_windows
+
+    body = "\n".join(f":ref:`word{i} <target-{i}>`" for i in range(900))  # docutils refuses lines over 10,000
+    document = parse_text("long.txt", f"Long\n====\n\n{body}\n", ".txt")
+    passage, = chunk_document(document, max_chars=50_000)
+
+    def offsets(text: str) -> list[tuple[int, int]]:  # a word a token
+        import re
+
+        return [m.span() for m in re.finditer(r"\S+", text)]
+
+    windows = passage_windows(passage, offsets, 300)
+    assert windows[0] == passage.indexed_text() and len(windows) > 2
+    for window in windows[1:]:
+        assert window.startswith("Long\n\n") and ":ref:" not in window and "<target" not in window
+    assert windows[-1].rstrip().endswith("word899")
