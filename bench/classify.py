@@ -3,6 +3,9 @@
     python -m bench.classify [--rounds 300] [--repeats 3] [--configs fp32:1,int8:1] [--prompts fixed|varied]
                              [--concurrent-requests 2400]
 
+A configuration is `quantization:threads[:workers][@max_tokens]` (max_tokens: the classifier's token cap,
+256 by default; `int8row:1,int8row:1@128` compares two caps in one run).
+
 Each (quantization, threads) configuration runs in its own subprocess so its peak RSS is its own.
 Per configuration:
 - floor: the bare onnxruntime forward pass for the pre-tokenised query (what no wrapper can beat);
@@ -38,10 +41,11 @@ CONCURRENCY = 16
 
 
 async def measure(quantization: str, threads: int, rounds: int, varied: bool, workers: int | None = None,
-                  concurrent_requests: int = 2400) -> dict:
+                  concurrent_requests: int = 2400, max_tokens: int = 256) -> dict:
     from hexmcp.tools.classification import ClassificationConfig, ClassificationService
 
-    service = ClassificationService.from_config(ClassificationConfig(quantization=quantization, threads=threads, workers=workers))
+    service = ClassificationService.from_config(
+        ClassificationConfig(quantization=quantization, threads=threads, workers=workers, max_tokens=max_tokens))
     started = time.perf_counter()
     await service.start()
     start_seconds = time.perf_counter() - started
@@ -112,10 +116,11 @@ async def measure(quantization: str, threads: int, rounds: int, varied: bool, wo
     }
 
 
-def run_child(quantization: str, threads: int, rounds: int, prompts: str, workers: int | None, concurrent_requests: int) -> dict:
+def run_child(quantization: str, threads: int, rounds: int, prompts: str, workers: int | None, concurrent_requests: int,
+              max_tokens: int = 256) -> dict:
     out = subprocess.run(
         [sys.executable, "-m", "bench.classify", "--child", quantization, str(threads), "--rounds", str(rounds), "--prompts", prompts,
-         "--concurrent-requests", str(concurrent_requests)]
+         "--concurrent-requests", str(concurrent_requests), "--max-tokens", str(max_tokens)]
         + (["--workers", str(workers)] if workers else []),
         check=True,
         capture_output=True,
@@ -135,10 +140,11 @@ def main() -> int:
     parser.add_argument("--concurrent-requests", type=int, default=2400, help="requests in the 16x phase, all callers together")
     parser.add_argument("--child", nargs=2, metavar=("QUANT", "THREADS"), help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--max-tokens", type=int, default=256, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child[0], int(args.child[1]), args.rounds, args.prompts == "varied", args.workers,
-                                             args.concurrent_requests))))
+                                             args.concurrent_requests, args.max_tokens))))
         return 0
 
     print(f"query: {QUERY!r} ({len(QUERY.split())} words); {args.rounds} rounds; {args.concurrent_requests} requests at 16x; "
@@ -150,11 +156,15 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     for config in args.configs.split(","):
+        config, _, cap = config.partition("@")
         fields = config.split(":")
         quantization, threads = fields[0], int(fields[1])
         workers = int(fields[2]) if len(fields) > 2 else None
-        runs = [run_child(quantization, threads, args.rounds, args.prompts, workers, args.concurrent_requests)
+        max_tokens = int(cap) if cap else 256
+        runs = [run_child(quantization, threads, args.rounds, args.prompts, workers, args.concurrent_requests, max_tokens)
                 for _ in range(args.repeats)]
+        if cap:
+            quantization = f"{quantization}@{cap}"
         m = {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0] if key != "quantization"}
         print(
             f"{quantization:<7} {threads:>3} | {m['floor_p50_ms']:>7.2f}ms | {m['single_p50_ms']:>8.2f}ms "

@@ -98,6 +98,20 @@ class RawHttp(asyncio.Protocol):
         return await self._answer
 
 
+async def raw_floor(url: str) -> tuple[Callable[[], Awaitable[None]], RawHttp]:
+    """The raw-protocol arm (BODY posted to `url`'s chat completions on one kept-alive connection, the answer
+    parsed), and its protocol, whose `_transport` the caller closes."""
+    address = URL(url)
+    _, raw = await asyncio.get_running_loop().create_connection(RawHttp, address.host, address.port)
+    request = (f"POST {address.path}/chat/completions HTTP/1.1\r\nHost: {address.host}:{address.port}\r\n"
+               f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n\r\n").encode() + BODY
+
+    async def raw_protocol() -> None:
+        orjson.loads(await raw.post(request))
+
+    return raw_protocol, raw
+
+
 def _server(gateway: OpenAICompatibleGateway) -> McpServer:
     server = McpServer("bench", "1")
     register_gateway_tools(server, gateway, FixedRouting(), GatewaySettings())
@@ -139,14 +153,7 @@ async def measure(url: str, calls: int, rounds: int, pause_s: float = 0.0) -> di
         async with client.post(url + "/chat/completions", data=BODY) as response:
             orjson.loads(await response.read())
 
-    address = URL(url)
-    _, raw = await asyncio.get_running_loop().create_connection(RawHttp, address.host, address.port)
-    raw_request = (f"POST {address.path}/chat/completions HTTP/1.1\r\nHost: {address.host}:{address.port}\r\n"
-                   f"Content-Type: application/json\r\nContent-Length: {len(BODY)}\r\n\r\n").encode() + BODY
-
-    async def raw_protocol() -> None:
-        orjson.loads(await raw.post(raw_request))
-
+    raw_protocol, raw = await raw_floor(url)
     arms: dict[str, Callable[[], Awaitable[None]]] = {
         "routeCompletion": lambda: tool_call(routed), "route tool": lambda: tool_call(route_only),
         "complete()": complete, "aiohttp": bare_aiohttp, "raw protocol": raw_protocol}

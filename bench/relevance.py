@@ -21,7 +21,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import yaml
@@ -108,6 +108,47 @@ def rank_public(index: KnowledgeIndex, text: str, method: Method, distinct: bool
     return [h.document.document_id for h in index.search_documents(text, 10, method=method, distinct=distinct)]
 
 
+def score_systems(systems: dict[str, tuple[KnowledgeIndex, Method, bool]], questions: Any,
+                  page_of: Callable[[str], str]) -> dict[str, dict[str, float]]:
+    """Each system's mean measures over `questions`: (index, method, distinct pages) per system."""
+    from . import relevance_sets
+
+    return {system: relevance_sets.mean_scores([relevance_sets.score_ranking(
+                rank_public(searched, q.text, method, distinct), q.answers, page_of) for q in questions])
+            for system, (searched, method, distinct) in systems.items()}
+
+
+def print_systems(systems: dict[str, dict[str, float]], width: int = 8) -> None:
+    from .relevance_sets import MEASURES
+
+    print(f"{'system':<{width}} " + " ".join(f"{m:>9}" for m in MEASURES))
+    for system, scores in systems.items():
+        print(f"{system:<{width}} " + " ".join(f"{scores[m]:>9.3f}" for m in MEASURES))
+
+
+def run_public_sets(description: str, measure: Callable[[str, PassageEmbedder, Path], dict[str, Any]],
+                    print_result: Callable[[dict[str, Any]], None], argv: list[str] | None) -> int:
+    """The command line of an ablation over the public sets: `--set NAME ...` (default: all) and `--json FILE`."""
+    from hexmcp.tools.cache_dir import default_cache_dir
+
+    from .relevance_sets import PUBLIC_SETS
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--set", dest="sets", action="append", default=[], help="a public set (default: all)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    embedder = PassageEmbedder.load()
+    results = []
+    for name in args.sets or PUBLIC_SETS:
+        results.append(measure(name, embedder, default_cache_dir()))
+        print_result(results[-1])
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None, levers: bool = False,
                    max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
     """One public set: the index built once, then every system's measures over its questions."""
@@ -128,23 +169,16 @@ def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None,
     page_of = lambda d: index.pages.page(d).key  # noqa: E731 - one line, used once
     results: dict[str, Any] = {"set": name, "documents": len(documents), "passages": len(index.passages),
                                "vectors": len(store), "questions": len(relevance_set.questions),
-                               "build_seconds": round(built, 1), "systems": {}}
-    for system, (searched, method, distinct) in systems.items():
-        per_question = [relevance_sets.score_ranking(rank_public(searched, q.text, method, distinct), q.answers,
-                                                     page_of) for q in relevance_set.questions]
-        results["systems"][system] = relevance_sets.mean_scores(per_question)
+                               "build_seconds": round(built, 1)}
+    results["systems"] = score_systems(systems, relevance_set.questions, page_of)
     return results
 
 
 def print_public(results: dict[str, Any]) -> None:
-    from .relevance_sets import MEASURES
-
     print(f"\n{results['set']}: {results['documents']} documents, {results['passages']} passages "
           f"({results['vectors']} window vectors), {results['questions']} questions "
           f"(built in {results['build_seconds']} s)")
-    print(f"{'system':<8} " + " ".join(f"{m:>9}" for m in MEASURES))
-    for system, scores in results["systems"].items():
-        print(f"{system:<8} " + " ".join(f"{scores[m]:>9.3f}" for m in MEASURES))
+    print_systems(results["systems"])
     anchors = {s: v for s, v in results["systems"].items() if s in {m.value for m in ANCHORS}}
     best = max(anchors, key=lambda s: anchors[s]["recall@5"])
     lead = results["systems"]["hexmcp"]["recall@5"] - anchors[best]["recall@5"]

@@ -14,7 +14,6 @@ were served; it measured the same three systems.)
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 from hexmcp.tools.knowledge.vectors.memory import MemoryVectorStore
 
 from . import relevance_sets
-from .relevance import window_rows
+from .relevance import print_systems, run_public_sets, score_systems, window_rows
 
 
 def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, Any]:
@@ -53,40 +52,21 @@ def measure(name: str, embedder: PassageEmbedder, cache_dir: Path) -> dict[str, 
     page_of = lambda d: index.pages.page(d).key  # noqa: E731 - one line, used once
     result: dict[str, Any] = {"set": name, "passages": len(passages), "rows": len(served_store),
                               "long": sum(1 for i in ids if len(windows[i]) > 1), "build_seconds": round(built, 1),
-                              "questions": len(relevance_set.questions), "systems": {}}
-    for system, (store, rows) in systems.items():
-        view = KnowledgeIndex(list(index.documents.values()), passages, embedder.embed, store, index.version, rows=rows)
-        per_question = [relevance_sets.score_ranking([h.document.document_id for h in view.search_documents(
-            q.text, 10, method=Method.HYBRID)], q.answers, page_of) for q in relevance_set.questions]
-        result["systems"][system] = relevance_sets.mean_scores(per_question)
+                              "questions": len(relevance_set.questions)}
+    views = {system: (KnowledgeIndex(list(index.documents.values()), passages, embedder.embed, store, index.version,
+                                     rows=rows), Method.HYBRID, True) for system, (store, rows) in systems.items()}
+    result["systems"] = score_systems(views, relevance_set.questions, page_of)
     return result
 
 
 def print_result(result: dict[str, Any]) -> None:
     print(f"\n{result['set']}: {result['passages']} passages ({result['long']} longer than the window), "
           f"{result['rows']} window vectors, {result['questions']} questions (built in {result['build_seconds']} s)")
-    print(f"{'system':<13} " + " ".join(f"{m:>9}" for m in relevance_sets.MEASURES))
-    for system, scores in result["systems"].items():
-        print(f"{system:<13} " + " ".join(f"{scores[m]:>9.3f}" for m in relevance_sets.MEASURES))
+    print_systems(result["systems"], width=13)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", dest="sets", action="append", default=[], help="a public set (default: all)")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args(argv)
-    from hexmcp.tools.cache_dir import default_cache_dir
-
-    embedder = PassageEmbedder.load()
-    results = []
-    for name in args.sets or relevance_sets.PUBLIC_SETS:
-        results.append(measure(name, embedder, default_cache_dir()))
-        print_result(results[-1])
-    if args.json:
-        import json
-
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return run_public_sets(__doc__.splitlines()[0], measure, print_result, argv)
 
 
 if __name__ == "__main__":

@@ -243,6 +243,33 @@ def test_connections_are_kept_alive_between_calls(upstream):
     assert len(ports) == 5 and len(set(ports)) == 1  # five calls, one connection
 
 
+def test_an_answer_read_to_its_end_hands_the_connection_back_and_one_left_unread_closes_it(upstream):
+    """The response is released in `finally` (ADR 1209): whatever an answer said, once it was read to its
+    end the connection serves the next call; an answer refused before its end closes it."""
+    async def run() -> list[object]:
+        gateway = _gateway(upstream.url, max_response_bytes=10_000)
+        try:
+            upstream.queue("chat", Script(), Script(status=401), Script(body={"unexpected": True}))
+            outcomes: list[object] = [await gateway.complete(REQUEST), await gateway.list_models(),
+                                      await gateway.complete(REQUEST), await gateway.complete(REQUEST)]
+            upstream.queue("chat", Script(oversize_bytes=2_000_000), Script())
+            outcomes += [await gateway.complete(REQUEST), await gateway.complete(REQUEST)]
+            return outcomes
+        finally:
+            await gateway.aclose()
+
+    before = len(upstream.client_ports)
+    answered, listed, refused, unusable, oversize, after = asyncio.run(run())
+    assert isinstance(answered, ChatAnswer) and isinstance(listed, tuple) and isinstance(after, ChatAnswer)
+    assert [o.kind for o in (refused, unusable, oversize)] == [GatewayErrorKind.AUTHENTICATION,
+                                                               GatewayErrorKind.PROVIDER_UNAVAILABLE,
+                                                               GatewayErrorKind.PROVIDER_UNAVAILABLE]
+    ports = upstream.client_ports[before:]
+    assert len(ports) == 6
+    assert len(set(ports[:5])) == 1  # read to their end: one connection, the oversize answer's request included
+    assert ports[5] != ports[4]  # the oversize answer, refused at its declared length, was left unread: closed
+
+
 @given(retry=st.integers(min_value=1, max_value=12), delay=st.floats(min_value=0, max_value=10),
        backoff=st.sampled_from(["linear", "exponential"]), jitter=st.floats(min_value=0, max_value=1),
        retry_after=st.one_of(st.none(), st.floats(min_value=0, max_value=1e6)))

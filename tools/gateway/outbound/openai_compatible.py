@@ -118,11 +118,15 @@ class OpenAICompatibleGateway:
         async def attempt(number: int) -> tuple[GatewayModel, ...] | GatewayFailure:
             try:
                 async with self._deadline():
-                    async with self._client().get(self._models_url, allow_redirects=False) as response:
+                    response = await self._client().get(self._models_url, allow_redirects=False)
+                    try:
                         raw = await self._read_limited(response)
                         if response.status >= 300:
                             return self._status_failure(response, raw, None, number)
                         return _models(orjson.loads(raw))
+                    finally:
+                        if not response.closed:  # see _post
+                            response.release()
             except aiohttp.ClientError as error:
                 return self._transport_failure(error, number, False)
             except TimeoutError as error:
@@ -147,24 +151,32 @@ class OpenAICompatibleGateway:
         # The content type rides on the payload, so no per-call headers are merged into the session's.
         payload = BytesPayload(orjson.dumps(body), content_type="application/json")
         timeout = self._stream_timeout if sink is not None else NO_CLIENT_TIMER
-        async with self._client().post(self._chat_url, data=payload, allow_redirects=False,
-                                       timeout=timeout) as response:
-            try:
-                if response.status >= 300:
-                    return self._status_failure(response, await self._read_limited(response), model, number)
-                streaming = sink is not None and response.headers.get("content-type", "").startswith("text/event-stream")
-                if streaming:
-                    assert sink is not None
-                    return await self._read_stream(response, sink, number)
-                answer = _answer(orjson.loads(await self._read_limited(response)), number)
-                if sink is not None and answer.text:
-                    await sink(answer.text)  # a gateway that ignored `stream: true`: one piece
-                return answer
-            except TooLarge:
-                return attrs.evolve(self._too_large(response.status), attempts=number)
-            except UNUSABLE_ANSWER:
-                return attrs.evolve(unusable("the gateway's answer is not an OpenAI chat completion",
-                                             response.status, self._redact), attempts=number)
+        # Awaited, and released in `finally` only if still open, rather than entered with `async with`,
+        # whose exit releases it again and awaits the request's body writer through two more coroutines
+        # (ADR 1209). An answer read to its end has already handed its connection back to the pool (aiohttp
+        # does so at the end of the body: `closed`); one left unread (an early return, a refusal, a
+        # cancellation) is released here, which closes its connection: a caller that goes away still
+        # closes the gateway's connection.
+        response = await self._client().post(self._chat_url, data=payload, allow_redirects=False, timeout=timeout)
+        try:
+            if response.status >= 300:
+                return self._status_failure(response, await self._read_limited(response), model, number)
+            streaming = sink is not None and response.headers.get("content-type", "").startswith("text/event-stream")
+            if streaming:
+                assert sink is not None
+                return await self._read_stream(response, sink, number)
+            answer = _answer(orjson.loads(await self._read_limited(response)), number)
+            if sink is not None and answer.text:
+                await sink(answer.text)  # a gateway that ignored `stream: true`: one piece
+            return answer
+        except TooLarge:
+            return attrs.evolve(self._too_large(response.status), attempts=number)
+        except UNUSABLE_ANSWER:
+            return attrs.evolve(unusable("the gateway's answer is not an OpenAI chat completion",
+                                         response.status, self._redact), attempts=number)
+        finally:
+            if not response.closed:
+                response.release()
 
     async def _read_stream(self, response: aiohttp.ClientResponse, sink: TextSink, number: int) -> ChatAnswer | GatewayFailure:
         """The raw bytes are capped (the whole answer at max_response_bytes, one event at SSE_EVENT_LIMIT),
