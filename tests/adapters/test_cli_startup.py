@@ -50,7 +50,7 @@ DEFERRED_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "safetensors",
 # Besides those, never imported by `hexmcp stdio` before its initialize answer is written (ADR 0011): the
 # background work's libraries, other commands' and transports' modules, and what only a flag asks for.
 NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine", "markdown_it", "yaml", "pypdf",
-                         "docutils", "faiss", "scipy", "networkx", "rapidfuzz", "yake", "tqdm", "watchfiles",
+                         "docutils", "selectolax", "faiss", "scipy", "networkx", "rapidfuzz", "yake", "tqdm", "watchfiles",
                          "prometheus_client", "opentelemetry", "aiohttp", "httpx", "redis", "starlette", "uvicorn",
                          "websockets", "hexmcp.client", "hexmcp.adapters.http", "hexmcp.adapters.ws",
                          "hexmcp.adapters.audit.reader", "importlib.metadata",

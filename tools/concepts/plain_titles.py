@@ -1,6 +1,7 @@
-"""Section titles a plain-text document still shows: reStructuredText written in .txt files (Django's
-docs) is indexed as plain text, so its passages carry no heading path; its titles are still there, as
-a line over (and perhaps under) a rule of one punctuation character at least as long as the line.
+"""Section titles a plain-text document still shows: a document indexed as plain text has passages with
+no heading path, yet may have titles, as a line over (and perhaps under) a rule of one punctuation
+character at least as long as the line. (reStructuredText in .txt files, as Django keeps it, is read as
+reST by the knowledge pack since ADR 0606, so its passages carry heading paths and this is not needed.)
 """
 
 from __future__ import annotations

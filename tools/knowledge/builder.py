@@ -2,10 +2,10 @@
 fill the vector store.
 
 The on-disk cache holds one .npz per document: its passages' window vectors (windows.py) and how many
-windows each passage has, named by a digest of the model key, the chunking and window settings and the
-document's text: an edited file misses (and re-embeds alone),
-an unchanged one hits on any machine, and a run interrupted mid-corpus resumes at the first
-document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
+windows each passage has, named by a digest of the model key, the chunking and window settings, the
+version of the reader that parsed it (readers.READER_VERSIONS) and the document's text: an edited file
+misses (and re-embeds alone), an unchanged one hits on any machine, and a run interrupted mid-corpus
+resumes at the first document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .chunking import CHUNKING_VERSION, DEFAULT_MAX_CHARS, chunk_document
 from .embedder import PASSAGE_MAX_TOKENS
 from .errors import IndexingCancelled
 from .passages import Passage, SourceDocument
+from .readers import READER_VERSIONS
 from .retrieval import KnowledgeIndex
 from .vectors.port import VectorStore
 from .windows import WINDOWS_VERSION, passage_windows, row_id
@@ -49,6 +50,9 @@ def vectors_key(model_key: str, max_chars: int, document: SourceDocument, window
     digest = hashlib.sha256(f"{model_key}\x1fchunking={CHUNKING_VERSION}\x1fchars={max_chars}\x1f"
                             f"windows={WINDOWS_VERSION if windows else 'first'}\x1f"
                             f"{document.document_id}\x1f".encode())
+    reader = READER_VERSIONS.get(document.media_type)
+    if reader:  # the same text read another way has other titles, sections and so passages
+        digest.update(f"reader={reader}\x1f".encode())
     digest.update(document.text.encode("utf-8"))
     return digest.hexdigest()[:32]
 

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from .passages import Passage, SourceDocument, passage_id
+from .rst_markup import clean_rst
 
 DEFAULT_MAX_CHARS = 1000
 # Part of every passage-vector cache key: bump when passage boundaries or indexed_text() change, or
@@ -27,12 +28,22 @@ def chunk_document(document: SourceDocument, max_chars: int = DEFAULT_MAX_CHARS)
         for start, end in _pack(document.text, section.start, section.end, max_chars):
             ordinal = seen[section.headings]
             seen[section.headings] += 1
+            text = document.text[start:end]
             passages.append(Passage(
                 passage_id=passage_id(document.document_id, section.headings, ordinal),
                 document_id=document.document_id, title=document.title, headings=section.headings,
-                start=start, end=end, text=document.text[start:end],
+                start=start, end=end, text=text, indexed_body=_indexed_body(document.media_type, text),
             ))
     return tuple(passages)
+
+
+def _indexed_body(media_type: str, text: str) -> str | None:
+    """reST's markup (roles, directives, targets, adornment rows) cleaned out of what is indexed: on Django's
+    pages it raised `search`'s MRR@10 by 0.030 and cut window vectors by 18 % (ADR 0606)."""
+    if media_type != "text/x-rst":
+        return None
+    cleaned = clean_rst(text)
+    return cleaned if cleaned.strip() else None  # a passage of markup alone keeps its source
 
 
 def _pack(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:

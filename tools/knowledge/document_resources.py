@@ -14,6 +14,7 @@ from urllib.parse import unquote
 from hexmcp.core import ErrorCode, ProtocolError, models
 from hexmcp.core.registrar import Registrar
 
+from .readers import served_media_type
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeService, resource_uri
 
 
@@ -48,7 +49,7 @@ def register_document_resources(registrar: Registrar, service: KnowledgeService)
 
 def _resource(document: Any) -> models.Resource:
     return models.Resource(uri=resource_uri(document.document_id), name=document.document_id, title=document.title,
-                           mime_type=document.media_type if document.media_type != "application/pdf" else "text/plain",
+                           mime_type=served_media_type(document.media_type),
                            size=len(document.text.encode("utf-8")))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 def add_knowledge_flags(flags: argparse._ArgumentGroup) -> None:
     flags.add_argument("--docs", action="append", default=[], metavar="PATH",
-                       help="a file or folder of .md/.mdx/.txt/.rst/.pdf documents for the knowledge tools "
+                       help="a file or folder of .md/.mdx/.txt/.rst/.pdf/.html documents for the knowledge tools "
                             "(repeatable; default: hexmcp's own README and ADRs)")
     add_corpus_filters(flags)
     flags.add_argument("--docs-url-base", metavar="URL",

@@ -16,7 +16,8 @@ DOCS_PREFIX = "/docs/"
 class KnowledgePack(Pack):
     name = "knowledge"
     extra = "knowledge"
-    extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "bm25s", "Stemmer", "faiss", "watchfiles")
+    extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "selectolax", "bm25s", "Stemmer", "faiss",
+                     "watchfiles")
     offers = (KnowledgeBase,)
     order = 20
 
@@ -64,12 +65,14 @@ class KnowledgePack(Pack):
         service = self.service
 
         async def lookup(document_id: str) -> tuple[str, str] | None:
+            from .readers import served_media_type
+
             await service.ensure_documents()
             document = service.documents.get(document_id)
             if document is None:
                 return None
-            # PDFs are served as the text extracted from them.
-            return document.text, "text/plain" if document.media_type == "application/pdf" else document.media_type
+            # PDFs and HTML pages are served as the text extracted from them.
+            return document.text, served_media_type(document.media_type)
 
         return {DOCS_PREFIX: lookup}
 

@@ -47,16 +47,24 @@ class Passage:
     start: int  # character offsets into SourceDocument.text
     end: int
     text: str
+    #: What the retrievers read of the body in place of `text`, when the format's markup is cleaned out of
+    #: it (reST, rst_markup.py); None: `text` itself. `text` stays the exact source slice that is cited.
+    indexed_body: str | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def heading_path(self) -> str:
         return " > ".join(self.headings)
 
+    def body_text(self) -> str:
+        """The body as the retrievers read it (windows.py cuts long ones from it)."""
+        return self.text if self.indexed_body is None else self.indexed_body
+
     def indexed_text(self) -> str:
         """What both retrievers see: the document title and heading path carry the topic words a
         passage's body often leaves implicit ("Consequences" means nothing without its ADR)."""
         context = " > ".join(h for h in (self.title, *self.headings) if h)
-        return f"{context}\n\n{self.text}" if context else self.text
+        body = self.body_text()
+        return f"{context}\n\n{body}" if context else body
 
 
 def passage_id(document_id: str, headings: tuple[str, ...], ordinal: int) -> str:

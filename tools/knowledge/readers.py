@@ -2,8 +2,10 @@
 
 Markdown (.md, .mdx, .markdown) is parsed by markdown-it-py, so a `#` inside a code fence is not a
 heading and YAML front matter (mdit-py-plugins) is read, not indexed: its `title` names the
-document. reStructuredText sections come from docutils' doctree, PDF text from pypdf (one section
-per page), plain text is one section. Offsets always index `SourceDocument.text`.
+document. reStructuredText sections come from docutils' doctree, in `.rst` files and in `.txt` files
+that show reST markup (rst_sniffing.py); PDF text from pypdf (one section per page); an HTML page's
+text and h1-h6 sections from html_reader.py; other plain text is one section. Offsets always index
+`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES).
 """
 
 from __future__ import annotations
@@ -16,32 +18,53 @@ from typing import Any, Callable
 
 from .errors import CorpusError
 from .passages import Section, SourceDocument
+from .rst_sniffing import looks_like_rst
 
 # markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
 # --log-level debug, drowning hexmcp's own. Its warnings still come through.
 logging.getLogger("markdown_it").setLevel(logging.INFO)
 
 MARKDOWN_SUFFIXES = (".md", ".mdx", ".markdown")
-SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf")
+HTML_SUFFIXES = (".html", ".htm")
+SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf", *HTML_SUFFIXES)
+#: Formats whose SourceDocument.text is extracted from the file rather than the file itself: served as
+#: text/plain (an HTML page's text served as text/html would be rendered as markup).
+EXTRACTED_MEDIA_TYPES = frozenset({"application/pdf", "text/html"})
+#: Part of a document's vector-cache key (builder.vectors_key), by media type: bump a format's entry when
+#: its reader gives the same text other sections or titles. A format absent here keys by its text alone,
+#: as every format did before these versions (so their cached vectors still hold).
+READER_VERSIONS = {"text/x-rst": "3", "text/html": "1"}  # reST 3: its markup cleaned from indexed text
 
 
 def read_document(document_id: str, path: Path) -> SourceDocument:
-    suffix = path.suffix.lower()
+    return parse_file(document_id, path.suffix.lower(), path.read_bytes())
+
+
+def parse_file(document_id: str, suffix: str, data: bytes) -> SourceDocument:
+    """A file's bytes, read by the parser its (lower-case) suffix names."""
     if suffix == ".pdf":
-        return read_pdf(document_id, path.read_bytes())
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    return parse_text(document_id, text, suffix)
+        return read_pdf(document_id, data)
+    if suffix in HTML_SUFFIXES:
+        from .html_reader import read_html  # selectolax loads only for a corpus that has HTML
+
+        return read_html(document_id, data)
+    return parse_text(document_id, data.decode("utf-8", errors="replace"), suffix)
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
-    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_plain}
+    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_txt}
     parser = parsers.get(suffix, parse_markdown if suffix in MARKDOWN_SUFFIXES else None)
     if parser is None:
         raise CorpusError(f"{document_id}: unsupported file type {suffix!r} (supported: {', '.join(SUFFIXES)})")
     return parser(document_id, text)
 
 
-def _fallback_title(document_id: str) -> str:
+def served_media_type(media_type: str) -> str:
+    """The type of the text a document is served as (its resource, /docs/<id>)."""
+    return "text/plain" if media_type in EXTRACTED_MEDIA_TYPES else media_type
+
+
+def fallback_title(document_id: str) -> str:
     return Path(document_id).stem.replace("-", " ").replace("_", " ")
 
 
@@ -52,7 +75,7 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
 
 
-def _sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
+def sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
     """`headings` are (offset, level, title) in order; each section runs to the next heading."""
     sections: list[Section] = []
     if not headings or headings[0][0] > body_start:
@@ -87,9 +110,9 @@ def parse_markdown(document_id: str, text: str) -> SourceDocument:
     title = str(meta.get("title") or "").strip()
     if not title:
         top = [h for h in headings if h[1] == 1]
-        title = top[0][2] if top else _fallback_title(document_id)
+        title = top[0][2] if top else fallback_title(document_id)
     return SourceDocument(document_id=document_id, title=title, text=text, media_type="text/markdown",
-                          sections=_sections_from_headings(text, body_start, headings),
+                          sections=sections_from_headings(text, body_start, headings),
                           metadata={k: str(v) for k, v in meta.items() if isinstance(v, (str, int, float))})
 
 
@@ -122,27 +145,57 @@ def parse_rst(document_id: str, text: str) -> SourceDocument:
             node = node.parent
         return level
 
-    # docutils keeps no reliable offsets for titles, but sections come in document order: find each
-    # title's text from where the previous one was found.
+    # Sections come in document order: each title is looked for on the line docutils reports (its
+    # underline's, one below the text), else searched for from where the previous one was found.
     for section in doctree.findall(docutils.nodes.section):
         title = section.next_node(docutils.nodes.title)
         if title is None:
             continue
-        found = text.find(title.astext(), cursor)
-        if found < 0:
+        line_start = _rst_title_line(text, starts, title, cursor)
+        if line_start is None:
             continue
-        line_start = starts[bisect.bisect_right(starts, found) - 1]
-        # An overlined title starts one line higher, at its overline.
-        cursor = found + len(title.astext())
-        headings.append((line_start, depth(section), title.astext()))
-    doc_title = doctree.get("title") or (headings[0][2] if headings else _fallback_title(document_id))
+        cursor = line_start + 1
+        headings.append((line_start, depth(section), title.astext().strip()))
+    doc_title = doctree.get("title") or (headings[0][2] if headings else fallback_title(document_id))
     return SourceDocument(document_id=document_id, title=str(doc_title), text=text, media_type="text/x-rst",
-                          sections=_sections_from_headings(text, 0, headings))
+                          sections=sections_from_headings(text, 0, headings))
+
+
+def _rst_title_line(text: str, starts: list[int], title: Any, cursor: int) -> int | None:
+    """Where a section title's lines start (at its overline, if it has one), at or after `cursor`.
+    The raw title keeps its markup ("The ``Paginator`` class"), which astext() drops."""
+    raw = (title.rawsource or title.astext()).strip()
+    if not raw:
+        return None
+    index = title.line - 2 if isinstance(title.line, int) else -1  # docutils counts from 1, at the underline
+    if 0 <= index < len(starts) and starts[index] >= cursor and raw in _line(text, starts, index):
+        overline = index >= 1 and _ADORNMENT_LINE.fullmatch(_line(text, starts, index - 1))
+        return starts[index - 1] if overline else starts[index]
+    found = text.find(raw, cursor)
+    return None if found < 0 else starts[bisect.bisect_right(starts, found) - 1]
+
+
+def _line(text: str, starts: list[int], index: int) -> str:
+    return text[starts[index]:starts[index + 1] if index + 1 < len(starts) else len(text)]
+
+
+_ADORNMENT_LINE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*(?:\r\n|\r|\n)?")
+
+
+def parse_txt(document_id: str, text: str) -> SourceDocument:
+    """Sphinx projects keep reStructuredText in `.txt` files (Django does): read as reST when the opening
+    shows reST's markup (rst_sniffing.py), else as plain text; reST that docutils cannot take stays text."""
+    if looks_like_rst(text):
+        try:
+            return parse_rst(document_id, text)
+        except Exception:  # noqa: BLE001 - docutils raises anything on input it chokes on
+            logging.getLogger(__name__).debug("read as plain text: docutils failed", exc_info=True)
+    return parse_plain(document_id, text)
 
 
 def parse_plain(document_id: str, text: str) -> SourceDocument:
     sections = (Section(headings=(), start=0, end=len(text)),) if text.strip() else ()
-    return SourceDocument(document_id=document_id, title=_fallback_title(document_id), text=text,
+    return SourceDocument(document_id=document_id, title=fallback_title(document_id), text=text,
                           media_type="text/plain", sections=sections)
 
 
@@ -166,5 +219,5 @@ def read_pdf(document_id: str, data: bytes) -> SourceDocument:
             sections.append(Section(headings=(f"Page {number}",), start=offset, end=offset + len(page)))
         parts.append(page)
         offset += len(page) + 2
-    return SourceDocument(document_id=document_id, title=str(info_title).strip() or _fallback_title(document_id),
+    return SourceDocument(document_id=document_id, title=str(info_title).strip() or fallback_title(document_id),
                           text="\n\n".join(parts), media_type="application/pdf", sections=tuple(sections))

@@ -79,7 +79,7 @@ class KnowledgeService:
     def __init__(self, config: KnowledgeConfig) -> None:
         self.config = config
         if not discover(config.corpus) and not config.corpus.bundled:  # listing only: parsing waits (above)
-            raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst or .pdf file found")
+            raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst, .pdf or .html file found")
         self.documents: dict[str, SourceDocument] = {}  # filled by ensure_documents
         self._loading: asyncio.Future[None] | None = None
         self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"

@@ -36,7 +36,7 @@ UNRELEASED_ALIASES = frozenset({"next", "dev", "devel", "development", "draft", 
 #: Docusaurus keeps old versions in versioned_docs/version-X/ and the unreleased one in docs/.
 _DOCUSAURUS_TREE = "versioned_docs"
 _VERSIONED_TREES = {_DOCUSAURUS_TREE: "docs"}
-_SUFFIX = re.compile(r"\.(?:md|mdx|markdown|rst|txt|pdf)$", re.IGNORECASE)
+_SUFFIX = re.compile(r"\.(?:md|mdx|markdown|rst|txt|pdf|html|htm)$", re.IGNORECASE)
 
 
 def version_rank(label: str | None) -> tuple[int, tuple[int, ...]]:

@@ -42,10 +42,11 @@ def passage_windows(passage: Passage, offsets: TokenOffsets, max_tokens: int,
                     overlap: int = WINDOW_OVERLAP) -> list[str]:
     """The texts to embed for `passage`, the first being `passage.indexed_text()`."""
     first = passage.indexed_text()
+    text = passage.body_text()  # the source slice, or what is indexed of it (markup cleaned out)
     room = max_tokens - 2  # [CLS] and [SEP]
-    context = first[: len(first) - len(passage.text)]  # "title > headings\n\n", or nothing
+    context = first[: len(first) - len(text)]  # "title > headings\n\n", or nothing
     context_tokens = len(offsets(context)) if context else 0
-    body = offsets(passage.text)
+    body = offsets(text)
     covered = max(room - context_tokens, 0)  # body tokens the first window reads
     if len(body) <= covered:
         return [first]
@@ -59,4 +60,4 @@ def passage_windows(passage: Passage, offsets: TokenOffsets, max_tokens: int,
     count = 1 if last_start <= first_start else 1 + math.ceil((last_start - first_start) / step)
     starts = [first_start + round(i * (last_start - first_start) / (count - 1)) if count > 1 else last_start
               for i in range(count)]
-    return [first, *(context + passage.text[body[s][0]:body[min(s + width, len(body)) - 1][1]] for s in starts)]
+    return [first, *(context + text[body[s][0]:body[min(s + width, len(body)) - 1][1]] for s in starts)]
