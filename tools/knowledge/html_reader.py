@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import CorpusError
 from .passages import SourceDocument
+from .sectioning import fallback_title, sections_from_headings
 
 MAX_HTML_BYTES = 16 * 1024 * 1024
 MAX_NESTING = 256  # real documentation pages nest tens deep; libxml2 refuses deeper trees by default
@@ -51,7 +52,6 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)"
 def read_html(document_id: str, data: bytes) -> SourceDocument:
     from selectolax.lexbor import LexborHTMLParser
 
-    from .readers import fallback_title, sections_from_headings
 
     if len(data) > MAX_HTML_BYTES:
         raise CorpusError(f"{document_id}: {len(data):,} bytes of HTML; the limit is {MAX_HTML_BYTES:,}")

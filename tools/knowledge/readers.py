@@ -19,6 +19,7 @@ from typing import Any, Callable
 from .errors import CorpusError
 from .passages import Section, SourceDocument
 from .rst_sniffing import looks_like_rst
+from .sectioning import fallback_title, sections_from_headings
 
 # markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
 # --log-level debug, drowning hexmcp's own. Its warnings still come through.
@@ -64,31 +65,11 @@ def served_media_type(media_type: str) -> str:
     return "text/plain" if media_type in EXTRACTED_MEDIA_TYPES else media_type
 
 
-def fallback_title(document_id: str) -> str:
-    return Path(document_id).stem.replace("-", " ").replace("_", " ")
-
-
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the parsers' own rule: \r\n, \r and \n each end a line
 
 
 def _line_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-
-
-def sections_from_headings(text: str, body_start: int, headings: list[tuple[int, int, str]]) -> tuple[Section, ...]:
-    """`headings` are (offset, level, title) in order; each section runs to the next heading."""
-    sections: list[Section] = []
-    if not headings or headings[0][0] > body_start:
-        first = headings[0][0] if headings else len(text)
-        sections.append(Section(headings=(), start=body_start, end=first))
-    stack: list[tuple[int, str]] = []
-    for index, (offset, level, title) in enumerate(headings):
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
-        end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
-        sections.append(Section(headings=tuple(t for _, t in stack), start=offset, end=end))
-    return tuple(s for s in sections if text[s.start:s.end].strip())
 
 
 def parse_markdown(document_id: str, text: str) -> SourceDocument:
