@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import random
 import socket
 import threading
 import time
@@ -10,9 +12,41 @@ from typing import Any, Iterator
 
 
 def free_port() -> int:
+    """A port nobody is bound to, from below the kernel's ephemeral range. A port the kernel hands out for
+    a bind to 0 comes from that range, where any outgoing connection on the machine may take it as its
+    source port between now and the server's own bind, which then fails with "address already in use"
+    (seen in CI on a 0.0.0.0 bind, while other processes made connections). Below the range only another
+    explicit bind can collide, and the candidates start at a random place."""
+    low = _ephemeral_low()
+    if low - _FIRST_PORT >= 1000:
+        for _ in range(200):
+            port = _FIRST_PORT + next(_candidates) % (low - _FIRST_PORT)
+            if _bindable(port):
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+_FIRST_PORT = 10000
+_candidates = itertools.count(random.randrange(1 << 20))
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("0.0.0.0", port))  # a bind on every address also rules out one on loopback
+        except OSError:
+            return False
+    return True
 
 
 @contextlib.contextmanager
