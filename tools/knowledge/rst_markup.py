@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .rst_sniffing import ADORNMENT_CHARACTER
+
 _ROLE = re.compile(r":(?:[A-Za-z][\w.+-]*:)?[A-Za-z][\w.+-]*:`([^`]+)`")
 _EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
 _LITERAL = re.compile(r"``([^`]+)``")
@@ -20,7 +22,7 @@ _INTERPRETED = re.compile(r"`([^`]+)`_{0,2}")
 _TARGET_LINE = re.compile(r"^\.\. _[^:\n]+:[ \t]*$\n?", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^\.\. [A-Za-z][\w:.+-]*::[ \t]*", re.MULTILINE)
 _OPTION = re.compile(r"^[ \t]+:[\w -]+:[ \t]*", re.MULTILINE)
-_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$\n?", re.MULTILINE)
+_ADORNMENT = re.compile(rf"^({ADORNMENT_CHARACTER})\1{{2,}}[ \t]*$\n?", re.MULTILINE)  # a rule's whole line
 _LITERAL_MARKER = re.compile(r"(?<=\S)::[ \t]*$", re.MULTILINE)
 _BARE_LITERAL_MARKER = re.compile(r"^[ \t]*::[ \t]*$\n?", re.MULTILINE)
 

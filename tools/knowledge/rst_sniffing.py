@@ -20,7 +20,8 @@ ROLES_NEEDED = 2
 
 # reST allows any non-alphanumeric printable ASCII character as an adornment; these are the ones
 # used in practice (docutils' recommended set).
-_ADORNMENT = re.compile(r"([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*")
+ADORNMENT_CHARACTER = r"[=\-`:'\"~^_*+#<>.]"
+_ADORNMENT = re.compile(rf"({ADORNMENT_CHARACTER})\1{{2,}}[ \t]*")
 _EXPLICIT = re.compile(r"\.\.[ \t]+(?:[A-Za-z][\w.:+-]*::(?:[ \t]|$)|_[^:\n]+:(?:[ \t]|$)|\|[^|\n]+\|[ \t]+[\w-]+::)")
 _ROLE = re.compile(r"(?<![\w`:]):[A-Za-z][\w.+-]*(?::[A-Za-z][\w.+-]*)?:`[^`\n]+`(?!\w)")
 
