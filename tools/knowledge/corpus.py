@@ -23,7 +23,7 @@ import structlog
 
 from .errors import CorpusError
 from .passages import SourceDocument
-from .readers import SUFFIXES, parse_file, parse_text
+from .readers import SUFFIXES, parse_file, parse_text, read_file_bytes
 
 log = structlog.get_logger(__name__)
 
@@ -139,7 +139,7 @@ def load_documents(spec: CorpusSpec) -> list[SourceDocument]:
     kept: dict[tuple[str, bytes], SourceDocument] = {}
     for item in discover(spec):
         try:
-            data = item.path.read_bytes()
+            data = read_file_bytes(item.document_id, item.path)
             key = (item.document_id, hashlib.sha256(data).digest())
             document = parsed.get(key) or parse_file(item.document_id, item.path.suffix.lower(), data)
         except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything

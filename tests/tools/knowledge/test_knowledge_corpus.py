@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hexmcp.tools.knowledge.chunking import chunk_document
 from hexmcp.tools.knowledge.corpus import CorpusSpec, discover, load_documents
+from hexmcp.tools.knowledge import readers
 from hexmcp.tools.knowledge.errors import CorpusError
 from hexmcp.tools.knowledge.readers import parse_markdown, parse_rst, read_document
 
@@ -118,6 +119,22 @@ def test_a_broken_pdf_is_skipped_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
     (tmp_path / "ok.md").write_text("# Ok\n\nfine\n")
     assert [d.document_id for d in load_documents(CorpusSpec(roots=[tmp_path]))] == ["ok.md"]
+
+
+def test_a_file_over_its_formats_byte_limit_is_skipped_not_read(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readers, "DEFAULT_DOCUMENT_BYTES", 64)
+    (tmp_path / "dump.txt").write_text("word " * 20)  # 100 bytes
+    (tmp_path / "limit.md").write_text("# T\n\n" + "x" * 59)  # exactly 64 bytes: still read
+    (tmp_path / "ok.md").write_text("# Ok\n\nfine\n")
+    assert [d.document_id for d in load_documents(CorpusSpec(roots=[tmp_path]))] == ["limit.md", "ok.md"]
+    with pytest.raises(CorpusError, match=r"dump.txt: over 64 bytes, the limit for a .txt file"):
+        read_document("dump.txt", tmp_path / "dump.txt")
+
+
+def test_a_pdf_has_a_limit_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readers, "DEFAULT_DOCUMENT_BYTES", 10)
+    assert readers.document_byte_limit(".PDF") == readers.DOCUMENT_BYTES[".pdf"] > readers.document_byte_limit(".md")
 
 
 def test_discovery_is_recursive_filtered_and_relative(tmp_path: Path) -> None:
