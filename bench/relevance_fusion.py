@@ -170,11 +170,14 @@ def explain(index: KnowledgeIndex, anchor: KnowledgeIndex, questions: Any) -> li
     page_of = lambda d: index.pages.page(d).key  # noqa: E731
     rows = []
     for q in questions:
-        ours = [page_of(d) for d in rank_public(index, q.text, Method.HYBRID, True)]
-        rrf = list(dict.fromkeys(page_of(d) for d in rank_public(anchor, q.text, Method.RRF, False)))
+        # Ranks as the measures count them (relevance_sets.score_ranking): the first listed document among the
+        # question's answers, in the anchor's list copies taking slots; the page ranks below go by page.
+        ours_documents = rank_public(index, q.text, Method.HYBRID, True)
+        rrf_documents = rank_public(anchor, q.text, Method.RRF, False)
+        rank = lambda ranked: next((r for r, d in enumerate(ranked, 1) if d in q.answers), None)  # noqa: E731
+        ours_rank, rrf_rank = rank(ours_documents), rank(rrf_documents)
+        ours, rrf = [page_of(d) for d in ours_documents], [page_of(d) for d in rrf_documents]
         wanted = {page_of(d) for d in q.answers}
-        rank = lambda ranked: next((r for r, p in enumerate(ranked, 1) if p in wanted), None)  # noqa: E731
-        ours_rank, rrf_rank = rank(ours), rank(rrf)
         if (ours_rank is not None and ours_rank <= 5) == (rrf_rank is not None and rrf_rank <= 5):
             continue
         text = retrieval.clean_query(q.text)
