@@ -4,6 +4,7 @@ defining documents (target >= 0.8), by kind of term; plus extraction time beside
 
     python -m bench.concepts [--set FILE] [--all-documents] [--docs PATH] [--verbose]
     python -m bench.concepts --public [--public-set NAME ...] [--verbose]
+    python -m bench.concepts --public --public-set ansible        # the held-out set
 
 With --docs (any corpus) only the timings and the concept counts are printed. The speed bench on a
 50,000-passage corpus is bench/concepts_speed.py.
@@ -36,9 +37,9 @@ from hexmcp.tools.knowledge.embedder import PassageEmbedder
 from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 
 from .relevance import judged_corpus
+from .relevance_sets import ALL_SETS, PUBLIC_SETS
 
 PUBLIC_QUESTIONS = Path(__file__).with_name("data") / "questions"
-PUBLIC_SETS = ("django", "docusaurus", "jest", "kubernetes")
 
 DEFAULT_SET = Path(__file__).with_name("concepts_relevance.yaml")
 TOP = 3
@@ -171,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-documents", action="store_true", help="bundled corpus, newer documents included")
     parser.add_argument("--verbose", action="store_true", help="print every miss")
     parser.add_argument("--public", action="store_true", help="the public sets' concept terms (defining@1)")
-    parser.add_argument("--public-set", action="append", default=[], choices=PUBLIC_SETS,
-                        help="with --public: one set (default: all four)")
+    parser.add_argument("--public-set", action="append", default=[], choices=ALL_SETS,
+                        help="with --public: one set (default: the four tuned ones; the held-out set only when named)")
     parser.add_argument("--json", type=Path, help="with --public: also write the figures here")
     args = parser.parse_args(argv)
     embedder = PassageEmbedder.load()

@@ -1,6 +1,7 @@
 """Retrieval quality: hexmcp's `search` beside three anchors measured in the same run.
 
-    python -m bench.relevance [--set NAME ...] [--json FILE]      # the public sets (default: all four)
+    python -m bench.relevance [--set NAME ...] [--json FILE]      # the public sets (default: the four tuned)
+    python -m bench.relevance --set ansible                       # the held-out set (measured, never tuned on)
     python -m bench.relevance --bundled [--all-documents] [--max-chars N] [--dense-weight W] [--bare-passages]
 
 The public sets (bench/relevance_sets.py) are documentation corpora nobody here wrote, with questions
@@ -131,10 +132,11 @@ def run_public_sets(description: str, measure: Callable[[str, PassageEmbedder, P
     """The command line of an ablation over the public sets: `--set NAME ...` (default: all) and `--json FILE`."""
     from hexmcp.tools.cache_dir import default_cache_dir
 
-    from .relevance_sets import PUBLIC_SETS
+    from .relevance_sets import ALL_SETS, PUBLIC_SETS
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--set", dest="sets", action="append", default=[], help="a public set (default: all)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], choices=ALL_SETS,
+                        help="a public set (default: the four tuned ones; the held-out set only when named)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     embedder = PassageEmbedder.load()
@@ -186,8 +188,11 @@ def print_public(results: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .relevance_sets import ALL_SETS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", dest="sets", action="append", default=[], help="a public set (default: all)")
+    parser.add_argument("--set", dest="sets", action="append", default=[], choices=ALL_SETS,
+                        help="a public set (default: the four tuned ones; the held-out set only when named)")
     parser.add_argument("--json", type=Path, help="also write the public sets' figures here")
     parser.add_argument("--levers", action="store_true", help="also each lever alone (ablation rows)")
     parser.add_argument("--bundled", action="store_true", help="the bundled set over hexmcp's own documents")

@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.relevance_sets import PUBLIC_SETS, QUESTIONS, load_public_set, score_ranking
+import yaml
+
+from bench.relevance_sets import ALL_SETS, HELD_OUT_SETS, PUBLIC_SETS, QUESTIONS, load_public_set, score_ranking
 from hexmcp.tools.knowledge.corpus import CorpusSpec, discover
 
 
-@pytest.mark.parametrize("name", PUBLIC_SETS)
+@pytest.mark.parametrize("name", ALL_SETS)
 def test_every_judgement_names_a_document_of_its_corpus(name: str) -> None:
     relevance_set = load_public_set(name)
     ids = {f.document_id for f in discover(CorpusSpec(roots=[relevance_set.corpus]))}
@@ -35,7 +37,18 @@ def test_the_sets_are_large_and_mix_task_and_paraphrase_questions() -> None:
     assert sum(len(s.concepts) for s in sets) >= 100
     kinds = Counter(q.kind for s in sets for q in s.questions)
     assert set(kinds) == {"task", "paraphrase"} and min(kinds.values()) >= 0.3 * sum(kinds.values())
-    assert {p.stem for p in QUESTIONS.glob("*.yaml")} == set(PUBLIC_SETS)
+    assert {p.stem for p in QUESTIONS.glob("*.yaml")} == set(ALL_SETS)
+
+
+@pytest.mark.parametrize("name", HELD_OUT_SETS)
+def test_a_held_out_set_is_large_enough_says_so_and_stays_out_of_the_tuned_defaults(name: str) -> None:
+    relevance_set = load_public_set(name)
+    assert name not in PUBLIC_SETS
+    assert len(relevance_set.questions) >= 45 and 12 <= len(relevance_set.concepts) <= 15
+    kinds = Counter(q.kind for q in relevance_set.questions)
+    assert set(kinds) == {"task", "paraphrase"} and min(kinds.values()) >= 0.3 * len(relevance_set.questions)
+    assert yaml.safe_load((QUESTIONS / f"{name}.yaml").read_text(encoding="utf-8"))["held_out"] is True
+    assert "held out" in (relevance_set.corpus.parent / "SOURCE.md").read_text(encoding="utf-8").lower()
 
 
 def test_at_least_one_set_keeps_versioned_copies() -> None:
