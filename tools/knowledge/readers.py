@@ -137,7 +137,14 @@ def parse_rst(document_id: str, text: str) -> SourceDocument:
 
     settings = {"report_level": 5, "halt_level": 5, "warning_stream": False, "file_insertion_enabled": False,
                 "raw_enabled": False}
-    doctree = docutils.core.publish_doctree(text, settings_overrides=settings)
+    try:
+        doctree = docutils.core.publish_doctree(text, settings_overrides=settings)
+    except KeyError:
+        # docutils (0.23) raises KeyError when a substitution used before its definition nests one the page
+        # never defines: Sphinx projects define such substitutions once, in conf.py's rst_epilog (Ansible's
+        # |br| in 23 network pages), which a reader of one page does not see. Stand-ins after the text (no
+        # line moves) let the page read with its sections instead of being skipped.
+        doctree = docutils.core.publish_doctree(text + _stand_in_substitutions(text), settings_overrides=settings)
     starts = _line_starts(text)
     headings: list[tuple[int, int, str]] = []
     cursor = 0
@@ -181,6 +188,28 @@ def _rst_title_line(text: str, starts: list[int], title: Any, cursor: int) -> in
 
 def _line(text: str, starts: list[int], index: int) -> str:
     return text[starts[index]:starts[index + 1] if index + 1 < len(starts) else len(text)]
+
+
+_SUBSTITUTION_REFERENCE = re.compile(r"(?<![\w|])\|([^\s|](?:[^|\n]*[^\s|])?)\|(?:__?)?(?![\w|])")
+_SUBSTITUTION_DEFINITION = re.compile(r"^\.\.[ \t]+\|([^|\n]+)\|[ \t]", re.MULTILINE)
+
+
+def _stand_in_substitutions(text: str) -> str:
+    """A definition (`replace::` by its own name) for every substitution `text` refers to but never defines."""
+    defined = {_substitution_key(name) for name in _SUBSTITUTION_DEFINITION.findall(text)}
+    missing = sorted({name for name in _SUBSTITUTION_REFERENCE.findall(text) if _substitution_key(name) not in defined})
+    return "".join(f"\n\n.. |{name}| replace:: {_escaped(name)}" for name in missing)
+
+
+def _escaped(text: str) -> str:
+    return _MARKUP_CHARACTER.sub(r"\\\g<0>", text)
+
+
+def _substitution_key(name: str) -> str:
+    return " ".join(name.split()).lower()  # docutils' fallback match of a name: case and spacing ignored
+
+
+_MARKUP_CHARACTER = re.compile(r"[\\`*_|]")
 
 
 _ADORNMENT_LINE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*(?:\r\n|\r|\n)?")

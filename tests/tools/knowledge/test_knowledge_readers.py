@@ -78,6 +78,46 @@ def test_a_sphinx_txt_page_is_read_as_rest_with_its_title_and_heading_paths() ->
     assert passages[-1].indexed_text().startswith("Pagination > The Paginator class > Example\n\n")
 
 
+# A Sphinx page whose table uses a substitution defined below it, nesting one only conf.py's rst_epilog
+# defines (Ansible's network platform pages): docutils 0.23 raised KeyError('br') and the page was skipped.
+SPHINX_EPILOG_SUBSTITUTION = """IOS Platform Options
+====================
+
+.. table::
+
+    ====================  ==========================================
+    |enable_mode|         supported: use ``ansible_become: true``
+    ====================  ==========================================
+
+.. |enable_mode| replace:: Enable Mode |br| (Privilege Escalation)
+
+Using CLI in Ansible
+--------------------
+
+Set ``ansible_become_method: enable`` in the group variables.
+"""
+
+
+def test_a_rest_page_using_a_substitution_only_conf_py_defines_keeps_its_text_lines_and_sections(
+        tmp_path: Path) -> None:
+    (tmp_path / "platform_ios.rst").write_text(SPHINX_EPILOG_SUBSTITUTION, encoding="utf-8")
+    [document] = load_documents(CorpusSpec(roots=[str(tmp_path)]))
+    assert document.title == "IOS Platform Options" and document.text == SPHINX_EPILOG_SUBSTITUTION
+    cli = next(s for s in document.sections if s.headings == ("Using CLI in Ansible",))
+    assert document.text[cli.start:cli.end].startswith("Using CLI in Ansible\n----")
+
+
+@given(names=st.lists(st.from_regex(r"[A-Za-z][\w *`-]{0,12}[A-Za-z]", fullmatch=True), min_size=1, max_size=4))
+def test_stand_in_substitutions_define_exactly_the_undefined_ones(names: list[str]) -> None:
+    from hexmcp.tools.knowledge.readers import _stand_in_substitutions
+
+    text = "Title\n=====\n\n" + " ".join(f"|{name}|" for name in names) + "\n\n.. |defined| replace:: x\n"
+    stand_ins = _stand_in_substitutions(text + " |defined|")
+    assert "|defined|" not in stand_ins
+    assert all(f".. |{name}| replace::" in stand_ins for name in names if name.lower() != "defined")
+
+
+
 @pytest.mark.parametrize("text", [README_TXT, LOG_TXT, "", "one line\n", "x = 1\ny = 2\n"])
 def test_plain_text_stays_plain(text: str) -> None:
     document = parse_text("notes/readme.txt", text, ".txt")
