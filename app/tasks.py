@@ -43,4 +43,5 @@ def configure_tasks(server: McpServer, args: argparse.Namespace) -> None:
 def _store_spec(text: str) -> str:
     if text == "memory" or text.startswith(("redis://", "rediss://", "unix://")):
         return text
-    raise argparse.ArgumentTypeError(f"{text!r}: expected memory or redis://HOST:PORT/DB")
+    raise argparse.ArgumentTypeError(f"{text!r}: expected memory, redis://HOST:PORT/DB, rediss://HOST:PORT/DB (TLS) "
+                                     "or unix://PATH")

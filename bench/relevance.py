@@ -128,13 +128,15 @@ def print_systems(systems: dict[str, dict[str, float]], width: int = 8) -> None:
 
 
 def run_public_sets(description: str, measure: Callable[[str, PassageEmbedder, Path], dict[str, Any]],
-                    print_result: Callable[[dict[str, Any]], None], argv: list[str] | None) -> int:
-    """The command line of an ablation over the public sets: `--set NAME ...` (default: all) and `--json FILE`."""
+                    print_result: Callable[[dict[str, Any]], None], argv: list[str] | None,
+                    parser: argparse.ArgumentParser | None = None) -> int:
+    """The command line of an ablation over the public sets: `--set NAME ...` (default: all) and `--json FILE`,
+    added to `parser` if the ablation has flags of its own (so `--help` lists them too)."""
     from hexmcp.tools.cache_dir import default_cache_dir
 
     from .relevance_sets import ALL_SETS, PUBLIC_SETS
 
-    parser = argparse.ArgumentParser(description=description)
+    parser = parser or argparse.ArgumentParser(description=description)
     parser.add_argument("--set", dest="sets", action="append", default=[], choices=ALL_SETS,
                         help="a public set (default: the four tuned ones; the held-out set only when named)")
     parser.add_argument("--json", type=Path, help="also write the figures here")

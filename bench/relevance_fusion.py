@@ -19,6 +19,7 @@ The figures: bench/diaries/knowledge.md.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -236,12 +237,15 @@ def _num(value: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    explaining = "--explain" in args
-    if explaining:
-        args.remove("--explain")
+    explain_flag = ("--explain",)
+    explain_help = "list the questions search and the RRF anchor disagree on, with each channel's ranks"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(*explain_flag, action="store_true", help=explain_help)
+    early = argparse.ArgumentParser(add_help=False)  # read before the sets run; the full parser checks the rest
+    early.add_argument(*explain_flag, action="store_true")
+    explaining = early.parse_known_args(argv)[0].explain
     return run_public_sets(__doc__.splitlines()[0],
-                           lambda n, e, c: measure(n, e, c, explaining), print_result, args)
+                           lambda n, e, c: measure(n, e, c, explaining), print_result, argv, parser=parser)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ from hexmcp.core.suggestions import did_you_mean
 from hexmcp.core.startup import ExitCode
 
 MASK = "***"
-SECRET_NAME = re.compile(r"token|key|secret|password", re.IGNORECASE)
+# The name ends with the secret's word, as the audit trail's redaction reads field names: `auth_token` and
+# `api_key` are masked, `auth_token_name`, `auth_token_file` (a path) and `max_tokens` are not.
+SECRET_NAME = re.compile(r"(token|key|secret|password)$", re.IGNORECASE)
 URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")  # user:password@ in a URL
 
 
@@ -70,8 +72,8 @@ def _gateway(layers: Layers, settled: Mapping[str, Mapping[str, Settled]]) -> di
 def masked(name: str, value: Any) -> Any:
     """`value` fit to print: the whole value if `name` says secret, else credentials in URLs; plain JSON types."""
     plain = _plain(value)
-    if SECRET_NAME.search(name) and plain not in (None, "", [], {}):
-        return MASK
+    if SECRET_NAME.search(name) and plain not in (None, "", [], {}) and not isinstance(plain, bool):
+        return MASK  # a switch (`upstream_shared_token = true`) says whether there is a secret, not what it is
     if isinstance(plain, str):
         return URL_CREDENTIALS.sub(MASK + "@", plain)
     if isinstance(plain, list):

@@ -8,9 +8,11 @@ from hexmcp.app.commands.config_check import MASK, masked, masked_tree
 
 SECRET_WORDS = ("token", "key", "secret", "password")
 NAME_PART = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", max_size=8)
-SECRET_NAME = st.builds(lambda before, word, after, upper: before + (word.upper() if upper else word) + after,
-                        NAME_PART, st.sampled_from(SECRET_WORDS), NAME_PART, st.booleans())
+SECRET_NAME = st.builds(lambda before, word, upper: before + (word.upper() if upper else word),
+                        NAME_PART, st.sampled_from(SECRET_WORDS), st.booleans())
 PLAIN_NAME = NAME_PART.filter(lambda name: not any(word in name for word in SECRET_WORDS))
+SECRET_WORD_INSIDE = st.builds(lambda before, word, after: before + word + "_" + after, NAME_PART,
+                               st.sampled_from(SECRET_WORDS), st.sampled_from(["name", "file", "s"]))
 SECRET = st.text(min_size=1, max_size=30)
 
 
@@ -29,3 +31,13 @@ def test_credentials_in_a_url_are_masked_wherever_it_sits(name: str, scheme: str
 @given(PLAIN_NAME, st.one_of(st.none(), st.booleans(), st.integers(), st.text(alphabet="abc/.: ", max_size=20)))
 def test_anything_else_is_shown_as_it_is(name: str, value: object) -> None:
     assert masked(name, value) == value
+
+
+@given(SECRET_WORD_INSIDE, st.one_of(st.none(), st.integers(), st.text(alphabet="abc/.: ", max_size=20)))
+def test_a_name_that_only_contains_a_secret_word_is_shown(name: str, value: object) -> None:
+    assert masked(name, value) == value  # auth_token_name, auth_token_file, max_tokens: not secrets
+
+
+@given(SECRET_NAME, st.booleans())
+def test_a_switch_named_for_a_secret_is_shown(name: str, value: bool) -> None:
+    assert masked(name, value) is value

@@ -18,7 +18,8 @@ from hexmcp.core.registrar import Registrar
 
 from .schemas import CONCEPT_URI, ConceptItems, ExplainedConcept, GraphItems, ResolvedConcepts, ScoreItems
 from .service import ConceptService
-from .vocabulary import DERIVED_RELATIONS, RESOLVED_SCORE, Metric
+from .vocabulary import (COSINE_WEIGHT, DEFINES_WEIGHT, DERIVED_RELATIONS, MENTIONS_WEIGHT, RESOLVED_SCORE,
+                         SEMANTIC_TITLE_SHARE, Metric)
 
 MAX_TEXT_CHARS = 100_000
 MAX_TERM_CHARS = 200
@@ -73,7 +74,8 @@ def _resolve_concept(tool: ToolDecorator, implementation: Implementation) -> Non
     @tool("resolveConcept", title="Resolve a term to a concept", description=(
         "Find the concept a term names: exact id, alias, fuzzy spelling, then meaning, in that order. "
         "items[0] is the best match, then up to 5 alternatives; each has score (0..1: id 1, alias "
-        "0.95-0.98, fuzzy 0.9 x spelling similarity, semantic = cosine, at most 0.9) and matched "
+        f"0.95-0.98, fuzzy 0.9 x spelling similarity, semantic = {SEMANTIC_TITLE_SHARE:g} x the title's cosine + "
+        f"{1 - SEMANTIC_TITLE_SHARE:g} x the best defining passage's cosine, at most 0.9) and matched "
         f"(how). resolved is false when the best score is under {RESOLVED_SCORE}: the items are "
         "then only the nearest candidates."))
     async def resolve_concept(term: Annotated[str, "A name, alias, misspelling or description of a concept.",
@@ -84,7 +86,8 @@ def _resolve_concept(tool: ToolDecorator, implementation: Implementation) -> Non
 def _explain_concept(tool: ToolDecorator, implementation: Implementation) -> None:
     @tool("explainConcept", title="Explain a concept with cited passages", description=(
         "The concept (summary quoted from the corpus, with its citation), its best supporting "
-        "passages (score 0..1: 0.5 if the passage defines it + 0.3 x cosine + 0.2 x mentions/3, each "
+        f"passages (score 0..1: {DEFINES_WEIGHT:g} x how strongly the passage defines it + {COSINE_WEIGHT:g} x "
+        f"cosine + {MENTIONS_WEIGHT:g} x min(1, mentions/3), each "
         "with document, offsets and index version) and its nearest related concepts (relation and "
         "weight)."))
     async def explain_concept(conceptId: ConceptId,  # noqa: N803 - the arguments' wire names

@@ -16,10 +16,11 @@ from hexmcp.tools.ports import KnowledgePassage
 
 from .base import ConceptBase
 from .model import Concept, Edge
+from .vocabulary import COSINE_WEIGHT, DEFINES_WEIGHT, MENTIONS_WEIGHT
 
 DENSE_DEPTH = 50
 MAX_CANDIDATES = 200
-DEFINES, COSINE, MENTIONS = 0.7, 0.2, 0.1
+DEFINES, COSINE, MENTIONS = DEFINES_WEIGHT, COSINE_WEIGHT, MENTIONS_WEIGHT
 
 
 @attrs.frozen(kw_only=True)

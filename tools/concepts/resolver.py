@@ -22,12 +22,12 @@ import numpy as np
 from .base import ConceptBase
 from .spelling import spelled_like
 from .text import ACRONYM, initials_of, key_of, tokens
-from .vocabulary import RESOLVED_SCORE
+from .vocabulary import RESOLVED_SCORE, SEMANTIC_TITLE_SHARE
 
 MAX_ALTERNATIVES = 5
 ACRONYM_SCORE = 0.9
 SEMANTIC_CAP = 0.9
-TITLE_SHARE = 0.5  # semantic score = this × title cosine + the rest × the best defining passage's cosine
+TITLE_SHARE = SEMANTIC_TITLE_SHARE
 _DEPTH = 20
 
 

@@ -67,7 +67,7 @@ def discover(spec: CorpusSpec) -> list[CorpusFile]:
     found: dict[str, CorpusFile] = {}
     for root in spec.roots:
         if not root.exists():
-            raise CorpusError(f"--docs {root}: no such file or directory")
+            raise CorpusError(f"documents path {root}: no such file or directory")
         for item in _walk(root, spec):
             if item.document_id in found and found[item.document_id].path != item.path:
                 raise CorpusError(f"two files have the document id {item.document_id!r}: "
