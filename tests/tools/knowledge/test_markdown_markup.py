@@ -1,0 +1,132 @@
+"""Markdown-family markup cleaned from what is indexed (tools/knowledge/markdown_markup.py): the constructs of
+the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and Jest's MDX), and its invariants."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hexmcp.tools.knowledge.chunking import chunk_document
+from hexmcp.tools.knowledge.markdown_markup import clean_markdown
+from hexmcp.tools.knowledge.readers import parse_text
+
+# --- the corpora's syntax, construct by construct ----------------------------------------------------------
+
+
+def test_a_link_keeps_its_text_an_image_its_alt_and_code_its_content() -> None:
+    assert clean_markdown("Read [the Pod overview](/docs/concepts/workloads/pods/#pod-os) first.") == \
+        "Read the Pod overview first."
+    assert clean_markdown("![Pod creation diagram](/images/docs/pod.svg)") == "Pod creation diagram"
+    assert clean_markdown("Run `kubectl get pods --all-namespaces` **now**, _then_ ~~never~~.") == \
+        "Run kubectl get pods --all-namespaces now, then never."
+    assert clean_markdown("See <https://kubernetes.io/docs/>.") == "See https://kubernetes.io/docs/."
+
+
+def test_code_blocks_keep_their_content_without_fences_or_info_strings() -> None:
+    fenced = "Install it:\n\n```shell\nnpm install --save-dev jest\n```\n"
+    assert clean_markdown(fenced) == "Install it:\nnpm install --save-dev jest"
+    assert clean_markdown("Then:\n\n    kubectl apply -f pod.yaml\n") == "Then:\nkubectl apply -f pod.yaml"
+    # markup inside code is the code: kept as written
+    assert clean_markdown("```jsx\n<TabItem value=\"npm\">{/* x */}</TabItem>\n```") == \
+        '<TabItem value="npm">{/* x */}</TabItem>'
+    assert clean_markdown("Use `<Tabs>` here.") == "Use <Tabs> here."
+
+
+def test_lists_quotes_headings_and_tables_lose_their_markers() -> None:
+    assert clean_markdown("## Before you begin\n\n- first item\n- second item\n\n1. one\n\n> a quote") == \
+        "Before you begin\nfirst item\n\nsecond item\n\none\n\na quote"
+    assert clean_markdown("| Field | Type |\n|---|---|\n| `spec` | object |") == "Field Type\n\nspec object"
+    assert clean_markdown("Text<!-- a comment -->\n\n<!-- hidden\nblock -->\n\nMore.") == "Text\n\nMore."
+
+
+def test_hugo_shortcodes_keep_their_visible_text() -> None:
+    assert clean_markdown('A {{< glossary_tooltip text="Pod" term_id="pod" >}} runs on a '
+                          '{{< glossary_tooltip term_id="node" >}}.') == "A Pod runs on a node."
+    assert clean_markdown('{{< note >}}\nSome **pods** are static.\n{{< /note >}}') == "Some pods are static."
+    assert clean_markdown('## {{% heading "prerequisites" %}}\n\n{{< include "task-tutorial-prereqs.md" >}} '
+                          '{{< version-check >}}') == "prerequisites"
+    assert clean_markdown('{{< feature-state for_k8s_version="v1.24" state="stable" >}}') == "v1.24 stable"
+    assert clean_markdown('{{% code_sample file="pods/simple-pod.yaml" %}}') == "pods/simple-pod.yaml"
+    assert clean_markdown('{{< tabs name="k8s_install" >}}\n{{% tab name="Linux" %}}\nRun it.\n{{% /tab %}}\n'
+                          '{{< /tabs >}}') == "Linux\nRun it."
+    assert clean_markdown('{{< figure src="/images/docs/pod.svg" caption="A multi-container [Pod](/p/)" >}}') == \
+        "A multi-container Pod"
+    assert clean_markdown("Version {{< skew currentVersion >}} and {{< param \"version\" >}}.") == "Version  and ."
+    assert clean_markdown("{{< comment >}}\nTODO: not rendered\n{{< /comment >}}\nShown.") == "Shown."
+
+
+def test_mdx_imports_jsx_admonitions_and_comments_go_and_their_text_stays() -> None:
+    page = ("import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n"
+            '<Tabs groupId="package-manager">\n<TabItem value="npm" label="npm">\n\n'
+            "```bash\nnpm install --save-dev jest\n```\n\n</TabItem>\n</Tabs>\n")
+    assert clean_markdown(page) == "npm\nnpm install --save-dev jest"
+    assert clean_markdown("export const Highlight = ({children}) => children;\n\nProse.") == "Prose."
+    assert clean_markdown(":::note How to upgrade\n\nRead *this*.\n\n:::") == "How to upgrade\nRead this."
+    assert clean_markdown(":::tip[Use the CLI]\n\nRun it.\n:::") == "Use the CLI\nRun it."
+    assert clean_markdown("Text {/* cSpell:ignore Yhyx */} here.") == "Text  here."
+    assert clean_markdown("## Configuring plugins {#configuring-plugins}") == "Configuring plugins"
+    assert clean_markdown('<Admonition type="note" title={title}>\nInside text\n</Admonition>') == "Inside text"
+    assert clean_markdown("Press <kbd>Ctrl</kbd> + <kbd>C</kbd>.") == "Press Ctrl + C."
+    # "import" opening a prose paragraph, or a statement inside code, is not ESM
+    assert clean_markdown("import the module first.") == "import the module first."
+    assert clean_markdown("```js\nimport {defineConfig} from 'jest';\n```") == "import {defineConfig} from 'jest';"
+
+
+def test_a_markdown_passage_is_cited_as_written_and_indexed_clean() -> None:
+    source = ('---\ntitle: Pods\n---\n# Pods\n\nA {{< glossary_tooltip text="Pod" term_id="pod" >}} is the '
+              "smallest [deployable unit](/docs/concepts/workloads/).\n")
+    document = parse_text("pods.md", source, ".md")
+    passage, = chunk_document(document)
+    assert passage.text == document.text[passage.start:passage.end] and "glossary_tooltip" in passage.text
+    assert passage.indexed_text() == "Pods > Pods\n\nPods\nA Pod is the smallest deployable unit."
+
+
+# --- invariants --------------------------------------------------------------------------------------------
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=12)
+_PROSE_LINE = st.lists(_WORD, min_size=1, max_size=12).map(" ".join)
+_PARAGRAPH = st.lists(_PROSE_LINE, min_size=1, max_size=4).map("\n".join)
+_PROSE = st.lists(_PARAGRAPH, min_size=1, max_size=5).map("\n\n".join)
+
+
+def _marked_up(word: str, form: int) -> str:
+    """A word inside one of the constructs whose visible text is the word."""
+    return (word, f"[{word}](/docs/{word.lower()}/#x)", f"*{word}*", f"**{word}**", f"`{word}`",
+            f'{{{{< glossary_tooltip text="{word}" term_id="t" >}}}}', f"<kbd>{word}</kbd>", f"![{word}](i.png)",
+            f"{word}{{{{< note >}}}}", f'<TabItem value="v" label="{word}">')[form]
+
+
+_MARKED_UP = st.lists(st.tuples(_WORD, st.integers(0, 9)).map(lambda t: (t[0], _marked_up(*t))), min_size=1,
+                      max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_it_never_raises_nor_grows_the_text(text: str) -> None:
+    assert len(clean_markdown(text)) <= len(text) + 2
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["[", "]", "(", ")", "<", ">", "{{<", ">}}", "{{%", "%}}", "/", "`", "```", "*",
+                                  ":::", "{/*", "*/}", "<!--", "-->", "\n", "\n\n", " ", "#", "-", "|", "word",
+                                  'text="x"', "import ", "from '", "=", "\\", "&amp;", "    "]), max_size=60).map("".join))
+def test_markup_fragments_never_make_it_raise_nor_grow(text: str) -> None:
+    assert len(clean_markdown(text)) <= len(text) + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PROSE)
+def test_plain_prose_keeps_every_word_and_is_left_as_it_is(text: str) -> None:
+    cleaned = clean_markdown(text)
+    assert cleaned.split() == text.split()
+    assert clean_markdown(cleaned) == cleaned
+
+
+@settings(max_examples=200, deadline=None)
+@given(_MARKED_UP)
+def test_marked_up_words_keep_their_visible_text_and_cleaning_twice_changes_nothing(words: list[tuple[str, str]]) -> None:
+    cleaned = clean_markdown(" ".join(marked for _, marked in words))
+    assert re.findall(r"\S+", cleaned) == [word for word, _ in words]
+    assert clean_markdown(cleaned) == cleaned

@@ -1,0 +1,171 @@
+"""Markdown-family markup cleaned from what the retrievers read of a Markdown passage (its passage text stays the
+exact source slice that `fetch` and citations show), as rst_markup.py does for reStructuredText.
+
+What Markdown defines is read from markdown-it-py's own token stream, never re-parsed with regular expressions:
+a link keeps its text and loses its URL, an image keeps its alt text, emphasis its words, a table its cells, a
+code span and a code block their content (users search for commands and option names); list and quote markers,
+heading hashes, fences' info strings and link reference definitions go.
+
+What is not Markdown, but is in the documentation written for a site generator, is cleaned by its own syntax,
+keeping the text a reader of the built page sees:
+- Hugo shortcodes, `{{< name args >}}` / `{{% name args %}}` and their closing forms `{{< /name >}}`: the
+  shortcode goes, the values of its visible attributes stay (a glossary tooltip's `text="Pod"`, else its
+  `term_id`; a figure's caption; a tab's name; a code sample's file), and a heading shortcode's title;
+  `{{< comment >}}…{{< /comment >}}` is not rendered, so it goes whole. Hugo expands shortcodes before the
+  Markdown is read, and so does this module.
+- MDX: a paragraph that opens with an `import`/`export` statement goes; JSX and HTML tags go, keeping their
+  visible attributes (title, label, alt) and the text between a tag pair; `{/* comments */}` go, as do
+  HTML comments and Docusaurus' `{#heading-id}` anchors.
+- `:::note Title` admonition fences keep their title; the type word goes, as Hugo's `{{< note >}}` does.
+
+A passage is a slice of its page, so a tag or fence may open in one passage and close in the next. A passage
+that starts inside a fenced code block is read with the fence reopened in front (`open_fences`), or its code
+would be read as prose and the prose after the fence's end as code; any other construct cut in two is cleaned
+half by half, and what the parser cannot place stays as text (never dropped).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any, Callable, Sequence
+
+# A shortcode's delimiters match ({{< … >}} or {{% … %}}); its arguments may span lines (a figure's caption).
+_SHORTCODE = re.compile(r"\{\{[<%]\s*(/?)\s*([A-Za-z_][\w-]*)(.*?)\s*[>%]\}\}", re.DOTALL)
+_COMMENT_SHORTCODE = re.compile(r"\{\{[<%]\s*comment\s*[>%]\}\}.*?\{\{[<%]\s*/comment\s*[>%]\}\}", re.DOTALL)
+_ATTRIBUTE = re.compile(r"""([A-Za-z_:][\w:.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{([^{}]*)\}|([^\s"'=<>`{}]+))""")
+_POSITIONAL = re.compile(r""""([^"]*)"|'([^']*)'""")
+#: Attributes whose value a reader sees on the built page (a tag's or a shortcode's).
+_VISIBLE = frozenset({"text", "title", "caption", "alt", "label", "prepend", "file", "state", "for_k8s_version"})
+#: Shortcodes that show an attribute only they make visible.
+_VISIBLE_BY_SHORTCODE = {"tab": frozenset({"name"})}
+#: Shortcodes whose quoted positional argument is their visible text.
+_TITLED_SHORTCODES = frozenset({"heading"})
+
+_HTML_COMMENT = re.compile(r"<!--.*?-->|<!--|-->", re.DOTALL)
+_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
+# An HTML or JSX tag: attributes with quoted, bare or {expression} values, or a {...spread}.
+_TAG = re.compile(r"""</?[A-Za-z][\w.:-]*(?:\s+(?:[A-Za-z_:][\w:.-]*(?:\s*=\s*(?:"[^"]*"|'[^']*'|\{[^{}]*\}"""
+                  r"""|[^\s"'=<>`{}]+))?|\{[^{}]*\}))*\s*/?>""")
+_ADMONITION = re.compile(r"^([ \t]*):::+[ \t]*(?:[A-Za-z][\w-]*)?(?:\[([^\]\n]*)\])?(?:[ \t]*\{[^}\n]*\})?",
+                         re.MULTILINE)
+_HEADING_ID = re.compile(r"[ \t]*\{#[\w.:-]+\}")
+# MDX's ESM: a paragraph opening with an import or export statement (prose rarely opens with one lower-case).
+_ESM = re.compile(r"""^(?:import\s+(?:[\w*{$][^\n]*\bfrom\s*['"]|['"])|export\s+(?:default\b|const\b|let\b|var\b"""
+                  r"""|function\b|class\b|async\b|\{|\*))""")
+_TRAILING_SPACE = re.compile(r"[ \t]+(?=\n)")
+_BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+
+_parser: Any = None
+
+
+def _markdown() -> Any:
+    global _parser
+    if _parser is None:
+        from markdown_it import MarkdownIt
+
+        _parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    return _parser
+
+
+def open_fences(text: str, starts: Sequence[int]) -> list[str]:
+    """For each offset of `starts` into the page `text`, the fence (its ``` or ~~~ run) of the fenced code block
+    that offset lies inside, past the fence's opening line, or "" where it is in no fenced code block."""
+    line_starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
+    fences = [(token.map[0], token.map[1], token.markup) for token in _markdown().parse(text)
+              if token.type == "fence" and token.map]
+    opened = []
+    for start in starts:
+        line = bisect.bisect_right(line_starts, start) - 1
+        opened.append(next((markup for first, end, markup in fences if first < line < end), ""))
+    return opened
+
+
+def clean_markdown(text: str, open_fence: str = "") -> str:
+    """`text` as its reader sees it: Markdown read by markdown-it-py, shortcodes, JSX and admonitions cleaned.
+    `open_fence`: the fence of the code block `text` starts inside of, if it does (open_fences)."""
+    text = _SHORTCODE.sub(_shortcode_text, _COMMENT_SHORTCODE.sub("", text))
+    if open_fence:
+        text = f"{open_fence}\n{text}"
+    pieces: list[tuple[str, bool]] = []  # (text, is code): code is kept exactly, the rest is cleaned further
+    _blocks(_markdown().parse(text), pieces.append)
+    out: list[str] = []
+    prose: list[str] = []
+    for piece, is_code in pieces:
+        if is_code:
+            out.append(_clean_prose("".join(prose)))
+            prose.clear()
+            out.append(piece)
+        else:
+            prose.append(piece)
+    out.append(_clean_prose("".join(prose)))
+    return _BLANK_RUNS.sub("\n\n", "".join(out)).strip()
+
+
+def _shortcode_text(match: re.Match[str]) -> str:
+    closing, name, arguments = match.group(1), match.group(2), match.group(3)
+    if closing:
+        return ""
+    values = _visible_values(arguments, _VISIBLE | _VISIBLE_BY_SHORTCODE.get(name, frozenset()))
+    if not values and name == "glossary_tooltip":  # the term's own name is shown
+        values = [v.replace("-", " ") for k, v in _attributes(arguments) if k == "term_id"]
+    if name in _TITLED_SHORTCODES:
+        bare = _ATTRIBUTE.sub("", arguments)
+        values += [m.group(1) if m.group(1) is not None else m.group(2) for m in _POSITIONAL.finditer(bare)]
+    return " ".join(v for v in values if v.strip())
+
+
+def _attributes(source: str) -> list[tuple[str, str]]:
+    """(name, value) of each attribute given a string; a JSX {expression} shows no text of its own."""
+    return [(m.group(1), next((g for g in (m.group(2), m.group(3), m.group(5)) if g is not None), ""))
+            for m in _ATTRIBUTE.finditer(source)]
+
+
+def _visible_values(source: str, visible: frozenset[str]) -> list[str]:
+    return [value for name, value in _attributes(source) if name.lower() in visible]
+
+
+def _tag_text(match: re.Match[str]) -> str:
+    values = [v for v in _visible_values(match.group(0), _VISIBLE) if v.strip()]
+    return " ".join(values) + " " if values else ""
+
+
+def _clean_prose(text: str) -> str:
+    """What is left of the syntaxes markdown-it-py does not know, in the text it did not read as code."""
+    text = _MDX_COMMENT.sub("", _HTML_COMMENT.sub("", text))
+    text = _TAG.sub(_tag_text, text)
+    text = _ADMONITION.sub(lambda m: m.group(1) + (m.group(2) or ""), text)
+    return _TRAILING_SPACE.sub("", _HEADING_ID.sub("", text))
+
+
+def _blocks(tokens: list[Any], emit: Callable[[tuple[str, bool]], None]) -> None:
+    previous: Any = None
+    for token in tokens:
+        kind = token.type
+        if kind == "inline":
+            if not (previous is not None and previous.type == "paragraph_open" and previous.level == 0
+                    and _ESM.match(token.content)):
+                _inline(token.children or [], emit)
+        elif kind in ("fence", "code_block"):
+            emit((token.content, True))
+        elif kind == "html_block":
+            emit((token.content, False))  # its tags and comments go in _clean_prose; its text stays
+        elif kind in ("th_close", "td_close"):
+            emit((" ", False))
+        elif kind.endswith("_close") or kind == "hr":
+            emit(("\n", False))
+        previous = token
+    emit(("\n", False))
+
+
+def _inline(children: list[Any], emit: Callable[[tuple[str, bool]], None]) -> None:
+    for child in children:
+        kind = child.type
+        if kind in ("text", "html_inline"):
+            emit((child.content, False))
+        elif kind == "code_inline":
+            emit((child.content, True))
+        elif kind in ("softbreak", "hardbreak"):
+            emit(("\n", False))
+        elif kind == "image":
+            _inline(child.children or [], emit)  # its alt text
