@@ -1,21 +1,23 @@
-"""Ablation: Markdown passages indexed with their markup kept, measured with bench.relevance; and what the markup
-takes of MiniLM's 256-token window.
+"""Markdown passages indexed with their markup cleaned out (bench/markdown_markup.py), measured with
+bench.relevance or bench.concepts; what the markup takes of MiniLM's 256-token window; and the build time.
 
-    python -m bench.relevance_markdown_markup [bench.relevance's options, e.g. --set kubernetes]
+    python -m bench.relevance_markdown_markup [--link-words] [bench.relevance's options, e.g. --set kubernetes]
+    python -m bench.relevance_markdown_markup --concepts [--link-words] [bench.concepts' options, e.g. --public]
     python -m bench.relevance_markdown_markup --tokens [--set NAME ...]
     python -m bench.relevance_markdown_markup --build-time [--set NAME ...] [--rounds N]   # default: jest, 1
 
-What `search` indexes and embeds of a Markdown passage has its markup cleaned out (link URLs, Hugo shortcodes,
-MDX imports and JSX tags, admonition fences: tools/knowledge/markdown_markup.py). The first form runs
-bench.relevance with every Markdown passage's raw text indexed instead, as before that change, the anchors' too
-(they read the same passages); its vectors are keyed as they were then, so a cache built before the change is
-read, not rebuilt. reST passages stay cleaned (ADR 0606; bench/relevance_rst_markup.py is their ablation).
+`search` indexes a Markdown passage's raw text (title and heading path in front). This runs bench.relevance
+(or bench.concepts) with what the retrievers read of every Markdown passage cleaned instead, as ADR 0606 does
+for reST: link URLs, Hugo shortcodes, MDX imports and JSX tags, admonition fences and HTML comments out, their
+visible text kept, the passage text cited unchanged. The anchors read the same passages, so theirs change too.
+`--link-words`: a link's target adds the words of its last path segment and fragment (the variant measured).
+The vectors get cache keys of their own. Plain `python -m bench.relevance` is the control.
 
-`--tokens` embeds nothing: per set, the Markdown passages' indexed text (title, heading path and body) in
-MiniLM's tokens, raw and cleaned: the mean, the share over the 256-token window, and the windows cut from them
-(windows.py: the vectors a build embeds). `--build-time` indexes a set from scratch without the vector cache,
-raw and cleaned alternately, and prints the seconds (run it under the exclusive machine lock).
-The figures and the decision: bench/diaries/knowledge.md, docs/adr/0607-markdown-markup-cleaned-from-what-is-indexed.md.
+`--tokens` embeds nothing: per set, the Markdown passages' indexed text in MiniLM's tokens, raw and cleaned: the
+mean, the share over the 256-token window, and the windows cut from them (windows.py: the vectors a build
+embeds). `--build-time` indexes a set from scratch without the vector cache, raw and cleaned alternately, and
+prints the seconds (run it under the exclusive machine lock).
+The figures and why it is not served: bench/diaries/knowledge.md.
 """
 
 from __future__ import annotations
@@ -23,26 +25,38 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 
-def markup_kept() -> Callable[[], None]:
-    """Markdown passages read raw, and their vectors keyed as before the cleaning (no reader version); returns
-    what puts the cleaning back."""
-    from hexmcp.tools.knowledge import chunking, readers
+def markup_cleaned(link_words: bool = False) -> Callable[[], None]:
+    """Markdown passages indexed cleaned, under vector-cache keys of their own; returns what undoes it."""
+    import attrs
 
-    version = readers.READER_VERSIONS.pop("text/markdown", None)
-    cleaned = chunking._indexed_body  # noqa: SLF001 - the ablation replaces the one function that cleans
+    from hexmcp.tools.knowledge import builder, chunking, indexing, readers
 
-    def raw_markdown(media_type: str, text: str, open_fence: str = "") -> str | None:
-        return None if media_type == "text/markdown" else cleaned(media_type, text, open_fence)
+    from .markdown_markup import clean_markdown, open_fences
+
+    served = chunking.chunk_document
+    modules = (chunking, builder, indexing)
+
+    def cleaned_chunks(document: Any, max_chars: int = chunking.DEFAULT_MAX_CHARS) -> tuple[Any, ...]:
+        passages = served(document, max_chars)
+        if document.media_type != "text/markdown":
+            return passages
+        fences = open_fences(document.text, [p.start for p in passages])
+        bodies = [clean_markdown(p.text, fence, link_words) for p, fence in zip(passages, fences)]
+        # a passage of markup alone keeps its source, as chunking does for reST
+        return tuple(attrs.evolve(p, indexed_body=body if body.strip() else None) for p, body in zip(passages, bodies))
+
+    readers.READER_VERSIONS["text/markdown"] = "markup-cleaned" + ("+link-words" if link_words else "")
 
     def restore() -> None:
-        chunking._indexed_body = cleaned  # noqa: SLF001
-        if version is not None:
-            readers.READER_VERSIONS["text/markdown"] = version
+        readers.READER_VERSIONS.pop("text/markdown", None)
+        for module in modules:
+            module.chunk_document = served  # type: ignore[attr-defined]
 
-    chunking._indexed_body = raw_markdown  # type: ignore[assignment]  # noqa: SLF001
+    for module in modules:
+        module.chunk_document = cleaned_chunks  # type: ignore[attr-defined]
     return restore
 
 
@@ -63,7 +77,7 @@ def build_times(sets: list[str], rounds: int) -> None:
         vectors: dict[str, int] = {}
         for _ in range(rounds):
             for kind in ("raw", "cleaned"):
-                restore = markup_kept() if kind == "raw" else (lambda: None)
+                restore = markup_cleaned() if kind == "cleaned" else (lambda: None)
                 store = new_store(embedder.dimension)
                 started = time.perf_counter()
                 build_index(documents, embedder, store, cache_dir=None)
@@ -77,8 +91,7 @@ def build_times(sets: list[str], rounds: int) -> None:
 
 
 def token_counts(sets: list[str]) -> None:
-    import attrs
-
+    from hexmcp.tools.knowledge import chunking
     from hexmcp.tools.knowledge.chunking import chunk_document
     from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
     from hexmcp.tools.knowledge.embedder import PASSAGE_MAX_TOKENS, PassageEmbedder
@@ -91,11 +104,13 @@ def token_counts(sets: list[str]) -> None:
           f"{'cleaned':>8} {'windows raw':>11} {'cleaned':>8}")
     for name in sets or PUBLIC_SETS:
         documents = load_documents(CorpusSpec(roots=[str(load_public_set(name).corpus)]))
-        cleaned = [p for d in documents if d.media_type == "text/markdown" for p in chunk_document(d)]
-        if not cleaned:
+        raw = [p for d in documents if d.media_type == "text/markdown" for p in chunk_document(d)]
+        if not raw:
             print(f"{name:<11} no Markdown passages")
             continue
-        raw = [attrs.evolve(p, indexed_body=None) for p in cleaned]
+        restore = markup_cleaned()
+        cleaned = [p for d in documents if d.media_type == "text/markdown" for p in chunking.chunk_document(d)]
+        restore()
         tokens = {kind: [len(embedder.token_offsets(p.indexed_text())) for p in passages]
                   for kind, passages in (("raw", raw), ("cleaned", cleaned))}
         windows = {kind: sum(len(passage_windows(p, embedder.token_offsets, PASSAGE_MAX_TOKENS)) for p in passages)
@@ -120,9 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             build_times(options.sets, options.rounds)
         return 0
+    link_words = "--link-words" in args
+    args = [a for a in args if a != "--link-words"]
+    markup_cleaned(link_words)
+    if "--concepts" in args:
+        from . import concepts
+
+        return concepts.main([a for a in args if a != "--concepts"])
     from . import relevance
 
-    markup_kept()
     return relevance.main(args)
 
 

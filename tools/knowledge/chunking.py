@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .markdown_markup import clean_markdown, open_fences
 from .passages import Passage, SourceDocument, passage_id
 from .rst_markup import clean_rst
 
@@ -22,36 +21,28 @@ _BREAKS = (re.compile(r"\n[ \t]*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])
 
 
 def chunk_document(document: SourceDocument, max_chars: int = DEFAULT_MAX_CHARS) -> tuple[Passage, ...]:
-    spans = [(section, start, end) for section in document.sections
-             for start, end in _pack(document.text, section.start, section.end, max_chars)]
-    # A Markdown passage may start inside a fenced code block that opened in the passage before.
-    fences = (open_fences(document.text, [start for _, start, _ in spans]) if document.media_type == "text/markdown"
-              else [""] * len(spans))
     passages: list[Passage] = []
     # Ordinals count per heading path across the whole document: two sections may share a path.
     seen: Counter[tuple[str, ...]] = Counter()
-    for (section, start, end), fence in zip(spans, fences):
-        ordinal = seen[section.headings]
-        seen[section.headings] += 1
-        text = document.text[start:end]
-        passages.append(Passage(
-            passage_id=passage_id(document.document_id, section.headings, ordinal),
-            document_id=document.document_id, title=document.title, headings=section.headings,
-            start=start, end=end, text=text, indexed_body=_indexed_body(document.media_type, text, fence),
-        ))
+    for section in document.sections:
+        for start, end in _pack(document.text, section.start, section.end, max_chars):
+            ordinal = seen[section.headings]
+            seen[section.headings] += 1
+            text = document.text[start:end]
+            passages.append(Passage(
+                passage_id=passage_id(document.document_id, section.headings, ordinal),
+                document_id=document.document_id, title=document.title, headings=section.headings,
+                start=start, end=end, text=text, indexed_body=_indexed_body(document.media_type, text),
+            ))
     return tuple(passages)
 
 
-def _indexed_body(media_type: str, text: str, open_fence: str = "") -> str | None:
+def _indexed_body(media_type: str, text: str) -> str | None:
     """reST's markup (roles, directives, targets, adornment rows) cleaned out of what is indexed: on Django's
-    pages it raised `search`'s MRR@10 by 0.030 and cut window vectors by 18 % (ADR 0606). Markdown's (link
-    URLs, shortcodes, JSX, admonition fences): ADR 0607."""
-    if media_type == "text/markdown":
-        cleaned = clean_markdown(text, open_fence)
-    elif media_type == "text/x-rst":
-        cleaned = clean_rst(text)
-    else:
+    pages it raised `search`'s MRR@10 by 0.030 and cut window vectors by 18 % (ADR 0606)."""
+    if media_type != "text/x-rst":
         return None
+    cleaned = clean_rst(text)
     return cleaned if cleaned.strip() else None  # a passage of markup alone keeps its source
 
 

@@ -34,8 +34,7 @@ EXTRACTED_MEDIA_TYPES = frozenset({"application/pdf", "text/html"})
 #: Part of a document's vector-cache key (builder.vectors_key), by media type: bump a format's entry when
 #: its reader gives the same text other sections or titles. A format absent here keys by its text alone,
 #: as every format did before these versions (so their cached vectors still hold).
-# reST 3 and Markdown 1: their markup cleaned from indexed text (ADR 0606, ADR 0607).
-READER_VERSIONS = {"text/x-rst": "3", "text/html": "1", "text/markdown": "1"}
+READER_VERSIONS = {"text/x-rst": "3", "text/html": "1"}  # reST 3: its markup cleaned from indexed text
 
 
 #: The most bytes one file may have, by suffix (default: DEFAULT_DOCUMENT_BYTES). A corpus folder can hold

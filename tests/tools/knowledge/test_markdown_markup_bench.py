@@ -1,5 +1,6 @@
-"""Markdown-family markup cleaned from what is indexed (tools/knowledge/markdown_markup.py): the constructs of
-the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and Jest's MDX), and its invariants."""
+"""Markdown-family markup cleaned from what would be indexed (bench/markdown_markup.py, measured and not served):
+the constructs of the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and Jest's MDX), its
+invariants, and the bench's switch (bench/relevance_markdown_markup.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,25 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.tools.knowledge.chunking import chunk_document
-from hexmcp.tools.knowledge.markdown_markup import clean_markdown
+from bench.markdown_markup import clean_markdown
+from bench.relevance_markdown_markup import markup_cleaned
+from hexmcp.tools.knowledge import builder, chunking, readers
 from hexmcp.tools.knowledge.readers import parse_text
 
 # --- the corpora's syntax, construct by construct ----------------------------------------------------------
 
 
-def test_a_link_keeps_its_text_an_image_its_alt_and_code_its_content() -> None:
+def test_a_link_keeps_its_text_and_the_words_of_its_target_an_image_its_alt_and_code_its_content() -> None:
     assert clean_markdown("Read [the Pod overview](/docs/concepts/workloads/pods/#pod-os) first.") == \
         "Read the Pod overview first."
+    # the variant: a target's words once per passage; an address shown as its own text, a file or a parent adds none
+    assert clean_markdown("Read [the Pod overview](/docs/concepts/workloads/pods/#pod-os) first.", link_words=True) \
+        == "Read the Pod overview pods pod os first."
+    assert clean_markdown("[Drain](/docs/tasks/safely-drain-node/) it, [drain](/docs/tasks/safely-drain-node/) "
+                          "again, [up](../), [a file](pod.yaml), <https://kubernetes.io/docs/>.", link_words=True) == \
+        "Drain safely drain node it, drain again, up, a file, https://kubernetes.io/docs/."
+    assert clean_markdown("[x](Configuration.md#testenvironment-string) [y](https://github.com/shelfio/jest-mongodb)",
+                          link_words=True) == "x Configuration testenvironment string y jest mongodb"
     assert clean_markdown("![Pod creation diagram](/images/docs/pod.svg)") == "Pod creation diagram"
     assert clean_markdown("Run `kubectl get pods --all-namespaces` **now**, _then_ ~~never~~.") == \
         "Run kubectl get pods --all-namespaces now, then never."
@@ -74,13 +84,24 @@ def test_mdx_imports_jsx_admonitions_and_comments_go_and_their_text_stays() -> N
     assert clean_markdown("```js\nimport {defineConfig} from 'jest';\n```") == "import {defineConfig} from 'jest';"
 
 
-def test_a_markdown_passage_is_cited_as_written_and_indexed_clean() -> None:
+def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_and_undoes_itself() -> None:
     source = ('---\ntitle: Pods\n---\n# Pods\n\nA {{< glossary_tooltip text="Pod" term_id="pod" >}} is the '
-              "smallest [deployable unit](/docs/concepts/workloads/).\n")
+              "smallest [deployable unit](/docs/concepts/workloads/).\n\n```yaml\n" + "echo [pods](x)\n" * 100 + "```\n")
     document = parse_text("pods.md", source, ".md")
-    passage, = chunk_document(document)
-    assert passage.text == document.text[passage.start:passage.end] and "glossary_tooltip" in passage.text
-    assert passage.indexed_text() == "Pods > Pods\n\nPods\nA Pod is the smallest deployable unit."
+    served = chunking.chunk_document(document)
+    restore = markup_cleaned()
+    try:
+        assert builder.chunk_document is chunking.chunk_document and "text/markdown" in readers.READER_VERSIONS
+        passages = chunking.chunk_document(document)
+    finally:
+        restore()
+    assert builder.chunk_document is chunking.chunk_document and "text/markdown" not in readers.READER_VERSIONS
+    assert [(p.passage_id, p.text, p.start, p.end) for p in passages] == \
+        [(p.passage_id, p.text, p.start, p.end) for p in served]  # cited as written
+    assert passages[0].indexed_text().startswith("Pods > Pods\n\nPods\nA Pod is the smallest deployable unit.\necho [pods](x)")
+    assert not any("```" in p.indexed_text() or "{{<" in p.indexed_text() for p in passages)
+    # a passage that starts inside the code block is read as code, not as prose
+    assert len(passages) == 2 and passages[-1].indexed_body == passages[-1].text.rstrip("`").strip()
 
 
 # --- invariants --------------------------------------------------------------------------------------------
@@ -127,6 +148,16 @@ def test_plain_prose_keeps_every_word_and_is_left_as_it_is(text: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(_MARKED_UP)
 def test_marked_up_words_keep_their_visible_text_and_cleaning_twice_changes_nothing(words: list[tuple[str, str]]) -> None:
-    cleaned = clean_markdown(" ".join(marked for _, marked in words))
+    source = " ".join(marked for _, marked in words)
+    cleaned = clean_markdown(source)
     assert re.findall(r"\S+", cleaned) == [word for word, _ in words]
     assert clean_markdown(cleaned) == cleaned
+    # the variant: a link's target adds its words after the link's text, once per target
+    expected: list[str] = []
+    targets: set[str] = set()
+    for word, marked in words:
+        expected.append(word)
+        if marked.startswith("[") and word.lower() not in targets:
+            targets.add(word.lower())
+            expected += [word.lower(), "x"]
+    assert re.findall(r"\S+", clean_markdown(source, link_words=True)) == expected

@@ -1,8 +1,12 @@
-"""Markdown-family markup cleaned from what the retrievers read of a Markdown passage (its passage text stays the
-exact source slice that `fetch` and citations show), as rst_markup.py does for reStructuredText.
+"""Markdown-family markup cleaned from what the retrievers would read of a Markdown passage (its passage text
+stays the exact source slice that `fetch` and citations show), as tools/knowledge/rst_markup.py does for reST.
+
+Measured and not served: on the public sets it gains Docusaurus and Jest and costs Kubernetes (bench/diaries/
+knowledge.md, "Markdown markup cleaned from what is indexed"); bench/relevance_markdown_markup.py measures it.
 
 What Markdown defines is read from markdown-it-py's own token stream, never re-parsed with regular expressions:
-a link keeps its text and loses its URL, an image keeps its alt text, emphasis its words, a table its cells, a
+a link keeps its text and loses its URL (with `link_words`, the words of the URL's last path segment and
+fragment follow the text, once per passage: the variant measured), an image keeps its alt text, emphasis its words, a table its cells, a
 code span and a code block their content (users search for commands and option names); list and quote markers,
 heading hashes, fences' info strings and link reference definitions go.
 
@@ -53,6 +57,8 @@ _HEADING_ID = re.compile(r"[ \t]*\{#[\w.:-]+\}")
 # MDX's ESM: a paragraph opening with an import or export statement (prose rarely opens with one lower-case).
 _ESM = re.compile(r"""^(?:import\s+(?:[\w*{$][^\n]*\bfrom\s*['"]|['"])|export\s+(?:default\b|const\b|let\b|var\b"""
                   r"""|function\b|class\b|async\b|\{|\*))""")
+_PAGE_SUFFIX = re.compile(r"\.(?:mdx?|markdown|html?)$", re.IGNORECASE)
+_WORD_BREAK = re.compile(r"[\s\-_.+%=&]+")
 _TRAILING_SPACE = re.compile(r"[ \t]+(?=\n)")
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
@@ -81,14 +87,14 @@ def open_fences(text: str, starts: Sequence[int]) -> list[str]:
     return opened
 
 
-def clean_markdown(text: str, open_fence: str = "") -> str:
+def clean_markdown(text: str, open_fence: str = "", link_words: bool = False) -> str:
     """`text` as its reader sees it: Markdown read by markdown-it-py, shortcodes, JSX and admonitions cleaned.
     `open_fence`: the fence of the code block `text` starts inside of, if it does (open_fences)."""
     text = _SHORTCODE.sub(_shortcode_text, _COMMENT_SHORTCODE.sub("", text))
     if open_fence:
         text = f"{open_fence}\n{text}"
     pieces: list[tuple[str, bool]] = []  # (text, is code): code is kept exactly, the rest is cleaned further
-    _blocks(_markdown().parse(text), pieces.append)
+    _blocks(_markdown().parse(text), pieces.append, set() if link_words else None)
     out: list[str] = []
     prose: list[str] = []
     for piece, is_code in pieces:
@@ -138,14 +144,14 @@ def _clean_prose(text: str) -> str:
     return _TRAILING_SPACE.sub("", _HEADING_ID.sub("", text))
 
 
-def _blocks(tokens: list[Any], emit: Callable[[tuple[str, bool]], None]) -> None:
+def _blocks(tokens: list[Any], emit: Callable[[tuple[str, bool]], None], linked: set[str] | None) -> None:
     previous: Any = None
     for token in tokens:
         kind = token.type
         if kind == "inline":
             if not (previous is not None and previous.type == "paragraph_open" and previous.level == 0
                     and _ESM.match(token.content)):
-                _inline(token.children or [], emit)
+                _inline(token.children or [], emit, linked)
         elif kind in ("fence", "code_block"):
             emit((token.content, True))
         elif kind == "html_block":
@@ -158,14 +164,39 @@ def _blocks(tokens: list[Any], emit: Callable[[tuple[str, bool]], None]) -> None
     emit(("\n", False))
 
 
-def _inline(children: list[Any], emit: Callable[[tuple[str, bool]], None]) -> None:
+def _inline(children: list[Any], emit: Callable[[tuple[str, bool]], None], linked: set[str] | None) -> None:
+    """`linked`: the link targets whose words this passage has already shown (once each is enough); None: a
+    link's target adds no words."""
+    targets: list[str] = []
     for child in children:
         kind = child.type
-        if kind in ("text", "html_inline"):
+        if kind == "link_open":
+            targets.append("" if child.info == "auto" else str(child.attrs.get("href") or ""))
+        elif kind == "link_close" and targets:
+            words = _target_words(targets.pop())
+            if linked is not None and words and words not in linked:
+                linked.add(words)
+                emit((f" {words}", False))
+        elif kind in ("text", "html_inline"):
             emit((child.content, False))
         elif kind == "code_inline":
             emit((child.content, True))
         elif kind in ("softbreak", "hardbreak"):
             emit(("\n", False))
         elif kind == "image":
-            _inline(child.children or [], emit)  # its alt text
+            _inline(child.children or [], emit, linked)  # its alt text
+
+
+def _target_words(href: str) -> str:
+    """The words a link's target names: its last path segment and its fragment (`/docs/tasks/administer-cluster/
+    safely-drain-node/#use-kubectl-drain` → "safely drain node use kubectl drain"); the page a link points to is
+    often the topic of the sentence, in words the sentence leaves out."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(href)
+    except ValueError:  # a malformed address (an unclosed IPv6 bracket) names no words
+        return ""
+    segments = (_PAGE_SUFFIX.sub("", s) for s in reversed(unquote(parts.path).split("/")))
+    segment = next((s for s in segments if s and "." not in s), "")  # not "..", nor a file as "pod.yaml"
+    return " ".join(w for w in _WORD_BREAK.split(f"{segment} {unquote(parts.fragment)}") if w)
