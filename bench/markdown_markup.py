@@ -6,9 +6,9 @@ knowledge.md, "Markdown markup cleaned from what is indexed"); bench/relevance_m
 
 What Markdown defines is read from markdown-it-py's own token stream, never re-parsed with regular expressions:
 a link keeps its text and loses its URL (with `link_words`, the words of the URL's last path segment and
-fragment follow the text, once per passage: the variant measured), an image keeps its alt text, emphasis its words, a table its cells, a
-code span and a code block their content (users search for commands and option names); list and quote markers,
-heading hashes, fences' info strings and link reference definitions go.
+fragment follow the text, once per passage: the variant measured), an image keeps its alt text, emphasis its
+words, a table its cells, a code span and a code block their content (users search for commands and option
+names); list and quote markers, heading hashes, fences' info strings and link reference definitions go.
 
 What is not Markdown, but is in the documentation written for a site generator, is cleaned by its own syntax,
 keeping the text a reader of the built page sees:

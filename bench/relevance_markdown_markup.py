@@ -87,7 +87,8 @@ def build_times(sets: list[str], rounds: int) -> None:
         raw, cleaned = (statistics.median(seconds[k]) for k in ("raw", "cleaned"))
         print(f"{name}: raw {raw:.1f} s ({vectors['raw']} vectors), cleaned {cleaned:.1f} s "
               f"({vectors['cleaned']} vectors), cleaned/raw {cleaned / raw:.3f} (medians of {rounds}; "
-              f"every round: raw {[round(s, 1) for s in seconds['raw']]}, cleaned {[round(s, 1) for s in seconds['cleaned']]})")
+              f"every round: raw {[round(s, 1) for s in seconds['raw']]}, "
+              f"cleaned {[round(s, 1) for s in seconds['cleaned']]})")
 
 
 def token_counts(sets: list[str]) -> None:

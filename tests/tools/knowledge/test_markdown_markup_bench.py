@@ -86,7 +86,8 @@ def test_mdx_imports_jsx_admonitions_and_comments_go_and_their_text_stays() -> N
 
 def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_and_undoes_itself() -> None:
     source = ('---\ntitle: Pods\n---\n# Pods\n\nA {{< glossary_tooltip text="Pod" term_id="pod" >}} is the '
-              "smallest [deployable unit](/docs/concepts/workloads/).\n\n```yaml\n" + "echo [pods](x)\n" * 100 + "```\n")
+              "smallest [deployable unit](/docs/concepts/workloads/).\n\n```yaml\n"
+              + "echo [pods](x)\n" * 100 + "```\n")
     document = parse_text("pods.md", source, ".md")
     served = chunking.chunk_document(document)
     restore = markup_cleaned()
@@ -98,7 +99,8 @@ def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_
     assert builder.chunk_document is chunking.chunk_document and "text/markdown" not in readers.READER_VERSIONS
     assert [(p.passage_id, p.text, p.start, p.end) for p in passages] == \
         [(p.passage_id, p.text, p.start, p.end) for p in served]  # cited as written
-    assert passages[0].indexed_text().startswith("Pods > Pods\n\nPods\nA Pod is the smallest deployable unit.\necho [pods](x)")
+    assert passages[0].indexed_text().startswith(
+        "Pods > Pods\n\nPods\nA Pod is the smallest deployable unit.\necho [pods](x)")
     assert not any("```" in p.indexed_text() or "{{<" in p.indexed_text() for p in passages)
     # a passage that starts inside the code block is read as code, not as prose
     assert len(passages) == 2 and passages[-1].indexed_body == passages[-1].text.rstrip("`").strip()
@@ -132,9 +134,11 @@ def test_it_never_raises_nor_grows_the_text(text: str) -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", "(", ")", "<", ">", "{{<", ">}}", "{{%", "%}}", "/", "`", "```", "*",
                                   ":::", "{/*", "*/}", "<!--", "-->", "\n", "\n\n", " ", "#", "-", "|", "word",
-                                  'text="x"', "import ", "from '", "=", "\\", "&amp;", "    "]), max_size=60).map("".join))
+                                  'text="x"', "import ", "from '", "=", "\\", "&amp;", "    "]),
+                max_size=60).map("".join))
 def test_markup_fragments_never_make_it_raise_nor_grow(text: str) -> None:
     assert len(clean_markdown(text)) <= len(text) + 2
+    assert len(clean_markdown(text, link_words=True)) <= len(text) + 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,7 +151,8 @@ def test_plain_prose_keeps_every_word_and_is_left_as_it_is(text: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(_MARKED_UP)
-def test_marked_up_words_keep_their_visible_text_and_cleaning_twice_changes_nothing(words: list[tuple[str, str]]) -> None:
+def test_marked_up_words_keep_their_visible_text_and_cleaning_twice_changes_nothing(
+        words: list[tuple[str, str]]) -> None:
     source = " ".join(marked for _, marked in words)
     cleaned = clean_markdown(source)
     assert re.findall(r"\S+", cleaned) == [word for word, _ in words]
