@@ -24,7 +24,7 @@ from tests.support.net import free_port
 
 pytestmark = pytest.mark.timeout(120)
 
-KNOWN_PREFIXES = ("memory", "qdrant+path:", "qdrant+http://", "qdrant+https://")
+KNOWN_PREFIXES = ("memory", "qdrant+path:", "qdrant-edge+path:", "qdrant+http://", "qdrant+https://")
 
 
 def _hexmcp(command: str, *args: str, cache: Path) -> subprocess.Popen[str]:
@@ -38,7 +38,8 @@ def _bad_specs(tmp_path: Path) -> dict[str, str]:
     regular_file.write_text("not a folder")
     return {"qdrant+ftp://x": "expected one of", "nonsense": "expected one of", "qdrant+path:": "needs a folder",
             f"qdrant+path:{regular_file}/qdrant": "is not a folder", "qdrant+http://:6333": "names no host",
-            "qdrant+http://localhost:99999": "port"}
+            "qdrant+http://localhost:99999": "port", "qdrant-edge+path:": "needs a folder",
+            f"qdrant-edge+path:{regular_file}/edge": "is not a folder"}
 
 
 @pytest.mark.parametrize("command", ["serve", "stdio"])
@@ -70,9 +71,11 @@ def test_a_server_spec_parses_to_its_url_and_collection(host: str, port: int, co
     assert parsed.collection == (collection or DEFAULT_COLLECTION)
 
 
-def test_a_local_folder_that_can_be_made_passes_and_is_not_made(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("prefix", "kind"), [("qdrant+path:", StoreKind.QDRANT_LOCAL),
+                                              ("qdrant-edge+path:", StoreKind.QDRANT_EDGE)])
+def test_a_local_folder_that_can_be_made_passes_and_is_not_made(tmp_path: Path, prefix: str, kind: StoreKind) -> None:
     folder = tmp_path / "not" / "yet" / "there"
-    assert check_vector_store_spec(f"qdrant+path:{folder}").kind is StoreKind.QDRANT_LOCAL
+    assert check_vector_store_spec(f"{prefix}{folder}").kind is kind
     assert not (tmp_path / "not").exists()
 
 

@@ -2,7 +2,8 @@
 
 Spec forms:
 - `memory`: the in-process store (the default);
-- `qdrant+path:DIR`: Qdrant's local mode, the collection kept in files under DIR;
+- `qdrant+path:DIR`: qdrant-client's local mode, the collection kept in files under DIR;
+- `qdrant-edge+path:DIR`: Qdrant Edge, Qdrant's own engine in this process, its shard kept in DIR;
 - `qdrant+http://HOST:PORT` or `qdrant+https://…`: a Qdrant server or cluster; `?collection=NAME`
   picks the collection (default `hexmcp_passages`); the API key, if any, comes from the
   `QDRANT_API_KEY` environment variable, never from the command line.
@@ -15,6 +16,7 @@ build. A server URL is not contacted then: the server may come up later, and /he
 from __future__ import annotations
 
 import enum
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,18 +26,20 @@ import attrs
 
 from .collection import DEFAULT_COLLECTION
 from .errors import VectorStoreError, VectorStoreErrorCode
+from .qdrant_edge_folder import MISSING_PACKAGE, shard_problem
 
 if TYPE_CHECKING:  # the port imports numpy, which checking a spec at start-up need not load
     from .port import VectorStore
 
 
 #: The spec forms, as the error for an unknown one lists them.
-SPEC_FORMS = ("memory", "qdrant+path:DIR", "qdrant+http://HOST:PORT[?collection=NAME]", "qdrant+https://…")
+SPEC_FORMS = ("memory", "qdrant+path:DIR", "qdrant-edge+path:DIR", "qdrant+http://HOST:PORT[?collection=NAME]", "qdrant+https://…")
 
 
 class StoreKind(enum.Enum):
     MEMORY = "memory"  # in-process
-    QDRANT_LOCAL = "qdrant+path"  # Qdrant's local mode: files under a folder
+    QDRANT_LOCAL = "qdrant+path"  # qdrant-client's local mode: files under a folder
+    QDRANT_EDGE = "qdrant-edge+path"  # Qdrant Edge: Qdrant's engine in-process, its shard in a folder
     QDRANT_SERVER = "qdrant+url"  # a Qdrant server or cluster
 
 
@@ -58,6 +62,11 @@ def parse_vector_store_spec(spec: str) -> VectorStoreSpec:
         if not folder:
             raise _bad(spec, "qdrant+path: needs a folder, e.g. qdrant+path:.hexmcp/qdrant")
         return VectorStoreSpec(kind=StoreKind.QDRANT_LOCAL, location=folder)
+    if text.startswith("qdrant-edge+path:"):
+        folder = text.removeprefix("qdrant-edge+path:")
+        if not folder:
+            raise _bad(spec, "qdrant-edge+path: needs a folder, e.g. qdrant-edge+path:.hexmcp/qdrant-edge")
+        return VectorStoreSpec(kind=StoreKind.QDRANT_EDGE, location=folder)
     if text.startswith(("qdrant+http://", "qdrant+https://")):
         parts = urlsplit(text.removeprefix("qdrant+"))
         try:
@@ -76,10 +85,14 @@ def parse_vector_store_spec(spec: str) -> VectorStoreSpec:
 
 def check_vector_store_spec(spec: str) -> VectorStoreSpec:
     """`parse_vector_store_spec`, and for a local store that its folder exists as a writable folder or
-    can be made; a BAD_SPEC error otherwise. Creates nothing (a server that never starts leaves no trace)."""
+    can be made; for Qdrant Edge also that its package is installed and the folder is empty or holds an
+    Edge shard. A BAD_SPEC error otherwise. Creates nothing (a server that never starts leaves no trace)."""
     parsed = parse_vector_store_spec(spec)
-    if parsed.kind is StoreKind.QDRANT_LOCAL:
-        problem = _folder_problem(Path(parsed.location).expanduser())
+    if parsed.kind in (StoreKind.QDRANT_LOCAL, StoreKind.QDRANT_EDGE):
+        folder = Path(parsed.location).expanduser()
+        problem = _folder_problem(folder)
+        if problem is None and parsed.kind is StoreKind.QDRANT_EDGE:
+            problem = _edge_problem(folder)
         if problem is not None:
             raise _bad(spec, problem)
     return parsed
@@ -91,6 +104,10 @@ def open_vector_store(spec: str, dimension: int) -> VectorStore:
         from .memory import MemoryVectorStore
 
         return MemoryVectorStore(dimension)
+    if parsed.kind is StoreKind.QDRANT_EDGE:
+        from .qdrant_edge import QdrantEdgeVectorStore
+
+        return QdrantEdgeVectorStore(dimension, path=parsed.location)
     from .qdrant import QdrantVectorStore
 
     if parsed.kind is StoreKind.QDRANT_LOCAL:
@@ -112,6 +129,14 @@ def _folder_problem(folder: Path) -> str | None:
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"{probe} is not writable"
     return None
+
+
+def _edge_problem(folder: Path) -> str | None:
+    """Why Qdrant Edge could not open `folder`, found without importing it (the dimension is checked on
+    open, once the embedding model is known): the package missing, or the folder someone else's."""
+    if importlib.util.find_spec("qdrant_edge") is None:
+        return MISSING_PACKAGE
+    return shard_problem(folder)
 
 
 def _bad(spec: str, why: str) -> VectorStoreError:

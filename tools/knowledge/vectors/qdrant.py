@@ -2,30 +2,24 @@
 
 One client API for every deployment: `QdrantClient(path=...)` keeps the collection in local files
 (tests, a single machine, no server), `QdrantClient(url=...)` talks to a Qdrant server or cluster,
-whose sharding and replication are Qdrant's own. Passage ids are strings and Qdrant's point ids are
-integers or UUIDs, so a point's id is the UUID5 of the passage id, and the passage and document ids
-travel in its payload. Why Qdrant over Milvus and when to leave the in-process store:
+whose sharding and replication are Qdrant's own. A point's id is the UUID5 of its passage id
+(point_ids.py), and the passage and document ids travel in its payload. Why Qdrant over Milvus and when to leave the in-process store:
 docs/adr/0611-distributed-vector-store.md.
 """
 
 from __future__ import annotations
 
-import uuid
 from typing import Collection, Sequence
 
 import numpy as np
 
 from .collection import DEFAULT_COLLECTION
 from .errors import VectorStoreError, VectorStoreErrorCode
+from .point_ids import point_id
 from .port import VectorHit
 from .rows import prepare_query, prepare_rows
 
-_POINT_NAMESPACE = uuid.UUID("6f0c8e52-3a57-4d0e-9f61-2d1c4b7a9e10")  # fixed: point ids must not change between runs
 _BATCH = 512  # points per upsert request: bounded request bodies for a remote cluster
-
-
-def point_id(passage_id: str) -> str:
-    return str(uuid.uuid5(_POINT_NAMESPACE, passage_id))
 
 
 class QdrantVectorStore:

@@ -1,18 +1,23 @@
 """What only some stores promise: the memory store's switch to its graph and compaction, Qdrant's
-persistence in local mode, thread safety, and the `--vector-store` spec parser's refusals."""
+persistence in local mode and Qdrant Edge's (with its graph, payload index and folder refusals), thread
+safety, and the `--vector-store` spec parser's refusals."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 
 import numpy as np
 import pytest
-from vector_store_kinds import ReferenceRows
+import qdrant_edge
+from vector_store_kinds import ReferenceRows, open_edge_with_graph
 
 from hexmcp.tools.knowledge.vectors import (
     MemoryVectorStore,
     VectorStoreError,
     VectorStoreErrorCode,
+    check_vector_store_spec,
     open_vector_store,
 )
 from hexmcp.tools.knowledge.vectors.qdrant import QdrantVectorStore
@@ -127,9 +132,85 @@ def test_the_memory_spec_opens_the_in_process_store():
     assert isinstance(store, MemoryVectorStore) and store.dimension == DIMENSION
 
 
-@pytest.mark.parametrize("spec", ["", "faiss", "qdrant", "qdrant+path:", "qdrant+http://", "milvus://x", "memory:1"])
+@pytest.mark.parametrize("spec", ["", "faiss", "qdrant", "qdrant+path:", "qdrant+http://", "milvus://x", "memory:1",
+                                  "qdrant-edge", "qdrant-edge+path:", "qdrant-edge:x"])
 def test_unusable_specs_are_refused_naming_the_spec(spec):
     with pytest.raises(VectorStoreError) as refused:
         open_vector_store(spec, DIMENSION)
     assert refused.value.code is VectorStoreErrorCode.BAD_SPEC
     assert repr(spec) in refused.value.message
+
+
+def test_qdrant_edge_keeps_its_rows_and_its_graph_across_a_reopen(tmp_path):
+    spec = f"qdrant-edge+path:{tmp_path / 'edge'}"
+    store = open_edge_with_graph(DIMENSION, tmp_path / "edge", optimize_after=30)
+    data = rows(40)
+    store.upsert([f"p{i}" for i in range(20)], data[:20], [f"d{i % 4}" for i in range(20)])
+    assert not store.uses_ann  # 20 rows written: not yet optimized, scanned exactly
+    store.upsert([f"p{i}" for i in range(20, 40)], data[20:], [f"d{i % 4}" for i in range(20, 40)])
+    assert store.uses_ann  # the write that reached 30 rows built Qdrant's HNSW graph
+    store.delete(["p0"])
+    before = store.search(rows(1, seed=3)[0], 5)
+    store.close()
+    reopened = open_vector_store(spec, DIMENSION)
+    try:
+        assert len(reopened) == 39 and reopened.uses_ann
+        after = reopened.search(rows(1, seed=3)[0], 5)
+        assert [h.passage_id for h in after] == [h.passage_id for h in before]
+        np.testing.assert_allclose([h.score for h in after], [h.score for h in before], atol=1e-6)
+        assert {h.passage_id for h in reopened.search(rows(1)[0], 20, document_id="d1")} == {f"p{i}" for i in range(1, 40, 4)}
+    finally:
+        reopened.close()
+
+
+def test_qdrant_edge_filters_by_document_through_its_payload_index(tmp_path):
+    store = open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION)
+    try:
+        store.upsert(["a", "b"], rows(2), ["x", "y"])
+        schema = store._shard.info().payload_schema  # the store's own shard: no other way to see Qdrant's index
+        assert schema["document_id"].data_type == qdrant_edge.PayloadSchemaType.Keyword
+        assert schema["document_id"].points == 2
+    finally:
+        store.close()
+
+
+def test_qdrant_edge_refuses_a_shard_of_another_dimension(tmp_path):
+    open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION).close()
+    with pytest.raises(VectorStoreError) as refused:
+        open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION * 2)
+    assert refused.value.code is VectorStoreErrorCode.UNAVAILABLE
+    assert f"dimension {DIMENSION}," in refused.value.message and str(tmp_path) in refused.value.message
+
+
+def test_qdrant_edge_refuses_a_folder_already_open(tmp_path):
+    first = open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION)
+    try:
+        with pytest.raises(VectorStoreError) as refused:
+            open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION)
+        assert refused.value.code is VectorStoreErrorCode.UNAVAILABLE
+        assert "in use" in refused.value.message and str(tmp_path) in refused.value.message
+    finally:
+        first.close()
+    open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION).close()  # released on close
+
+
+def test_qdrant_edge_refuses_a_folder_of_other_files_at_start_up_and_on_open(tmp_path):
+    QdrantVectorStore(DIMENSION, path=str(tmp_path)).close()  # qdrant-client's local mode, not an Edge shard
+    spec = f"qdrant-edge+path:{tmp_path}"
+    with pytest.raises(VectorStoreError) as at_start:
+        check_vector_store_spec(spec)
+    with pytest.raises(VectorStoreError) as on_open:
+        open_vector_store(spec, DIMENSION)
+    assert at_start.value.code is VectorStoreErrorCode.BAD_SPEC and on_open.value.code is VectorStoreErrorCode.UNAVAILABLE
+    for refused in (at_start, on_open):
+        assert "no Qdrant Edge shard" in refused.value.message and str(tmp_path) in refused.value.message
+
+
+def test_qdrant_edge_without_its_package_names_the_extra_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "qdrant_edge", None)  # what a failed import looks like to the store
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None)
+    for check in (lambda: check_vector_store_spec(f"qdrant-edge+path:{tmp_path}"),
+                  lambda: open_vector_store(f"qdrant-edge+path:{tmp_path}", DIMENSION)):
+        with pytest.raises(VectorStoreError) as refused:
+            check()
+        assert "pip install 'hexmcp[qdrant-edge]'" in refused.value.message
