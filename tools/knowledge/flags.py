@@ -18,8 +18,9 @@ def add_knowledge_flags(flags: argparse._ArgumentGroup) -> None:
                        help="the version whose copy of a versioned page answers for it (e.g. 2.1, v3, draft); "
                             "default: the newest release among the copies")
     flags.add_argument("--vector-store", default="memory", metavar="SPEC",
-                       help="where passage vectors live: memory (default), qdrant+path:DIR, "
-                            "qdrant+http://HOST:PORT[?collection=NAME] (API key from $QDRANT_API_KEY)")
+                       help="where passage vectors live: memory (default), qdrant-edge+path:DIR (Qdrant's engine "
+                            "in process), qdrant+path:DIR, qdrant+http://HOST:PORT[?collection=NAME] (API key "
+                            "from $QDRANT_API_KEY)")
     flags.add_argument("--no-knowledge", action="store_true", help="serve without the knowledge tools")
 
 
