@@ -37,6 +37,11 @@ from .rows import prepare_query, prepare_rows
 #: an exact scan in Rust over fewer rows is quick, and one optimization over many rows costs less than
 #: several over few (figures: bench/diaries/knowledge_scale.md).
 OPTIMIZE_AFTER = 20_000
+#: The graph's shape and search width: the in-process store's faiss settings (ADR 0610), so the two
+#: engines are compared on equal terms; Edge's defaults (m 16, ef_construct 100) lost recall here.
+HNSW_M, HNSW_EF_CONSTRUCT, HNSW_EF_SEARCH = 32, 128, 256
+#: Qdrant's default: a segment under this many KB of vectors (a document's passages, say) is scanned, not walked.
+FULL_SCAN_KB = 10_000
 _BATCH = 512  # points per update call: bounded Python lists while converting
 _DOCUMENT_FIELD = "document_id"
 
@@ -56,6 +61,7 @@ class QdrantEdgeVectorStore:
         self._folder = Path(path).expanduser()
         self._optimize_after = optimize_after
         self._unoptimized = 0  # rows written since the last optimization
+        self._search_params = qdrant_edge.SearchParams(hnsw_ef=HNSW_EF_SEARCH)
         self._lock = threading.RLock()  # Edge locks inside too; this one keeps close() from racing a call
         problem = shard_problem(self._folder, dimension)
         if problem is not None:
@@ -72,7 +78,10 @@ class QdrantEdgeVectorStore:
             if _DOCUMENT_FIELD in shard.info().payload_schema:
                 return shard
         else:
-            config = edge.EdgeConfig(vectors=edge.EdgeVectorParams(size=self.dimension, distance=edge.Distance.Cosine))
+            config = edge.EdgeConfig(
+                vectors=edge.EdgeVectorParams(size=self.dimension, distance=edge.Distance.Cosine),
+                hnsw_config=edge.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=FULL_SCAN_KB),
+            )
             shard = edge.EdgeShard.create(str(self._folder), config)
         shard.update(edge.UpdateOperation.create_field_index(_DOCUMENT_FIELD, edge.PayloadSchemaType.Keyword))
         return shard
@@ -100,6 +109,9 @@ class QdrantEdgeVectorStore:
 
     def _optimize(self) -> None:
         self._shard.optimize()
+        # Flushing lets Edge drop the segments the optimization replaced and trim its write-ahead log;
+        # without it they stay mapped, and the process held twice the memory (diary, run 5).
+        self._shard.flush()
         self._unoptimized = 0
 
     def __len__(self) -> int:
@@ -138,7 +150,7 @@ class QdrantEdgeVectorStore:
         edge = self._edge
         request = edge.QueryRequest(
             limit=limit, query=edge.Query.Nearest(vector.tolist()), with_payload=["passage_id"],
-            filter=self._document_filter(document_id, document_ids),
+            filter=self._document_filter(document_id, document_ids), params=self._search_params,
         )
         with self._lock:
             points = self._shard.query(request)
