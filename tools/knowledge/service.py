@@ -230,7 +230,7 @@ class KnowledgeService:
                                                   cache_dir=self.config.cache_dir)
         stored: frozenset[str] = frozenset()
         if self._store is None or change is None or self._store_stale:
-            self._store = new_store(self._embedder.dimension, self.config.vector_store)
+            self._store = self._open_store(new_store)
         else:
             for document_id in (*change.removed, *change.modified):
                 self._store.delete_document(document_id)
@@ -258,6 +258,24 @@ class KnowledgeService:
         log.info("knowledge index ready", documents=len(self.documents), passages=len(index.passages),
                  seconds=round(self.build_seconds, 2), version=index.version)
         return index
+
+    def _open_store(self, new_store: Callable[[int, str], Any]) -> Any:
+        """A new store. The previous one, if any, stays open for the index still serving from it, unless it
+        holds what the new one needs: a folder-backed store (Qdrant's local mode, Qdrant Edge) locks its
+        folder, so after a failed build the retry would be refused for as long as the server runs. Its rows
+        are the failed build's, which nothing may trust, so it is closed and the folder opened again."""
+        from .vectors.errors import VectorStoreError, VectorStoreErrorCode
+
+        assert self._embedder is not None
+        try:
+            return new_store(self._embedder.dimension, self.config.vector_store)
+        except VectorStoreError as error:
+            if self._store is None or error.code is not VectorStoreErrorCode.UNAVAILABLE:
+                raise
+            log.warning("closing the store a failed build left open, to open its folder again", error=str(error))
+            previous, self._store = self._store, None
+            previous.close()
+            return new_store(self._embedder.dimension, self.config.vector_store)
 
     def describe(self) -> dict[str, Any]:
         index = self._index

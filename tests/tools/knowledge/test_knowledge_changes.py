@@ -173,3 +173,32 @@ async def test_a_reindex_writes_only_the_changed_documents_to_the_kept_store(ser
     assert len(store.inner) == len((await service.index()).passages)  # no row of a removed or old version
     found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "snow in the mountains"}})
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/weather.txt"
+
+
+async def test_a_failed_reindex_does_not_lock_a_folder_store_out_of_the_next(corpus_dir: Path, knowledge_cache: Path,
+                                                                             embedder, tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    pytest.importorskip("qdrant_client")
+    from hexmcp.tools.knowledge import builder
+
+    server = McpServer("kb-test", "0")
+    service = register_knowledge_tools(Registrar(server), KnowledgeConfig(
+        corpus=CorpusSpec(roots=[corpus_dir]), cache_dir=knowledge_cache,
+        vector_store=f"qdrant+path:{tmp_path / 'qdrant'}"))  # a store that locks its folder while open
+    client = CoreClient(server, RecordingPeer())
+    await client.initialize()
+    await service.start()
+    real_build = builder.build_index
+
+    def failing_build(*args, **kwargs):
+        raise RuntimeError("the embedder fell over")
+
+    monkeypatch.setattr(builder, "build_index", failing_build)
+    (corpus_dir / "notes/garden.md").write_text("# Garden\n\nWater the tomatoes every evening.\n")
+    with pytest.raises(RuntimeError, match="fell over"):
+        await service.reload()
+    monkeypatch.setattr(builder, "build_index", real_build)
+    (corpus_dir / "notes/garden.md").write_text("# Garden\n\nWater the tomatoes every single evening.\n")
+    await service.reload()  # opens the folder again: the failed build's store is closed, not left locking it
+    found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "watering tomato plants"}})
+    assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
