@@ -1,23 +1,25 @@
-"""Markdown passages indexed with their markup cleaned out (bench/markdown_markup.py), measured with
+"""Markdown passages indexed with their markup cleaned out (tools/knowledge/markdown_markup.py), measured with
 bench.relevance or bench.concepts; what the markup takes of MiniLM's 256-token window; and the build time.
 
-    python -m bench.relevance_markdown_markup [--link-words] [bench.relevance's options, e.g. --set kubernetes]
-    python -m bench.relevance_markdown_markup --concepts [--link-words] [bench.concepts' options, e.g. --public]
-    python -m bench.relevance_markdown_markup --tokens [--set NAME ...]
+    python -m bench.relevance_markdown_markup [VARIANT] [bench.relevance's options, e.g. --set kubernetes]
+    python -m bench.relevance_markdown_markup --concepts [VARIANT] [bench.concepts' options, e.g. --public]
+    python -m bench.relevance_markdown_markup --tokens [VARIANT] [--set NAME ...]
     python -m bench.relevance_markdown_markup --build-time [--set NAME ...] [--rounds N]   # default: jest, 1
 
-`search` indexes a Markdown passage's raw text (title and heading path in front). This runs bench.relevance
+`search` indexes a Markdown passage with MDX's syntax cleaned out (ADR 0607). This runs bench.relevance
 (or bench.concepts) with what the retrievers read of every Markdown passage cleaned instead, as ADR 0606 does
 for reST: link URLs, Hugo shortcodes, MDX imports and JSX tags, admonition fences and HTML comments out, their
 visible text kept, the passage text cited unchanged. The anchors read the same passages, so theirs change too.
-`--link-words`: a link's target adds the words of its last path segment and fragment (the variant measured).
+VARIANT, at most one: `--link-words`, a link's target adds the words of its last path segment and fragment;
+`--keep-shortcodes`, all cleaned but Hugo's shortcodes, left as written; `--mdx-only`, MDX's syntax alone
+cleaned (imports/exports, JSX/HTML tags, `{/* */}`, `{#id}`, `:::` fences), Markdown and shortcodes as written.
 The vectors get cache keys of their own. Plain `python -m bench.relevance` is the control.
 
 `--tokens` embeds nothing: per set, the Markdown passages' indexed text in MiniLM's tokens, raw and cleaned: the
 mean, the share over the 256-token window, and the windows cut from them (windows.py: the vectors a build
-embeds). `--build-time` indexes a set from scratch without the vector cache, raw and cleaned alternately, and
+embeds). `--build-time` indexes a set from scratch without the vector cache, served and cleaned alternately, and
 prints the seconds (run it under the exclusive machine lock).
-The figures and why it is not served: bench/diaries/knowledge.md.
+The figures, and why only `--mdx-only`'s form is served: bench/diaries/knowledge.md.
 """
 
 from __future__ import annotations
@@ -28,13 +30,20 @@ import sys
 from typing import Any, Callable
 
 
-def markup_cleaned(link_words: bool = False) -> Callable[[], None]:
-    """Markdown passages indexed cleaned, under vector-cache keys of their own; returns what undoes it."""
+#: The variants' switches: clean_markdown's keyword each sets, and the suffix of the cache key it makes.
+VARIANTS = {"--link-words": "link_words", "--keep-shortcodes": "keep_shortcodes", "--mdx-only": "mdx_only"}
+
+
+def markup_cleaned(variant: str = "") -> Callable[[], None]:
+    """Markdown passages indexed cleaned, under vector-cache keys of their own; returns what undoes it.
+    `variant`: one of VARIANTS' keywords (clean_markdown's), or "" for the whole cleaning."""
     import attrs
 
     from hexmcp.tools.knowledge import builder, chunking, indexing, readers
 
-    from .markdown_markup import clean_markdown, open_fences
+    from hexmcp.tools.knowledge.markdown_markup import clean_markdown, open_fences
+
+    switch = {variant: True} if variant else {}
 
     served = chunking.chunk_document
     modules = (chunking, builder, indexing)
@@ -44,14 +53,18 @@ def markup_cleaned(link_words: bool = False) -> Callable[[], None]:
         if document.media_type != "text/markdown":
             return passages
         fences = open_fences(document.text, [p.start for p in passages])
-        bodies = [clean_markdown(p.text, fence, link_words) for p, fence in zip(passages, fences)]
+        bodies = [clean_markdown(p.text, fence, **switch) for p, fence in zip(passages, fences)]
         # a passage of markup alone keeps its source, as chunking does for reST
         return tuple(attrs.evolve(p, indexed_body=body if body.strip() else None) for p, body in zip(passages, bodies))
 
-    readers.READER_VERSIONS["text/markdown"] = "markup-cleaned" + ("+link-words" if link_words else "")
+    served_version = readers.READER_VERSIONS.get("text/markdown")
+    readers.READER_VERSIONS["text/markdown"] = "markup-cleaned" + (f"+{variant.replace('_', '-')}" if variant else "")
 
     def restore() -> None:
-        readers.READER_VERSIONS.pop("text/markdown", None)
+        if served_version is None:
+            readers.READER_VERSIONS.pop("text/markdown", None)
+        else:
+            readers.READER_VERSIONS["text/markdown"] = served_version
         for module in modules:
             module.chunk_document = served  # type: ignore[attr-defined]
 
@@ -61,7 +74,8 @@ def markup_cleaned(link_words: bool = False) -> Callable[[], None]:
 
 
 def build_times(sets: list[str], rounds: int) -> None:
-    """Each set indexed from scratch (no vector cache), raw and cleaned alternately: seconds and vectors."""
+    """Each set indexed from scratch (no vector cache), as served ("raw": MDX's syntax alone cleaned, ADR 0607)
+    and wholly cleaned alternately: seconds and vectors."""
     import time
 
     from hexmcp.tools.knowledge.builder import build_index, new_store
@@ -91,7 +105,9 @@ def build_times(sets: list[str], rounds: int) -> None:
               f"cleaned {[round(s, 1) for s in seconds['cleaned']]})")
 
 
-def token_counts(sets: list[str]) -> None:
+def token_counts(sets: list[str], variant: str = "") -> None:
+    import attrs
+
     from hexmcp.tools.knowledge import chunking
     from hexmcp.tools.knowledge.chunking import chunk_document
     from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
@@ -105,11 +121,13 @@ def token_counts(sets: list[str]) -> None:
           f"{'cleaned':>8} {'windows raw':>11} {'cleaned':>8}")
     for name in sets or PUBLIC_SETS:
         documents = load_documents(CorpusSpec(roots=[str(load_public_set(name).corpus)]))
-        raw = [p for d in documents if d.media_type == "text/markdown" for p in chunk_document(d)]
+        # raw: the source as written (the served chunking cleans MDX's syntax out of it)
+        raw = [attrs.evolve(p, indexed_body=None)
+               for d in documents if d.media_type == "text/markdown" for p in chunk_document(d)]
         if not raw:
             print(f"{name:<11} no Markdown passages")
             continue
-        restore = markup_cleaned()
+        restore = markup_cleaned(variant)
         cleaned = [p for d in documents if d.media_type == "text/markdown" for p in chunking.chunk_document(d)]
         restore()
         tokens = {kind: [len(embedder.token_offsets(p.indexed_text())) for p in passages]
@@ -124,6 +142,11 @@ def token_counts(sets: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    chosen = [VARIANTS[a] for a in args if a in VARIANTS]
+    if len(chosen) > 1:
+        raise SystemExit(f"at most one of {', '.join(VARIANTS)}")
+    variant = chosen[0] if chosen else ""
+    args = [a for a in args if a not in VARIANTS]
     if "--tokens" in args or "--build-time" in args:
         parser = argparse.ArgumentParser(description="Markdown passages' tokens, or build time, raw and cleaned")
         parser.add_argument("--tokens", action="store_true")
@@ -132,13 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--set", dest="sets", action="append", default=[])
         options = parser.parse_args(args)
         if options.tokens:
-            token_counts(options.sets)
+            token_counts(options.sets, variant)
         else:
             build_times(options.sets, options.rounds)
         return 0
-    link_words = "--link-words" in args
-    args = [a for a in args if a != "--link-words"]
-    markup_cleaned(link_words)
+    markup_cleaned(variant)
     if "--concepts" in args:
         from . import concepts
 

@@ -360,6 +360,7 @@ def test_rest_markup_is_cleaned_from_what_is_indexed_and_kept_in_what_is_cited()
         assert passage.indexed_text().endswith(passage.body_text())
         assert "``" not in passage.indexed_text() and ":class:" not in passage.indexed_text()
         assert "=====" not in passage.indexed_text() and ".. _paginator-class" not in passage.indexed_text()
+    # Markdown's own markup (code spans, links) is indexed as written: only MDX's syntax is cleaned (ADR 0607)
     markdown = chunk_document(parse_text("a.md", "# A\n\nSee `code` and [a link](b.md).\n", ".md"))
     assert all(p.indexed_body is None and p.indexed_text().endswith(p.text) for p in markdown)
 

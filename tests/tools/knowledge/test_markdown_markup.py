@@ -1,6 +1,6 @@
-"""Markdown-family markup cleaned from what would be indexed (bench/markdown_markup.py, measured and not served):
-the constructs of the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and Jest's MDX), its
-invariants, and the bench's switch (bench/relevance_markdown_markup.py)."""
+"""Markdown-family markup cleaned from what is indexed (tools/knowledge/markdown_markup.py; MDX's syntax alone is
+served, ADR 0607): the constructs of the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and
+Jest's MDX), its invariants, the served chunking, and the bench's switch (bench/relevance_markdown_markup.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.markdown_markup import clean_markdown
+from hexmcp.tools.knowledge.markdown_markup import clean_markdown
 from bench.relevance_markdown_markup import markup_cleaned
 from hexmcp.tools.knowledge import builder, chunking, readers
 from hexmcp.tools.knowledge.readers import parse_text
@@ -84,6 +84,52 @@ def test_mdx_imports_jsx_admonitions_and_comments_go_and_their_text_stays() -> N
     assert clean_markdown("```js\nimport {defineConfig} from 'jest';\n```") == "import {defineConfig} from 'jest';"
 
 
+def test_keep_shortcodes_cleans_all_but_hugo_shortcodes_which_stay_as_written() -> None:
+    source = ('## {{% heading "prerequisites" %}}\n\nA {{<glossary_tooltip text="Pod" term_id="pod">}} runs on '
+              "[a node](/docs/nodes/) **now**.\n\n{{< note >}}\n<kbd>Ctrl</kbd> `{{< x >}}`\n{{< /note >}}")
+    assert clean_markdown(source, keep_shortcodes=True) == \
+        ('{{% heading "prerequisites" %}}\nA {{<glossary_tooltip text="Pod" term_id="pod">}} runs on a node now.\n'
+         "{{< note >}}\nCtrl {{< x >}}\n{{< /note >}}")
+    assert clean_markdown("{{< comment >}}\nTODO\n{{< /comment >}}", keep_shortcodes=True) == \
+        "{{< comment >}}\nTODO\n{{< /comment >}}"
+
+
+def test_mdx_only_cleans_mdx_syntax_and_leaves_markdown_links_and_shortcodes_as_written() -> None:
+    page = ("import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n"
+            '<Tabs groupId="package-manager">\n<TabItem value="npm" label="npm">\n\n'
+            "```bash\nnpm install --save-dev <jest>\n```\n\n</TabItem>\n</Tabs>\n")
+    assert clean_markdown(page, mdx_only=True) == "npm\n\n```bash\nnpm install --save-dev <jest>\n```"
+    assert clean_markdown(":::tip[Use the CLI]\n\nRun **it**, see [this](/docs/x.md).\n:::", mdx_only=True) == \
+        "Use the CLI\n\nRun **it**, see [this](/docs/x.md)."
+    assert clean_markdown("## Plugins {#plugins}\n\nText {/* cSpell:ignore x */} <kbd>C</kbd> `<Tabs>`.",
+                          mdx_only=True) == "## Plugins\n\nText  C `<Tabs>`."
+    assert clean_markdown('A {{<glossary_tooltip text="Pod" term_id="pod">}}. <!-- kept -->', mdx_only=True) == \
+        'A {{<glossary_tooltip text="Pod" term_id="pod">}}. <!-- kept -->'
+    assert clean_markdown("export const X = 1;\n\nimport the module.", mdx_only=True) == "import the module."
+    # a passage that starts inside a code block keeps it, without the fence put in front to read it
+    assert clean_markdown("<b>x</b>\n```\n\nText <b>y</b>", open_fence="```", mdx_only=True) == \
+        "<b>x</b>\n```\n\nText y"
+
+
+def test_markdown_passages_are_indexed_without_mdx_syntax_and_cited_as_written() -> None:
+    source = ("---\ntitle: Install\n---\nimport Tabs from '@theme/Tabs';\n\n# Install\n\n"
+              '<Tabs>\n<TabItem value="npm" label="npm">\n\nRun [it](/docs/x/) {/* note */}:\n\n```bash\n'
+              + "npm install <pkg>\n" * 80 + "```\n\n</TabItem>\n</Tabs>\n\n:::note Why\n\nBecause.\n\n:::\n")
+    document = parse_text("install.mdx", source, ".mdx")
+    passages = chunking.chunk_document(document)
+    assert "".join(p.text for p in passages).replace("\n", "") in source.replace("\n", "")  # cited as written
+    # a passage of markup alone (the imports before the first heading) keeps its source, as measured
+    assert passages[0].indexed_text() == "Install\n\nimport Tabs from '@theme/Tabs';"
+    assert passages[1].indexed_text().startswith("Install > Install\n\n# Install\n\nnpm\n\nRun [it](/docs/x/) :")
+    indexed = "".join(p.indexed_text() for p in passages[1:])
+    assert not any(mdx in indexed for mdx in ("<Tab", "{/*", ":::", "import Tabs"))
+    # the passage that starts inside the code block keeps its code as written, the prose after it is cleaned
+    last = passages[-1].indexed_text()
+    assert "npm install <pkg>" in last and last.endswith("Why\n\nBecause.")
+    # plain text is indexed as before
+    assert chunking.chunk_document(parse_text("a.txt", "Plain <b>text</b>.", ".txt"))[0].indexed_body is None
+
+
 def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_and_undoes_itself() -> None:
     source = ('---\ntitle: Pods\n---\n# Pods\n\nA {{< glossary_tooltip text="Pod" term_id="pod" >}} is the '
               "smallest [deployable unit](/docs/concepts/workloads/).\n\n```yaml\n"
@@ -96,7 +142,8 @@ def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_
         passages = chunking.chunk_document(document)
     finally:
         restore()
-    assert builder.chunk_document is chunking.chunk_document and "text/markdown" not in readers.READER_VERSIONS
+    assert builder.chunk_document is chunking.chunk_document
+    assert readers.READER_VERSIONS["text/markdown"] == "mdx-syntax-1"  # the served reader's key, back
     assert [(p.passage_id, p.text, p.start, p.end) for p in passages] == \
         [(p.passage_id, p.text, p.start, p.end) for p in served]  # cited as written
     assert passages[0].indexed_text().startswith(
@@ -104,6 +151,15 @@ def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_
     assert not any("```" in p.indexed_text() or "{{<" in p.indexed_text() for p in passages)
     # a passage that starts inside the code block is read as code, not as prose
     assert len(passages) == 2 and passages[-1].indexed_body == passages[-1].text.rstrip("`").strip()
+    # a variant caches its vectors under a key of its own
+    for variant, key in (("mdx_only", "markup-cleaned+mdx-only"),
+                         ("keep_shortcodes", "markup-cleaned+keep-shortcodes")):
+        restore = markup_cleaned(variant)
+        try:
+            assert readers.READER_VERSIONS["text/markdown"] == key
+            assert "{{< glossary_tooltip" in chunking.chunk_document(document)[0].indexed_text()
+        finally:
+            restore()
 
 
 # --- invariants --------------------------------------------------------------------------------------------
@@ -128,7 +184,8 @@ _MARKED_UP = st.lists(st.tuples(_WORD, st.integers(0, 9)).map(lambda t: (t[0], _
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_it_never_raises_nor_grows_the_text(text: str) -> None:
-    assert len(clean_markdown(text)) <= len(text) + 2
+    for switch in ({}, {"keep_shortcodes": True}, {"mdx_only": True}):
+        assert len(clean_markdown(text, **switch)) <= len(text) + 2
 
 
 @settings(max_examples=150, deadline=None)
@@ -139,6 +196,8 @@ def test_it_never_raises_nor_grows_the_text(text: str) -> None:
 def test_markup_fragments_never_make_it_raise_nor_grow(text: str) -> None:
     assert len(clean_markdown(text)) <= len(text) + 2
     assert len(clean_markdown(text, link_words=True)) <= len(text) + 2
+    assert len(clean_markdown(text, keep_shortcodes=True)) <= len(text) + 2
+    assert len(clean_markdown(text, mdx_only=True)) <= len(text) + 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -166,3 +225,16 @@ def test_marked_up_words_keep_their_visible_text_and_cleaning_twice_changes_noth
             targets.add(word.lower())
             expected += [word.lower(), "x"]
     assert re.findall(r"\S+", clean_markdown(source, link_words=True)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(_MARKED_UP)
+def test_the_variants_leave_what_they_do_not_clean_as_written(words: list[tuple[str, str]]) -> None:
+    source = " ".join(marked for _, marked in words)
+    # keep_shortcodes: each shortcode stays, every other construct shows its visible text alone
+    kept = re.findall(r"\S+", clean_markdown(source, keep_shortcodes=True))
+    assert kept == [part for word, marked in words for part in (marked.split() if "{{<" in marked else [word])]
+    # mdx_only: Markdown and shortcodes as written, a JSX/HTML tag by its visible text
+    mdx = " ".join(word if marked.startswith("<") else marked for word, marked in words)
+    assert clean_markdown(source, mdx_only=True).split() == mdx.split()
+    assert clean_markdown(mdx, mdx_only=True).split() == mdx.split()

@@ -1,8 +1,9 @@
-"""Markdown-family markup cleaned from what the retrievers would read of a Markdown passage (its passage text
-stays the exact source slice that `fetch` and citations show), as tools/knowledge/rst_markup.py does for reST.
+"""Markdown-family markup cleaned from what the retrievers read of a Markdown passage (its passage text stays
+the exact source slice that `fetch` and citations show), as rst_markup.py does for reST.
 
-Measured and not served: on the public sets it gains Docusaurus and Jest and costs Kubernetes (bench/diaries/
-knowledge.md, "Markdown markup cleaned from what is indexed"); bench/relevance_markdown_markup.py measures it.
+Served: `mdx_only`, MDX's syntax alone (chunking.py, ADR 0607): it gains Jest and costs no set. The whole
+cleaning below (Markdown's own markup, links and Hugo shortcodes too) gains Docusaurus and Jest but costs
+Kubernetes, with or without the shortcodes kept; bench/relevance_markdown_markup.py measures every form.
 
 What Markdown defines is read from markdown-it-py's own token stream, never re-parsed with regular expressions:
 a link keeps its text and loses its URL (with `link_words`, the words of the URL's last path segment and
@@ -59,6 +60,8 @@ _ESM = re.compile(r"""^(?:import\s+(?:[\w*{$][^\n]*\bfrom\s*['"]|['"])|export\s+
                   r"""|function\b|class\b|async\b|\{|\*))""")
 _PAGE_SUFFIX = re.compile(r"\.(?:mdx?|markdown|html?)$", re.IGNORECASE)
 _WORD_BREAK = re.compile(r"[\s\-_.+%=&]+")
+_LINE_BREAK = re.compile(r"\r\n?")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 _TRAILING_SPACE = re.compile(r"[ \t]+(?=\n)")
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
@@ -87,10 +90,30 @@ def open_fences(text: str, starts: Sequence[int]) -> list[str]:
     return opened
 
 
-def clean_markdown(text: str, open_fence: str = "", link_words: bool = False) -> str:
+def clean_markdown(text: str, open_fence: str = "", link_words: bool = False, keep_shortcodes: bool = False,
+                   mdx_only: bool = False) -> str:
     """`text` as its reader sees it: Markdown read by markdown-it-py, shortcodes, JSX and admonitions cleaned.
-    `open_fence`: the fence of the code block `text` starts inside of, if it does (open_fences)."""
-    text = _SHORTCODE.sub(_shortcode_text, _COMMENT_SHORTCODE.sub("", text))
+    `open_fence`: the fence of the code block `text` starts inside of, if it does (open_fences).
+    The two variants measured to find which part of the cleaning costs Kubernetes: `keep_shortcodes`, all of it
+    but Hugo's shortcodes, which stay as written; `mdx_only`, MDX's syntax alone (import/export paragraphs,
+    JSX/HTML tags, `{/* */}` comments, `{#id}` anchors, `:::` fences), links, shortcodes and Markdown's markers
+    left as written."""
+    if not (keep_shortcodes or mdx_only):
+        return _clean_all(_SHORTCODE.sub(_shortcode_text, _COMMENT_SHORTCODE.sub("", text)), open_fence, link_words)
+    # the shortcodes are set aside, so that neither Markdown nor the tag pattern reads them ({{<note>}} is no tag)
+    mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)  # a private-use character
+    held: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        held.append(match.group(0))
+        return f"{mark}{len(held) - 1}{mark}"
+
+    text = _SHORTCODE.sub(hold, text)
+    cleaned = _clean_mdx(text, open_fence) if mdx_only else _clean_all(text, open_fence, link_words)
+    return re.sub(f"{mark}(\\d+){mark}", lambda m: held[int(m.group(1))], cleaned)
+
+
+def _clean_all(text: str, open_fence: str, link_words: bool) -> str:
     if open_fence:
         text = f"{open_fence}\n{text}"
     pieces: list[tuple[str, bool]] = []  # (text, is code): code is kept exactly, the rest is cleaned further
@@ -106,6 +129,57 @@ def clean_markdown(text: str, open_fence: str = "", link_words: bool = False) ->
             prose.append(piece)
     out.append(_clean_prose("".join(prose)))
     return _BLANK_RUNS.sub("\n\n", "".join(out)).strip()
+
+
+def _clean_mdx(text: str, open_fence: str) -> str:
+    """MDX's syntax out of `text`, line by line, Markdown left as written: markdown-it-py's block map tells the
+    lines of code (kept exactly) and of import/export paragraphs (dropped) from the rest, cleaned by _mdx_prose."""
+    text = _LINE_BREAK.sub("\n", text)  # as markdown-it-py counts lines
+    if open_fence:
+        text = f"{open_fence}\n{text}"
+    lines = text.split("\n")
+    kinds = [""] * len(lines)
+    previous: Any = None
+    for token in _markdown().parse(text):
+        if token.map and token.type in ("fence", "code_block"):
+            kinds[token.map[0]:token.map[1]] = ["code"] * (token.map[1] - token.map[0])
+        elif (token.map and token.type == "inline" and previous is not None and previous.type == "paragraph_open"
+              and previous.level == 0 and _ESM.match(token.content)):
+            kinds[token.map[0]:token.map[1]] = ["esm"] * (token.map[1] - token.map[0])
+        previous = token
+    if open_fence:
+        lines, kinds = lines[1:], kinds[1:]
+    out: list[str] = []
+    prose: list[str] = []
+    for line, kind in zip(lines, kinds):
+        if kind == "":
+            prose.append(line)
+            continue
+        if prose:
+            out.append(_mdx_prose("\n".join(prose)))
+            prose.clear()
+        if kind == "code":
+            out.append(line)
+    if prose:
+        out.append(_mdx_prose("\n".join(prose)))
+    return _BLANK_RUNS.sub("\n\n", "\n".join(out)).strip()
+
+
+def _mdx_prose(text: str) -> str:
+    """_clean_prose's MDX part, code spans kept as written, HTML comments too (Markdown's, not MDX's)."""
+    out: list[str] = []
+    cursor = 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_mdx_syntax(text[cursor:span.start()]), span.group(0)]
+        cursor = span.end()
+    out.append(_mdx_syntax(text[cursor:]))
+    return "".join(out)
+
+
+def _mdx_syntax(text: str) -> str:
+    text = _TAG.sub(_tag_text, _MDX_COMMENT.sub("", text))
+    text = _ADMONITION.sub(lambda m: m.group(1) + (m.group(2) or ""), text)
+    return _TRAILING_SPACE.sub("", _HEADING_ID.sub("", text))
 
 
 def _shortcode_text(match: re.Match[str]) -> str:
