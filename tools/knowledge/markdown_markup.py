@@ -58,6 +58,16 @@ _HEADING_ID = re.compile(r"[ \t]*\{#[\w.:-]+\}")
 # MDX's ESM: a paragraph opening with an import or export statement (prose rarely opens with one lower-case).
 _ESM = re.compile(r"""^(?:import\s+(?:[\w*{$][^\n]*\bfrom\s*['"]|['"])|export\s+(?:default\b|const\b|let\b|var\b"""
                   r"""|function\b|class\b|async\b|\{|\*))""")
+# Every construct the MDX-only cleaning changes begins with one of these; a passage with none of them would come
+# out of it with only its whitespace changed, which neither MiniLM's tokenizer nor BM25's reads.
+_MDX_HINT = re.compile(r"<[A-Za-z/]|\{/\*|:::|\{#|^[ \t]*(?:import|export)\b", re.MULTILINE)
+
+
+def may_hold_mdx_syntax(text: str) -> bool:
+    """False when clean_markdown(text, mdx_only=True) could change nothing but whitespace: the parse is skipped."""
+    return _MDX_HINT.search(text) is not None
+
+
 _PAGE_SUFFIX = re.compile(r"\.(?:mdx?|markdown|html?)$", re.IGNORECASE)
 _WORD_BREAK = re.compile(r"[\s\-_.+%=&]+")
 _LINE_BREAK = re.compile(r"\r\n?")
