@@ -1,4 +1,4 @@
-"""Markdown passages indexed with their markup cleaned out (tools/knowledge/markdown_markup.py), measured with
+"""Markdown passages indexed with their markup cleaned out (bench/markdown_markup_variants.py), measured with
 bench.relevance or bench.concepts; what the markup takes of MiniLM's 256-token window; and the build time.
 
     python -m bench.relevance_markdown_markup [VARIANT] [bench.relevance's options, e.g. --set kubernetes]
@@ -40,8 +40,9 @@ def markup_cleaned(variant: str = "") -> Callable[[], None]:
     import attrs
 
     from hexmcp.tools.knowledge import builder, chunking, indexing, readers
+    from hexmcp.tools.knowledge.markdown_markup import open_fences
 
-    from hexmcp.tools.knowledge.markdown_markup import clean_markdown, open_fences
+    from .markdown_markup_variants import clean_markdown
 
     switch = {variant: True} if variant else {}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from .markdown_markup import clean_markdown, may_hold_mdx_syntax, open_fences
+from .markdown_markup import clean_mdx, may_hold_mdx_syntax, open_fences
 from .passages import Passage, SourceDocument, passage_id
 from .rst_markup import clean_rst
 
@@ -52,7 +52,7 @@ def _indexed_body(media_type: str, text: str, open_fence: str = "") -> str | Non
     elif media_type == "text/markdown":
         if not may_hold_mdx_syntax(text):
             return None  # most Markdown passages: the parse below costs ~0.2 ms each, on every build, warm or cold
-        cleaned = clean_markdown(text, open_fence, mdx_only=True)
+        cleaned = clean_mdx(text, open_fence)
     else:
         return None
     # a passage of markup alone keeps its source; one with nothing to clean needs no second copy

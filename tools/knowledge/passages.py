@@ -48,7 +48,8 @@ class Passage:
     end: int
     text: str
     #: What the retrievers read of the body in place of `text`, when the format's markup is cleaned out of
-    #: it (reST, rst_markup.py); None: `text` itself. `text` stays the exact source slice that is cited.
+    #: it (reST: rst_markup.py; MDX: markdown_markup.py); None: `text` itself. `text` stays the exact source
+    #: slice that is cited.
     indexed_body: str | None = attrs.field(default=None, eq=False, repr=False)
 
     @property

@@ -1,6 +1,7 @@
-"""Markdown-family markup cleaned from what is indexed (tools/knowledge/markdown_markup.py; MDX's syntax alone is
-served, ADR 0607): the constructs of the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and
-Jest's MDX), its invariants, the served chunking, and the bench's switch (bench/relevance_markdown_markup.py)."""
+"""Markdown-family markup cleaned from what is indexed (MDX's syntax alone is served: tools/knowledge/
+markdown_markup.py, ADR 0607; the forms measured beside it: bench/markdown_markup_variants.py): the constructs of
+the public sets' real pages (Kubernetes' Hugo shortcodes, Docusaurus' and Jest's MDX), their invariants, the
+served chunking, and the bench's switch (bench/relevance_markdown_markup.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hexmcp.tools.knowledge.markdown_markup import clean_markdown, may_hold_mdx_syntax
+from hexmcp.tools.knowledge.markdown_markup import may_hold_mdx_syntax
+from bench.markdown_markup_variants import clean_markdown
 from bench.relevance_markdown_markup import markup_cleaned
 from hexmcp.tools.knowledge import builder, chunking, readers
 from hexmcp.tools.knowledge.readers import parse_text
