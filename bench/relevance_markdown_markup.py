@@ -13,7 +13,7 @@ visible text kept, the passage text cited unchanged. The anchors read the same p
 VARIANT, at most one: `--link-words`, a link's target adds the words of its last path segment and fragment;
 `--keep-shortcodes`, all cleaned but Hugo's shortcodes, left as written; `--mdx-only`, MDX's syntax alone
 cleaned (imports/exports, JSX/HTML tags, `{/* */}`, `{#id}`, `:::` fences), Markdown and shortcodes as written.
-The vectors get cache keys of their own. Plain `python -m bench.relevance` is the control.
+The vectors' cache keys follow the text embedded, so theirs are their own. Plain `python -m bench.relevance` is the control.
 
 `--tokens` embeds nothing: per set, the Markdown passages' indexed text in MiniLM's tokens, raw and cleaned: the
 mean, the share over the 256-token window, and the windows cut from them (windows.py: the vectors a build
@@ -30,16 +30,16 @@ import sys
 from typing import Any, Callable
 
 
-#: The variants' switches: clean_markdown's keyword each sets, and the suffix of the cache key it makes.
+#: The variants' switches: the clean_markdown keyword each sets.
 VARIANTS = {"--link-words": "link_words", "--keep-shortcodes": "keep_shortcodes", "--mdx-only": "mdx_only"}
 
 
 def markup_cleaned(variant: str = "") -> Callable[[], None]:
-    """Markdown passages indexed cleaned, under vector-cache keys of their own; returns what undoes it.
+    """Markdown passages indexed cleaned (their vectors keyed by that text); returns what undoes it.
     `variant`: one of VARIANTS' keywords (clean_markdown's), or "" for the whole cleaning."""
     import attrs
 
-    from hexmcp.tools.knowledge import builder, chunking, indexing, readers
+    from hexmcp.tools.knowledge import builder, chunking, indexing
     from hexmcp.tools.knowledge.markdown_markup import open_fences
 
     from .markdown_markup_variants import clean_markdown
@@ -58,14 +58,7 @@ def markup_cleaned(variant: str = "") -> Callable[[], None]:
         # a passage of markup alone keeps its source, as chunking does for reST
         return tuple(attrs.evolve(p, indexed_body=body if body.strip() else None) for p, body in zip(passages, bodies))
 
-    served_version = readers.READER_VERSIONS.get("text/markdown")
-    readers.READER_VERSIONS["text/markdown"] = "markup-cleaned" + (f"+{variant.replace('_', '-')}" if variant else "")
-
     def restore() -> None:
-        if served_version is None:
-            readers.READER_VERSIONS.pop("text/markdown", None)
-        else:
-            readers.READER_VERSIONS["text/markdown"] = served_version
         for module in modules:
             module.chunk_document = served  # type: ignore[attr-defined]
 

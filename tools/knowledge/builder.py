@@ -2,10 +2,12 @@
 fill the vector store.
 
 The on-disk cache holds one .npz per document: its passages' window vectors (windows.py) and how many
-windows each passage has, named by a digest of the model key, the chunking and window settings, the
-version of the reader that parsed it (readers.READER_VERSIONS) and the document's text: an edited file
-misses (and re-embeds alone), an unchanged one hits on any machine, and a run interrupted mid-corpus
-resumes at the first document it had not finished. Writes are atomic, so an interruption never leaves a torn file.
+windows each passage has, named by a digest of the model key, the window settings and every text the
+encoder reads of the document (each passage's indexed text, in order). So whatever changes what is
+embedded — an edited file, a reader or chunker that cuts or cleans it otherwise — misses and re-embeds,
+with no version number anyone must remember to bump; an unchanged document hits on any machine, and a
+run interrupted mid-corpus resumes at the first document it had not finished. Writes are atomic, so an
+interruption never leaves a torn file.
 """
 
 from __future__ import annotations
@@ -20,11 +22,10 @@ from typing import Callable, Collection, Sequence
 import numpy as np
 import structlog
 
-from .chunking import CHUNKING_VERSION, DEFAULT_MAX_CHARS, chunk_document
+from .chunking import DEFAULT_MAX_CHARS, chunk_document
 from .embedder import PASSAGE_MAX_TOKENS
 from .errors import IndexingCancelled
 from .passages import Passage, SourceDocument
-from .readers import READER_VERSIONS
 from .retrieval import KnowledgeIndex
 from .vectors.port import VectorStore
 from .windows import WINDOWS_VERSION, passage_windows, row_id
@@ -45,15 +46,16 @@ Chunked = tuple[SourceDocument, tuple[Passage, ...]]  # a document and its passa
 CACHE_SUFFIX = ".npz"
 
 
-def vectors_key(model_key: str, max_chars: int, document: SourceDocument, windows: bool = True) -> str:
-    """`windows`: whether the embedder cuts passages into windows (an embedder without a tokenizer does not)."""
-    digest = hashlib.sha256(f"{model_key}\x1fchunking={CHUNKING_VERSION}\x1fchars={max_chars}\x1f"
-                            f"windows={WINDOWS_VERSION if windows else 'first'}\x1f"
-                            f"{document.document_id}\x1f".encode())
-    reader = READER_VERSIONS.get(document.media_type)
-    if reader:  # the same text read another way has other titles, sections and so passages
-        digest.update(f"reader={reader}\x1f".encode())
-    digest.update(document.text.encode("utf-8"))
+def vectors_key(model_key: str, passages: Sequence[Passage], windows: bool = True) -> str:
+    """The cache key of a document's vectors: what the encoder reads of it and how. `windows`: whether the
+    embedder cuts passages into windows (an embedder without a tokenizer does not); the windows themselves
+    are a pure function of a passage's indexed text, the model's tokenizer and these settings."""
+    digest = hashlib.sha256(f"{model_key}\x1fwindows={WINDOWS_VERSION if windows else 'first'}\x1f"
+                            f"tokens={PASSAGE_MAX_TOKENS}\x1f{len(passages)}\x1f".encode())
+    for passage in passages:
+        text = passage.indexed_text().encode("utf-8")
+        digest.update(f"{len(text)}\x1f".encode())  # lengths first: passage boundaries are part of the key
+        digest.update(text)
     return digest.hexdigest()[:32]
 
 
@@ -61,9 +63,9 @@ def cache_path(directory: Path, key: str) -> Path:
     return directory / f"{key}{CACHE_SUFFIX}"
 
 
-def document_key(embedder: object, max_chars: int, document: SourceDocument) -> str:
-    """The cache key of `document`'s vectors from `embedder`: windowed if it cuts passages (`token_offsets`)."""
-    return vectors_key(embedder.model_key, max_chars, document,  # type: ignore[attr-defined]
+def document_key(embedder: object, passages: Sequence[Passage]) -> str:
+    """The cache key of a document's vectors from `embedder`: windowed if it cuts passages (`token_offsets`)."""
+    return vectors_key(embedder.model_key, passages,  # type: ignore[attr-defined]
                        getattr(embedder, "token_offsets", None) is not None)
 
 
@@ -106,10 +108,13 @@ class VectorCache:
             log.warning("cannot write the passage-vector cache", error=str(error))
 
 
-def index_version(model_key: str, max_chars: int, documents: Sequence[SourceDocument]) -> str:
+def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked]) -> str:
+    """Changes with any document's text (passages' offsets, which citations give, move with it even where
+    the indexed text does not) and with anything that changes what is embedded."""
     digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
-    for document in sorted(documents, key=lambda d: d.document_id):
-        digest.update(vectors_key(model_key, max_chars, document).encode())
+    for document, passages in sorted(chunked, key=lambda item: item[0].document_id):
+        digest.update(f"{document.document_id}\x1f{vectors_key(model_key, passages)}\x1f".encode())
+        digest.update(hashlib.sha256(document.text.encode("utf-8")).digest())
     return digest.hexdigest()[:16]
 
 
@@ -128,8 +133,8 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
     `preferred_version` names the version whose copy of a page answers for it (default: the newest).
     `counted` is told the number of passages once the documents are chunked, before any is indexed."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
-    build = _Build(documents, embedder, store, cache, max_chars, progress, preferred_version)
     chunked = [(d, chunk_document(d, max_chars)) for d in documents]
+    build = _Build(chunked, embedder, store, cache, max_chars, progress, preferred_version)
     if counted is not None:
         counted(sum(len(chunks) for _, chunks in chunked))
     pending = build.add_held(chunked, stored)
@@ -146,7 +151,7 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
 class _Build:
     """One build's progress: the documents indexed so far, in corpus order, with their passages."""
 
-    def __init__(self, documents: Sequence[SourceDocument], embedder: object, store: VectorStore,
+    def __init__(self, chunked: Sequence[Chunked], embedder: object, store: VectorStore,
                  cache: VectorCache, max_chars: int, progress: Progress | None,
                  preferred_version: str | None = None) -> None:
         self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
@@ -156,7 +161,7 @@ class _Build:
         self.token_offsets = getattr(embedder, "token_offsets", None)
         self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
         self.max_chars = max_chars
-        self.version = index_version(self.model_key, max_chars, documents)
+        self.version = index_version(self.model_key, max_chars, chunked)
         self.passages: list[Passage] = []
         self.done: list[SourceDocument] = []
         # The most rows one passage holds; None once a document the store held already came in (its count unknown).
@@ -175,7 +180,7 @@ class _Build:
             if document.document_id in stored:
                 self.add(document, chunks, None)
                 continue
-            held = self.cache.load(self._key(document), len(chunks), self.dimension) if chunks else None
+            held = self.cache.load(self._key(chunks), len(chunks), self.dimension) if chunks else None
             if chunks and held is None:
                 pending.append((document, chunks))
                 continue
@@ -192,7 +197,7 @@ class _Build:
         def complete_oldest() -> None:
             document, chunks, windows, pending_vectors = in_flight.popleft()
             vectors = pending_vectors.result()  # type: ignore[attr-defined]
-            self.cache.store(self._key(document), vectors, windows)
+            self.cache.store(self._key(chunks), vectors, windows)
             self.add(document, chunks, (vectors, windows))
             publisher.maybe()
 
@@ -237,8 +242,8 @@ class _Build:
         if self.progress is not None and chunks:
             self.progress(len(chunks))
 
-    def _key(self, document: SourceDocument) -> str:
-        return document_key(self.embedder, self.max_chars, document)
+    def _key(self, passages: Sequence[Passage]) -> str:
+        return document_key(self.embedder, passages)
 
 
 class _Cancelled(Exception):

@@ -15,9 +15,6 @@ from .passages import Passage, SourceDocument, passage_id
 from .rst_markup import clean_rst
 
 DEFAULT_MAX_CHARS = 1000
-# Part of every passage-vector cache key: bump when passage boundaries or indexed_text() change, or
-# cached vectors would be reused for passages they were not computed from.
-CHUNKING_VERSION = "1"
 _BREAKS = (re.compile(r"\n[ \t]*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+"), re.compile(r"\s+"))
 
 

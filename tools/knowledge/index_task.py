@@ -51,15 +51,15 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
     from .chunking import DEFAULT_MAX_CHARS, chunk_document
 
     embedder = service.embedder
-    chunked = {d.document_id: len(chunk_document(d, DEFAULT_MAX_CHARS)) for d in documents}
-    total = sum(chunked.values())
+    chunked = {d.document_id: chunk_document(d, DEFAULT_MAX_CHARS) for d in documents}
+    total = sum(len(passages) for passages in chunked.values())
     cache_dir = service.config.cache_dir or default_cache_dir()
-    cached = {d.document_id: cache_path(cache_dir / "knowledge", document_key(embedder, DEFAULT_MAX_CHARS, d))
-              for d in documents}
+    cached = {document_id: cache_path(cache_dir / "knowledge", document_key(embedder, passages))
+              for document_id, passages in chunked.items()}
     if fresh:  # drop these documents' cached vectors: they are embedded again and the new ones cached
         for path in cached.values():
             path.unlink(missing_ok=True)
-    to_embed = sum(chunked[document_id] for document_id, path in cached.items() if not path.exists())
+    to_embed = sum(len(chunked[document_id]) for document_id, path in cached.items() if not path.exists())
     loop = asyncio.get_running_loop()
     stop = threading.Event()
     done = 0

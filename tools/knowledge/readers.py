@@ -31,12 +31,6 @@ SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt", ".rst", ".pdf", *HTML_SUFFIXES)
 #: Formats whose SourceDocument.text is extracted from the file rather than the file itself: served as
 #: text/plain (an HTML page's text served as text/html would be rendered as markup).
 EXTRACTED_MEDIA_TYPES = frozenset({"application/pdf", "text/html"})
-#: Part of a document's vector-cache key (builder.vectors_key), by media type: bump a format's entry when
-#: its reader gives the same text other sections or titles. A format absent here keys by its text alone,
-#: as every format did before these versions (so their cached vectors still hold).
-# reST 3: its markup cleaned from indexed text; Markdown: MDX's syntax cleaned from it (ADR 0607; "1" and "2" were
-# forms measured and never merged, whose vectors may sit in caches)
-READER_VERSIONS = {"text/x-rst": "3", "text/html": "1", "text/markdown": "mdx-syntax-1"}
 
 
 #: The most bytes one file may have, by suffix (default: DEFAULT_DOCUMENT_BYTES). A corpus folder can hold

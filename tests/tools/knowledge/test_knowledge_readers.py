@@ -147,8 +147,9 @@ def test_the_real_django_pages_are_read_as_rest() -> None:
 def test_a_txt_file_read_as_rest_keys_its_cached_vectors_apart_from_the_same_text_read_as_plain() -> None:
     as_rest = parse_text("a.txt", SPHINX_TXT, ".txt")
     as_plain = parse_plain("a.txt", SPHINX_TXT)
-    assert vectors_key("model", 1000, as_rest) != vectors_key("model", 1000, as_plain)
-    assert vectors_key("model", 1000, as_plain) == vectors_key("model", 1000, parse_plain("a.txt", SPHINX_TXT))
+    assert vectors_key("model", chunk_document(as_rest)) != vectors_key("model", chunk_document(as_plain))
+    assert vectors_key("model", chunk_document(as_plain)) == \
+        vectors_key("model", chunk_document(parse_plain("a.txt", SPHINX_TXT)))
 
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=12)

@@ -188,7 +188,6 @@ def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir
     """The whole small corpus fits one window (its documents' passages queue together); what each
     document saves is exactly what embedding it alone gives, in its own passage order."""
     from hexmcp.tools.knowledge.builder import WINDOW_PASSAGES, VectorCache, vectors_key
-    from hexmcp.tools.knowledge.chunking import DEFAULT_MAX_CHARS
     from hexmcp.tools.knowledge.embedder import PASSAGE_MAX_TOKENS
     from hexmcp.tools.knowledge.windows import passage_windows
 
@@ -200,7 +199,7 @@ def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir
     saved = VectorCache(cache / "knowledge")
     for document in documents:
         windows = [passage_windows(p, embedder.token_offsets, PASSAGE_MAX_TOKENS) for p in chunks[document.document_id]]
-        held = saved.load(vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document), len(windows),
+        held = saved.load(vectors_key(embedder.model_key, chunks[document.document_id]), len(windows),
                           embedder.dimension)
         assert held is not None, document.document_id
         vectors, counts = held

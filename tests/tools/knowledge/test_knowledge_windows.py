@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hexmcp.tools.knowledge.builder import VectorCache, build_index, vectors_key
-from hexmcp.tools.knowledge.chunking import DEFAULT_MAX_CHARS, chunk_document
+from hexmcp.tools.knowledge.chunking import chunk_document
 from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 from hexmcp.tools.knowledge.embedder import PASSAGE_MAX_TOKENS
 from hexmcp.tools.knowledge.fusion import Method
@@ -130,14 +130,65 @@ def test_a_cache_file_whose_window_counts_do_not_fit_is_embedded_again(embedder,
     documents = load_documents(CorpusSpec(roots=[_long_corpus(tmp_path / "docs")]))
     cache = VectorCache(tmp_path / "knowledge")
     document = documents[0]
-    key = vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document)
+    key = vectors_key(embedder.model_key, chunk_document(document))
     cache.store(key, np.zeros((3, embedder.dimension), dtype=np.float32), np.array([1, 1], dtype=np.int32))
     assert cache.load(key, 2, embedder.dimension) is None  # 3 rows for windows that add up to 2
     assert cache.load(key, 3, embedder.dimension) is None  # a different passage count
     cache.store(key, np.zeros((3, embedder.dimension), dtype=np.float32), np.array([1, 2], dtype=np.int32))
     held = cache.load(key, 2, embedder.dimension)
     assert held is not None and held[1].tolist() == [1, 2]
-    assert key != vectors_key(embedder.model_key, DEFAULT_MAX_CHARS, document, windows=False)
+    assert key != vectors_key(embedder.model_key, chunk_document(document), windows=False)
+
+
+_TEXTS = st.lists(st.text(max_size=40), min_size=1, max_size=4)
+
+
+def _passages(bodies: list[str], document_id: str = "a.md", title: str = "T") -> tuple[Passage, ...]:
+    return tuple(Passage(passage_id=f"p-{n}", document_id=document_id, title=title, headings=(), start=0,
+                         end=len(body), text=body) for n, body in enumerate(bodies))
+
+
+@given(_TEXTS, _TEXTS)
+def test_the_vector_cache_key_is_the_text_embedded_and_nothing_else(first: list[str], second: list[str]) -> None:
+    """Two documents share cached vectors exactly when the encoder reads the same texts, passage by
+    passage: wherever they sit, and whichever reader or chunker produced them."""
+    same_text = [p.indexed_text() for p in _passages(first)] == [p.indexed_text() for p in _passages(second)]
+    assert (vectors_key("m", _passages(first)) == vectors_key("m", _passages(second, "b/c.md"))) == same_text
+    assert vectors_key("m", _passages(first)) != vectors_key("m", _passages(first), windows=False)
+    assert vectors_key("m", _passages(first)) != vectors_key("other", _passages(first))
+
+
+def test_passages_split_elsewhere_key_apart() -> None:
+    assert vectors_key("m", _passages(["ab", "c"])) != vectors_key("m", _passages(["a", "bc"]))
+
+
+def test_a_reading_that_changes_what_is_embedded_misses_the_cache_with_no_version_bumped(
+        embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader or chunker change that alters the indexed text of the same file re-embeds it; one that
+    does not, loads every vector from the cache."""
+    import attrs
+
+    from hexmcp.tools.knowledge import builder
+
+    documents = load_documents(CorpusSpec(roots=[_long_corpus(tmp_path / "docs")]))
+    cache = tmp_path / "cache"
+    build_index(documents, embedder, MemoryVectorStore(embedder.dimension), cache_dir=cache)
+    before = embedder.embedded
+    build_index(documents, embedder, MemoryVectorStore(embedder.dimension), cache_dir=cache)
+    assert embedder.embedded == before
+
+    def read_otherwise(document, max_chars=1000):  # the birds page's body read with a word cleaned out
+        passages = chunk_document(document, max_chars)
+        if document.document_id != "birds.md":
+            return passages
+        return tuple(attrs.evolve(p, indexed_body=p.text.replace("Sparrows", "Finches")) for p in passages)
+
+    monkeypatch.setattr(builder, "chunk_document", read_otherwise)
+    index = build_index(documents, embedder, MemoryVectorStore(embedder.dimension), cache_dir=cache)
+    birds = [p for p in index.passages if p.document_id == "birds.md"]
+    assert embedder.embedded - before == len(birds)  # passages embedded: the birds page's alone
+    found = index.nearest_passages(embedder.embed("finches nest under roofs"), 1)
+    assert found[0][0].document_id == "birds.md"
 
 
 class _CountingStore(MemoryVectorStore):

@@ -5,6 +5,7 @@ served chunking, and the bench's switch (bench/relevance_markdown_markup.py)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from hexmcp.tools.knowledge.markdown_markup import may_hold_mdx_syntax
 from bench.markdown_markup_variants import clean_markdown
 from bench.relevance_markdown_markup import markup_cleaned
-from hexmcp.tools.knowledge import builder, chunking, readers
+from hexmcp.tools.knowledge import builder, chunking
 from hexmcp.tools.knowledge.readers import parse_text
 
 # --- the corpora's syntax, construct by construct ----------------------------------------------------------
@@ -140,12 +141,11 @@ def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_
     served = chunking.chunk_document(document)
     restore = markup_cleaned()
     try:
-        assert builder.chunk_document is chunking.chunk_document and "text/markdown" in readers.READER_VERSIONS
+        assert builder.chunk_document is chunking.chunk_document
         passages = chunking.chunk_document(document)
     finally:
         restore()
     assert builder.chunk_document is chunking.chunk_document
-    assert readers.READER_VERSIONS["text/markdown"] == "mdx-syntax-1"  # the served reader's key, back
     assert [(p.passage_id, p.text, p.start, p.end) for p in passages] == \
         [(p.passage_id, p.text, p.start, p.end) for p in served]  # cited as written
     assert passages[0].indexed_text().startswith(
@@ -153,15 +153,19 @@ def test_the_bench_switch_indexes_markdown_passages_clean_cites_them_as_written_
     assert not any("```" in p.indexed_text() or "{{<" in p.indexed_text() for p in passages)
     # a passage that starts inside the code block is read as code, not as prose
     assert len(passages) == 2 and passages[-1].indexed_body == passages[-1].text.rstrip("`").strip()
-    # a variant caches its vectors under a key of its own
-    for variant, key in (("mdx_only", "markup-cleaned+mdx-only"),
-                         ("keep_shortcodes", "markup-cleaned+keep-shortcodes")):
+    # a variant's vectors are cached apart exactly when it embeds other text (here MDX-only reads as served)
+    readings = {"served": served, "whole": passages}
+    for variant in ("mdx_only", "keep_shortcodes"):
         restore = markup_cleaned(variant)
         try:
-            assert readers.READER_VERSIONS["text/markdown"] == key
-            assert "{{< glossary_tooltip" in chunking.chunk_document(document)[0].indexed_text()
+            readings[variant] = chunking.chunk_document(document)
         finally:
             restore()
+    assert "{{< glossary_tooltip" in readings["keep_shortcodes"][0].indexed_text()
+    for one, other in itertools.combinations(readings.values(), 2):
+        same = [p.indexed_text() for p in one] == [p.indexed_text() for p in other]
+        assert (builder.vectors_key("model", one) == builder.vectors_key("model", other)) == same
+    assert len({builder.vectors_key("model", reading) for reading in readings.values()}) == 3
 
 
 # --- invariants --------------------------------------------------------------------------------------------
