@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from typing import Any, Callable
 
 import attrs
 
 from hexmcp.core import McpServer, ServerOptions
+from hexmcp.core.startup import ExitCode
 from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
 
 from .compose import Composition, compose
@@ -74,7 +76,7 @@ def new_server(settings: argparse.Namespace) -> McpServer:
 
 
 def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None) -> int:
-    from hexmcp.adapters.http import run_http
+    from hexmcp.adapters.http import CannotListen, run_http
 
     from .scale import listening_sockets
 
@@ -85,6 +87,10 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
         return run_http(serving.server, config, log_level="warning",
                         uvicorn_options=options.pop("websocket").config.uvicorn_options(), **listening_sockets(),
                         **options)
+    except CannotListen as failure:  # the same line and status as `serve --workers N`'s parent (start/workers.py)
+        print(f"hexmcp serve: cannot listen on {settings.host}:{settings.port}: {failure.reason}", file=sys.stderr,
+              flush=True)
+        return ExitCode.USAGE
     finally:
         serving.close()
 

@@ -14,7 +14,8 @@ import enum
 class ExitCode(enum.IntEnum):
     OK = 0  # served, then stopped cleanly (EOF on stdin, SIGINT, SIGTERM)
     FAILED_AFTER_START = 1  # start-up work failed after the port was bound or the stdio session began
-    USAGE = 2  # a bad flag, flag value, --taxonomy file, --glossary file, --docs path or --vector-store spec
+    USAGE = 2  # a bad flag, flag value, --taxonomy file, --glossary file, --docs path, --vector-store spec, or a
+    #           --host/--port that cannot be bound (in use, not permitted)
     MODEL_PACKAGE_MISSING = 3  # the embedding model package is not installed, or is incomplete
     CACHE_DIR_UNUSABLE = 4  # HEXMCP_CACHE_DIR (or the default) cannot be created, read or written
     MODEL_BUILD_FAILED = 5  # the ONNX model could not be converted or verified

@@ -335,6 +335,16 @@ def malformed_request_bytes(message: str) -> bytes:
     return head.encode("ascii") + body
 
 
+class CannotListen(Exception):
+    """The listening address could not be bound (in use, not permitted, not this host's)."""
+
+    def __init__(self, error: OSError) -> None:
+        # asyncio rewords the error ("error while attempting to bind on address ..."); the errno's own words
+        # are what `serve --workers N` says for the same failure
+        self.reason = os.strerror(error.errno) if error.errno else str(error)
+        super().__init__(self.reason)
+
+
 class HookedServer(uvicorn.Server):
     """uvicorn's `Server` with a hook that runs when graceful shutdown *begins*, and, on request, signal
     handlers that let a SIGTERM'd server exit 0.
@@ -355,7 +365,14 @@ class HookedServer(uvicorn.Server):
         """Override: the listeners (in `servers`) are bound and accepting."""
 
     async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
+        try:
+            await super().startup(sockets)
+        except SystemExit as stop:
+            # uvicorn logs a failed bind and exits with its own status, 3, which is hexmcp's "model
+            # package missing": the caller says which address and why, and exits as hexmcp's codes say.
+            if isinstance(stop.__context__, OSError):
+                raise CannotListen(stop.__context__) from None
+            raise
         if self.started:  # not when the app's lifespan startup failed (uvicorn then stops)
             self.listening()
 

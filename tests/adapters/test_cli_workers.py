@@ -69,3 +69,15 @@ def test_a_port_in_use_is_a_usage_error_named_on_stderr() -> None:
     with serve_process(*LIGHT) as first:
         with serve_process(*LIGHT, "--workers", "2", port=first.port, healthy=False) as second:
             assert second.process.wait(timeout=30) == ExitCode.USAGE
+
+
+@pytest.mark.timeout(60)
+def test_one_server_on_a_port_in_use_says_so_in_one_line_and_exits_as_a_usage_error(tmp_path) -> None:
+    """Not uvicorn's own status 3, which is hexmcp's "model package missing" (core/startup.py)."""
+    with serve_process(*LIGHT) as first, open(tmp_path / "stderr", "w+b") as stderr:
+        with serve_process(*LIGHT, port=first.port, healthy=False, stderr=stderr) as second:
+            assert second.process.wait(timeout=30) == ExitCode.USAGE
+        stderr.seek(0)
+        lines = stderr.read().decode().splitlines()
+        assert f"hexmcp serve: cannot listen on 127.0.0.1:{first.port}: Address already in use" in lines
+        assert first.health().status_code == 200  # the server already there is untouched
