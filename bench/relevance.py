@@ -153,6 +153,30 @@ def run_public_sets(description: str, measure: Callable[[str, PassageEmbedder, P
     return 0
 
 
+def built_public_set(name: str, embedder: PassageEmbedder, cache_dir: Path) -> tuple[Any, KnowledgeIndex, KnowledgeIndex]:
+    """A public set, its served index (vectors from the cache) and the anchors' first-window index over it."""
+    from . import relevance_sets
+
+    relevance_set = relevance_sets.load_public_set(name)
+    documents = load_documents(CorpusSpec(roots=[str(relevance_set.corpus)]))
+    store = new_store(embedder.dimension)
+    index = build_index(documents, embedder, store, cache_dir=cache_dir)
+    return relevance_set, index, first_window_index(index, store, embedder)
+
+
+def run_public_sets_with_switch(description: str, switch: str, switch_help: str,
+                                measure: Callable[[str, PassageEmbedder, Path, bool], dict[str, Any]],
+                                print_result: Callable[[dict[str, Any]], None], argv: list[str] | None) -> int:
+    """`run_public_sets` for an ablation with one on/off flag of its own (`--explain`, `--timing`): read before the
+    sets run, handed to `measure` as its fourth argument, and listed by `--help` with the common flags."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(switch, action="store_true", help=switch_help)
+    early = argparse.ArgumentParser(add_help=False)  # read before the sets run; the full parser checks the rest
+    early.add_argument(switch, dest="on", action="store_true")
+    on = early.parse_known_args(argv)[0].on
+    return run_public_sets(description, lambda n, e, c: measure(n, e, c, on), print_result, argv, parser=parser)
+
+
 def measure_public(name: str, embedder: PassageEmbedder, cache_dir: Path | None, levers: bool = False,
                    max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
     """One public set: the index built once, then every system's measures over its questions."""

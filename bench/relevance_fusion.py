@@ -19,7 +19,6 @@ The figures: bench/diaries/knowledge.md.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,14 +27,12 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from hexmcp.tools.knowledge import fusion, retrieval
-from hexmcp.tools.knowledge.builder import build_index, new_store
-from hexmcp.tools.knowledge.corpus import CorpusSpec, load_documents
 from hexmcp.tools.knowledge.embedder import PassageEmbedder
 from hexmcp.tools.knowledge.fusion import Method
 from hexmcp.tools.knowledge.retrieval import KnowledgeIndex
 
-from . import relevance_sets
-from .relevance import ANCHORS, first_window_index, print_systems, rank_public, run_public_sets, score_systems
+from .relevance import (ANCHORS, built_public_set, print_systems, rank_public, run_public_sets_with_switch,
+                        score_systems)
 
 Fuser = Callable[[dict[int, float], np.ndarray, int], dict[int, float]]
 SHARP_AT = 10  # the BM25 score compared with the best to tell a sharp lexical match from a flat one
@@ -201,11 +198,7 @@ def explain(index: KnowledgeIndex, anchor: KnowledgeIndex, questions: Any) -> li
 
 
 def measure(name: str, embedder: PassageEmbedder, cache_dir: Path, explaining: bool = False) -> dict[str, Any]:
-    relevance_set = relevance_sets.load_public_set(name)
-    documents = load_documents(CorpusSpec(roots=[str(relevance_set.corpus)]))
-    store = new_store(embedder.dimension)
-    index = build_index(documents, embedder, store, cache_dir=cache_dir)
-    anchor = first_window_index(index, store, embedder)
+    relevance_set, index, anchor = built_public_set(name, embedder, cache_dir)
     result: dict[str, Any] = {"set": name, "passages": len(index.passages), "questions": len(relevance_set.questions)}
     if explaining:
         result["explained"] = explain(index, anchor, relevance_set.questions)
@@ -237,16 +230,10 @@ def _num(value: float | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    explain_flag = ("--explain",)
-    explain_help = "list the questions search and the RRF anchor disagree on, with each channel's ranks"
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(*explain_flag, action="store_true", help=explain_help)
-    early = argparse.ArgumentParser(add_help=False)  # read before the sets run; the full parser checks the rest
-    early.add_argument(*explain_flag, action="store_true")
-    explaining = early.parse_known_args(argv)[0].explain
-    return run_public_sets(__doc__.splitlines()[0],
-                           lambda n, e, c: measure(n, e, c, explaining), print_result, argv, parser=parser)
-
+    return run_public_sets_with_switch(
+        __doc__.splitlines()[0], "--explain",
+        "list the questions search and the RRF anchor disagree on, with each channel's ranks", measure, print_result,
+        argv)
 
 if __name__ == "__main__":
     sys.exit(main())
