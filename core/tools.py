@@ -22,7 +22,7 @@ from .json_encoder import dumps
 from .schemas.quick_check import Check, compile_quick_check
 from .schemas.from_types import input_schema_for, schema_for
 from .tasks.model import LongRunning
-from .schemas.validation import LazyValidator, best_error, compile_validator, json_path
+from .schemas.validation import LazyValidator, best_error, compile_validator, describe_error, json_path
 
 NOT_COMPILED = object()  # a quick check not compiled yet (`RegisteredTool.quick_check`)
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
@@ -84,7 +84,7 @@ class RegisteredTool:
             path = json_path(error)
             where = "arguments" if path == "$" else f"argument {path[2:]}"
             raise ProtocolError(ErrorCode.INVALID_PARAMS,
-                                f"Invalid arguments for tool '{self.definition.name}': {where}: {error.message}",
+                                f"Invalid arguments for tool '{self.definition.name}': {describe_error(where, error)}",
                                 {"path": f"$.arguments{path[1:]}", "tool": self.definition.name})
 
 

@@ -31,6 +31,26 @@ def best_error(validator: Any, instance: Any) -> Any | None:
     return best_match(validator.iter_errors(instance))
 
 
+#: The longest value an error message quotes whole; a longer one is named by its length, so a 20,000-character
+#: prompt over a limit is not sent back to the client (and into the log) inside the refusal.
+QUOTED_CHARS = 80
+
+
+def describe_error(where: str, error: Any) -> str:
+    """`where` (`argument prompt`) and what is wrong with it, without quoting a long value whole: a string
+    or array over its limit says its size and the limit; any other long value is cut to its start."""
+    instance, limit = error.instance, error.validator_value
+    if error.validator == "maxLength" and isinstance(instance, str):
+        return f"{where} is {len(instance)} characters long; the limit is {limit}"
+    if error.validator == "maxItems" and isinstance(instance, list):
+        return f"{where} has {len(instance)} items; the limit is {limit}"
+    quoted = repr(instance)
+    if len(quoted) <= QUOTED_CHARS or quoted not in error.message:
+        return f"{where}: {error.message}"
+    size = f"{len(instance)} characters" if isinstance(instance, str) else f"{len(quoted)} characters as written"
+    return f"{where}: " + error.message.replace(quoted, f"{quoted[:QUOTED_CHARS // 2]}... ({size})")
+
+
 def json_path(error: Any) -> str:
     """Where a jsonschema error sits, as `$.a[0].b`."""
     path = "$"

@@ -11,7 +11,7 @@ from hexmcp.core.convert import to_wire
 from hexmcp.core.tools import ToolAnswer, ToolRegistry, to_call_result
 
 from ..fixtures.demo_server import SECRET, build_demo_server
-from ..support.peer import CoreClient
+from ..support.peer import CoreClient, RecordingPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -90,6 +90,31 @@ async def test_invalid_arguments_are_invalid_params_with_a_path(client: CoreClie
     rejection = await client.rejected("tools/call", {"name": "echo", "arguments": arguments})
     assert rejection.code is ErrorCode.INVALID_PARAMS
     assert rejection.data["path"] == path
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    ({"text": "x" * 20_001}, "argument text is 20001 characters long; the limit is 20000"),
+    ({"text": "ok", "tags": ["t"] * 40}, "argument tags has 40 items; the limit is 32"),
+    ({"text": "ok", "mode": "m" * 5_000}, "argument mode: 'mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm... (5000 characters) is not one of"),
+    ({"text": "ok", "mode": "loud"}, "argument mode: 'loud' is not one of ['calm', 'plain']"),
+])
+async def test_an_argument_refusal_never_quotes_a_long_value_whole(arguments: dict, expected: str) -> None:
+    """A 20,000-character prompt over its limit comes back as its length, not as itself (refusals go to the
+    client and into the log); a short value is still quoted."""
+    server = McpServer("limits", "1")
+    async def say(arguments: dict, ctx: ToolContext) -> str:
+        return "said"
+
+    server.tools.add("say", say, description="Say it.", input_schema={
+        "type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string", "maxLength": 20_000},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 32},
+            "mode": {"enum": ["calm", "plain"]}}})
+    client = CoreClient(server, RecordingPeer())
+    await client.initialize()
+    rejection = await client.rejected("tools/call", {"name": "say", "arguments": arguments})
+    assert rejection.code is ErrorCode.INVALID_PARAMS
+    assert expected in rejection.message and len(rejection.message) < 200
 
 
 async def test_an_unknown_tool_is_invalid_params(client: CoreClient) -> None:

@@ -31,7 +31,8 @@ READ_ONLY = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, op
 
 ConceptId = Annotated[str, "A concept id (from resolveConcept).", {"minLength": 1, "maxLength": 200}]
 PromptConceptId = Annotated[str, "A concept id (see resolveConcept; completion offers ids)."]
-GraphLimit = Annotated[int, {"minimum": 1, "maximum": MAX_GRAPH_LIMIT}]
+GraphLimit = Annotated[int, "The most nodes to answer, the concept included.", {"minimum": 1, "maximum": MAX_GRAPH_LIMIT}]
+ScoreLimit = Annotated[int, "The most concepts to answer, best first.", {"minimum": 1, "maximum": MAX_GRAPH_LIMIT}]
 # An argument a client may leave out but not send as null has its own type as hint and None as default
 # (the derived schema then has neither a "default" nor null): hence the `type: ignore`s below.
 
@@ -91,7 +92,8 @@ def _explain_concept(tool: ToolDecorator, implementation: Implementation) -> Non
         "with document, offsets and index version) and its nearest related concepts (relation and "
         "weight)."))
     async def explain_concept(conceptId: ConceptId,  # noqa: N803 - the arguments' wire names
-                              passages: Annotated[int, {"minimum": 1, "maximum": 10}] = 3) -> ExplainedConcept:
+                              passages: Annotated[int, "How many supporting passages to answer, best first.",
+                                                  {"minimum": 1, "maximum": 10}] = 3) -> ExplainedConcept:
         return await implementation().explain_concept(conceptId, passages)
 
 
@@ -102,7 +104,8 @@ def _query_graph(tool: ToolDecorator, implementation: Implementation) -> None:
         "`limit` nodes (truncated + note when cut). Derived relations: "
         f"{', '.join(DERIVED_RELATIONS)}; a glossary adds its own."))
     async def query_graph(conceptId: ConceptId,  # noqa: N803
-                          depth: Annotated[int, {"minimum": 1, "maximum": MAX_DEPTH}] = 1,
+                          depth: Annotated[int, "How many hops from the concept to follow.",
+                                           {"minimum": 1, "maximum": MAX_DEPTH}] = 1,
                           relations: Annotated[list[Annotated[str, {"minLength": 1}]],
                                                "Only follow these relation kinds (default: all).",
                                                {"maxItems": 32}] = None,  # type: ignore[assignment]
@@ -115,8 +118,11 @@ def _analyze_graph(tool: ToolDecorator, implementation: Implementation) -> None:
         "Score items for concepts over the whole graph, or the concepts within 2 hops of conceptId: "
         "pagerank, betweenness or degree (score = value / the largest value, 0..1), or communities "
         "(Louvain; score = the share of the concept's edge weight inside its community)."))
-    async def analyze_graph(metric: Metric, conceptId: ConceptId = None,  # type: ignore[assignment]  # noqa: N803
-                            limit: GraphLimit = 10) -> ScoreItems:
+    async def analyze_graph(metric: Annotated[Metric, "What to score the concepts by."],
+                            conceptId: Annotated[str, "Only the concepts within 2 hops of this concept id (from "  # noqa: N803
+                                                      "resolveConcept); default: the whole graph.",
+                                                 {"minLength": 1, "maxLength": 200}] = None,  # type: ignore[assignment]
+                            limit: ScoreLimit = 10) -> ScoreItems:
         return await implementation().analyze_graph(metric, conceptId, limit)
 
 
@@ -126,8 +132,10 @@ def _link_entities(tool: ToolDecorator, implementation: Implementation) -> None:
         "offsets into the text) and confidence 0..1 = concept confidence x match quality x "
         "specificity (names found everywhere in the corpus count less). minConfidence drops weaker "
         "spans."))
-    async def link_entities(text: Annotated[str, {"maxLength": MAX_TEXT_CHARS}],
-                            minConfidence: Annotated[float, {"minimum": 0, "maximum": 1}] = 0,  # noqa: N803
+    async def link_entities(text: Annotated[str, f"The text whose mentions of concepts to find (at most "
+                                                 f"{MAX_TEXT_CHARS} characters).", {"maxLength": MAX_TEXT_CHARS}],
+                            minConfidence: Annotated[float, "Drop spans whose confidence is below this.",  # noqa: N803
+                                                     {"minimum": 0, "maximum": 1}] = 0,
                             ) -> ConceptItems:
         return await implementation().link_entities(text, minConfidence)
 

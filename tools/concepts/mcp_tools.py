@@ -20,7 +20,7 @@ from . import items
 from .definitions import MAX_GRAPH_LIMIT, NEIGHBOURHOOD_DEPTH, register_definitions
 from .errors import UnknownConceptError
 from .service import ConceptService
-from .vocabulary import Metric
+from .vocabulary import DERIVED_RELATIONS, Metric
 
 if TYPE_CHECKING:  # the query side imports numpy and networkx: loaded with the first call, not at start-up
     from hexmcp.tools.ports import KnowledgeBase
@@ -49,7 +49,8 @@ class ConceptHandlers:
     async def resolve_concept(self, term: str) -> ResolvedConcepts:
         term = term.strip()
         if not term:
-            raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'resolveConcept': term is empty",
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'resolveConcept': argument term must not be empty or "
+                                "whitespace only",
                                 {"path": "$.arguments.term"})
         from .resolver import resolve
 
@@ -72,6 +73,8 @@ class ConceptHandlers:
     async def query_graph(self, concept_id: str, depth: int, relations: list[str] | None, limit: int) -> GraphItems:
         base = await self._current()
         _concept_of(base, concept_id)
+        if relations:
+            _check_relations(base, relations)
         found = base.graph.neighbourhood(concept_id, int(depth), frozenset(relations) if relations else None,
                                          int(limit))
         return {"items": [items.graph_item(base.graph, found, int(limit))]}
@@ -129,6 +132,18 @@ def _concept_of(base: ConceptBase, concept_id: str) -> Concept:
     except UnknownConceptError as error:
         raise ProtocolError(ErrorCode.INVALID_PARAMS, str(error),
                             {"path": "$.arguments.conceptId", "id": concept_id, "nearest": error.nearest}) from None
+
+
+def _check_relations(base: ConceptBase, relations: list[str]) -> None:
+    """A relation kind neither derived nor in the graph (a glossary's own) is a typo, not a filter that
+    leaves the concept alone: invalid_params naming the kinds there are."""
+    known = sorted(set(DERIVED_RELATIONS) | set(base.graph.relations()))
+    unknown = [r for r in relations if r not in known]
+    if unknown:
+        raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                            f"Invalid arguments for tool 'queryGraph': argument relations: unknown relation kind "
+                            f"{', '.join(map(repr, unknown))}; the kinds are {', '.join(known)}",
+                            {"path": "$.arguments.relations", "unknown": unknown, "relations": known})
 
 
 def _markdown(base: ConceptBase, concept_id: str) -> str:

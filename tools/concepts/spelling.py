@@ -27,6 +27,8 @@ def spelled_like(choices: Sequence[str], owners: Sequence[str], term: str, limit
 
 
 def nearest_ids(choices: Sequence[str], owners: Sequence[str], order: Sequence[str], term: str, limit: int) -> list[str]:
-    """Ids that look like `term` (an unknown id's hint): spelling first, then meaning-free prefix order."""
+    """Ids that look like `term` (an unknown id's hint): spelled alike, else sharing its first three
+    characters; none when nothing does (the first ids in alphabetical order would be no hint at all)."""
     spelled = [owner for owner, _, _ in spelled_like(choices, owners, term.replace("-", " "), limit)]
-    return spelled or sorted(order, key=lambda i: (not i.startswith(term[:3].lower()), i))[:limit]
+    prefix = term.strip()[:3].lower()
+    return spelled or (sorted(i for i in order if i.startswith(prefix))[:limit] if len(prefix) == 3 else [])

@@ -75,7 +75,8 @@ class PassageHits(TypedDict):
 
 
 class IndexSummary(TypedDict):
-    """What `indexDocuments` did: documents and passages indexed, passages embedded, how long it took."""
+    """What `indexDocuments` did: documents and passages indexed, passages embedded, how long it took, and
+    the version of the index served afterwards (the indexVersion its citations carry)."""
 
     documents: int
     passages: int

@@ -43,7 +43,12 @@ def register_index_tool(registrar: Registrar, service: Any) -> None:
         if not documents:
             raise ToolError(f"no document of the corpus is under {prefix!r}; listDocuments names them")
         await service.index()  # the first build loads the embedder the re-index shares
-        return await _embed(documents, service, ctx, fresh=fresh)
+        summary = await _embed(documents, service, ctx, fresh=fresh)
+        # The version of the index the server answers from (reload swapped it in), the indexVersion of the
+        # citations a client gets from now on; not the version of the part just re-embedded, which no
+        # answer ever carries.
+        summary["version"] = (await service.index()).version
+        return summary
 
 
 async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh: bool) -> IndexSummary:
@@ -97,4 +102,4 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
         if service.background is work:
             service.background = None
     return {"documents": len(documents), "passages": len(index.passages), "embedded": to_embed,
-            "seconds": round(time.perf_counter() - started, 3), "version": index.version}
+            "seconds": round(time.perf_counter() - started, 3)}

@@ -26,13 +26,14 @@ from .index_task import register_index_tool
 from .queries import MAX_QUERY_CHARS
 from .vectors import VectorStoreError
 from .service import KnowledgeConfig, KnowledgeService, resource_uri
+from .versions import path_matches
 
 SEARCH_LIMIT = 10
 MAX_PASSAGE_LIMIT = 50
 READ_ONLY = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Query = Annotated[str, f"What to look for, in your own words (at most {MAX_QUERY_CHARS} characters)."]
-PassageLimit = Annotated[int, {"minimum": 1, "maximum": MAX_PASSAGE_LIMIT}]
+PassageLimit = Annotated[int, "The most passages to answer, best first.", {"minimum": 1, "maximum": MAX_PASSAGE_LIMIT}]
 Version = Annotated[str, "Only this version's copies of versioned pages (e.g. 2.1, v3, 2025-06-18, draft); pages "
                          "kept in one version only are always searched.", {"minLength": 1, "maxLength": 100}]
 PathFilter = Annotated[str, "Only documents under this folder (or matching this glob, where * crosses /).",
@@ -60,6 +61,7 @@ def _register_search(registrar: Registrar, service: KnowledgeService) -> None:
                                 "version and path narrow the search.")
     async def search(query: Query, version: Version = None, path: PathFilter = None) -> SearchResults:  # type: ignore[assignment]
         index = await _current_index(service)
+        _check_filters(index, "search", version, path)
         started = time.perf_counter()
         try:
             # Embedding the query, BM25 and the vector store's answer (a network call for Qdrant): off the loop.
@@ -79,7 +81,8 @@ def _register_fetch(registrar: Registrar, service: KnowledgeService) -> None:
                     schemas_checked_in_tests=True,
                     description="The full text of a passage (id from search or searchPassages) or of a whole "
                                 "document (id from listDocuments), with its URL and where it sits in its document.")
-    async def fetch(id: str) -> FetchedText:
+    async def fetch(id: Annotated[str, "A passage id (from search or searchPassages) or a document id "  # noqa: A002
+                                       "(from listDocuments)."]) -> FetchedText:
         index = await _current_index(service)
         if id in service.documents:  # documents are served whole even before they are indexed
             document = service.documents[id]
@@ -88,8 +91,10 @@ def _register_fetch(registrar: Registrar, service: KnowledgeService) -> None:
                 "mimeType": document.media_type, "indexVersion": index.version}}
         try:
             passage = index.passage(id)
-        except UnknownIdError as error:
-            raise _unknown(error, "$.arguments.id") from None
+        except UnknownIdError as error:  # a passage id or a document id: say it is neither
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool 'fetch': argument id: {id!r} "
+                                "is neither a passage id (from search or searchPassages) nor a document id (from "
+                                "listDocuments)", {"path": "$.arguments.id", "id": error.identifier}) from None
         return {"id": id, "title": _title(passage), "text": passage.text,
                 "url": service.url(passage.document_id), "metadata": {
                     "path": passage.document_id, "headingPath": list(passage.headings),
@@ -100,10 +105,16 @@ def _register_fetch(registrar: Registrar, service: KnowledgeService) -> None:
 def _register_list_documents(registrar: Registrar, service: KnowledgeService) -> None:
     @registrar.tool("listDocuments", title="List the documents", annotations=READ_ONLY, schemas_checked_in_tests=True,
                     description="The documents of the knowledge base, a page at a time (pass nextCursor back).")
-    async def list_documents(cursor: str = None) -> DocumentPage:  # type: ignore[assignment]
+    async def list_documents(cursor: Annotated[str, "The nextCursor of the previous page; omit it for the first "
+                                                    "page."] = None) -> DocumentPage:  # type: ignore[assignment]
         await service.ensure_documents()
         documents = sorted(service.documents.values(), key=lambda d: d.document_id)
-        items, next_cursor = page(documents, cursor, registrar.mcp.options.page_size)
+        try:
+            items, next_cursor = page(documents, cursor, registrar.mcp.options.page_size)
+        except ProtocolError:  # the list methods' "Invalid cursor", which names no tool argument
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, "Invalid arguments for tool 'listDocuments': argument "
+                                "cursor: not a cursor this server gave out; pass back the nextCursor of the previous "
+                                "page, or omit cursor for the first page", {"path": "$.arguments.cursor"}) from None
         result: DocumentPage = {"documents": [
             {"id": d.document_id, "title": d.title, "uri": resource_uri(d.document_id),
              "url": service.url(d.document_id), "mimeType": d.media_type} for d in items]}
@@ -119,9 +130,12 @@ def _register_search_passages(registrar: Registrar, service: KnowledgeService) -
                                 "lexical match; comparable across queries. documentId confines the search to one "
                                 "document; version and path narrow it. A passage that several versions of a page "
                                 "hold answers once, from the newest (the others in otherVersions).")
-    async def search_passages(query: Query, limit: PassageLimit = SEARCH_LIMIT, documentId: str = None,  # type: ignore[assignment]
+    async def search_passages(query: Query, limit: PassageLimit = SEARCH_LIMIT,
+                              documentId: Annotated[str, "Only this document's passages (a document id from "  # noqa: N803
+                                                         "listDocuments, or a result's documentId)."] = None,  # type: ignore[assignment]
                               version: Version = None, path: PathFilter = None) -> PassageHits:  # type: ignore[assignment]
         index = await _current_index(service)
+        _check_filters(index, "searchPassages", version, path)
         started = time.perf_counter()
         try:
             hits = await asyncio.to_thread(index.search_passages, query, int(limit), document_id=documentId,
@@ -149,6 +163,22 @@ async def _current_index(service: KnowledgeService) -> Any:
 def _query_error(tool: str, error: QueryError) -> ProtocolError:
     return ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid arguments for tool {tool!r}: {error}",
                          {"path": "$.arguments.query", "limit": MAX_QUERY_CHARS})
+
+
+def _check_filters(index: Any, tool: str, version: str | None, path: str | None) -> None:
+    """A version no versioned page has, or a path no document is under, is a mistake to name (as
+    indexDocuments names its path), not a search that silently finds nothing."""
+    if version is not None and not index.pages.knows_version(version):
+        labels = index.pages.version_labels
+        raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                            f"Invalid arguments for tool {tool!r}: argument version: no page of the knowledge base is "
+                            f"kept in version {version!r}; its versions are {', '.join(labels)} (or omit version)",
+                            {"path": "$.arguments.version", "version": version, "versions": list(labels)})
+    if path is not None and not any(path_matches(document_id, path) for document_id in index.documents):
+        raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                            f"Invalid arguments for tool {tool!r}: argument path: no document of the knowledge base "
+                            f"is under or matches {path!r}; listDocuments names them (or omit path)",
+                            {"path": "$.arguments.path", "value": path})
 
 
 def _unknown(error: UnknownIdError, path: str) -> ProtocolError:

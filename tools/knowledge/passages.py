@@ -8,10 +8,13 @@ the same ids on every run and every machine (no absolute paths, no timestamps, n
 from __future__ import annotations
 
 import hashlib
+import re
 
 import attrs
 
 ID_PREFIX = "p-"
+#: A line that is only heading markup: a Markdown heading, or a reST title's under- or overline.
+_HEADING_MARKUP = re.compile(r"#{1,6}(?:\s.*)?|([=\-~^\"'`#*+:.])\1{2,}")
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +58,13 @@ class Passage:
     @property
     def heading_path(self) -> str:
         return " > ".join(self.headings)
+
+    def only_heading(self) -> bool:
+        """Whether the passage holds nothing but its section's heading: a section whose text all sits in
+        its subsections. It still ranks (its heading names the topic), but fetched it says nothing."""
+        names = {*self.headings, self.title}
+        return all(not line or line in names or _HEADING_MARKUP.fullmatch(line)
+                   for line in (raw.strip() for raw in self.text.splitlines()))
 
     def body_text(self) -> str:
         """The body as the retrievers read it (windows.py cuts long ones from it)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import takewhile
 from typing import Collection, Sequence
 
 import attrs
@@ -201,11 +202,24 @@ class KnowledgeIndex:
             page = self.pages.page(found[0])
             close = [d for d in found if by_document[d][1] >= best_score - PREFERRED_MARGIN]
             chosen = min(close, key=page.documents.index)
-            index = by_document[chosen][0]
+            index = _telling(self.passages, ranked, chosen, by_document[chosen][0])
             hits.append(DocumentHit(document=self.documents[chosen], best=self._hit(index, best_score),
                                     version=page.labels.get(chosen),
                                     copies=tuple(d for d in page.documents if d != chosen)))
         return hits
+
+
+def _telling(passages: Sequence[Passage], ranked: list[tuple[int, float]], document_id: str, best: int) -> int:
+    """The passage a page answers with: its best one, unless that holds only a heading (fetching it would
+    give the client one line); then the document's best-ranked passage that says something, or else the
+    first such passage after the heading (its section's opening). The page's rank and score stay its best
+    passage's."""
+    if not passages[best].only_heading():
+        return best
+    ranked_telling = (i for i, _ in ranked if passages[i].document_id == document_id and not passages[i].only_heading())
+    # A document's passages sit together, in document order (builder.py adds each document's chunks at once).
+    following = takewhile(lambda i: passages[i].document_id == document_id, range(best + 1, len(passages)))
+    return next(ranked_telling, next((i for i in following if not passages[i].only_heading()), best))
 
 
 def _page_score(places: dict[tuple, float]) -> float:

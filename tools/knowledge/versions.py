@@ -145,6 +145,11 @@ class PageCatalog:
             page = Page(key=key, documents=ordered, labels=page_labels)
             for member in members:
                 self._page_of[member] = page
+        #: Every version label a copy of some page carries (`version-29.7`, `next`), for naming them to a
+        #: client whose version filter matches none.
+        self.version_labels: tuple[str, ...] = tuple(sorted(
+            {label for page in self._page_of.values() for label in page.labels.values() if label is not None},
+            key=version_rank, reverse=True))
 
     def _preferred_order(self, members: list[str], labels: dict[str, str | None]) -> tuple[str, ...]:
         """Configured version first, then newest; among mirrors of one version the shorter path (.md
@@ -177,6 +182,11 @@ class PageCatalog:
             return False
         label = self.label(document_id)
         return version is None or label is None or label_matches(label, version)
+
+    def knows_version(self, version: str) -> bool:
+        """Whether a version filter matches some versioned copy. A corpus without versioned pages knows
+        every version: all its pages are the same text for any version, and the filter keeps them all."""
+        return not self.version_labels or any(label_matches(label, version) for label in self.version_labels)
 
     def admitted(self, document_ids: Sequence[str], version: str | None, path: str | None) -> set[str]:
         return {d for d in document_ids if self.admits(d, version, path)}

@@ -205,3 +205,36 @@ def test_documents_embedded_in_one_window_each_keep_their_own_vectors(corpus_dir
         vectors, counts = held
         assert counts.tolist() == [len(w) for w in windows]
         np.testing.assert_allclose(vectors, embedder.embed_many([t for w in windows for t in w]), atol=1e-6)
+
+
+@pytest.mark.parametrize("text, headings, expected", [
+    ("## Fake Timers", ("Fake Timers",), True),
+    ("=================\nFAQ: Installation\n=================\n", ("FAQ: Installation",), True),
+    ("Fake Timers\n-----------", ("Fake Timers",), True),
+    ("## Fake Timers\n\nUse `jest.useFakeTimers()`.", ("Fake Timers",), False),
+    ("A sentence under no heading.", (), False),
+])
+def test_a_passage_of_only_its_heading_is_told_apart(text: str, headings: tuple, expected: bool) -> None:
+    from hexmcp.tools.knowledge.passages import Passage
+
+    passage = Passage(passage_id="p-1", document_id="d.md", title="Doc", headings=headings, start=0, end=len(text),
+                      text=text)
+    assert passage.only_heading() is expected
+
+
+def test_a_page_answers_with_a_passage_that_says_something() -> None:
+    """search gives fetch a passage id: a heading-only best passage gives way to the document's best-ranked
+    telling passage, else to the section opening after it, else stays (nothing better exists)."""
+    from hexmcp.tools.knowledge.passages import Passage
+    from hexmcp.tools.knowledge.retrieval import _telling
+
+    def passage(n: int, document_id: str, text: str) -> Passage:
+        return Passage(passage_id=f"p-{n}", document_id=document_id, title="T", headings=("Setup",), start=0,
+                       end=len(text), text=text)
+
+    passages = [passage(0, "a.md", "## Setup"), passage(1, "a.md", "Install it first."),
+                passage(2, "a.md", "Then run it."), passage(3, "b.md", "## Setup"), passage(4, "c.md", "Other.")]
+    assert _telling(passages, [(0, 0.9), (2, 0.5)], "a.md", 0) == 2  # the best-ranked telling one
+    assert _telling(passages, [(0, 0.9), (4, 0.5)], "a.md", 0) == 1  # none ranked: the section's opening
+    assert _telling(passages, [(3, 0.9), (4, 0.5)], "b.md", 3) == 3  # nothing after it in its document
+    assert _telling(passages, [(1, 0.9)], "a.md", 1) == 1  # a telling best passage stays
