@@ -79,14 +79,30 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
     from .scale import listening_sockets
 
     config = http_config(settings)
+    sockets = listening_sockets()
+    if not sockets:  # a worker serves on its parent's socket, bound and checked there
+        _exit_if_cannot_listen(config.host, config.port)
     serving = Serving.build(settings, packs, server=server, http_base=f"http://{settings.host}:{settings.port}")
     options = _http_app_options(serving, config)
     try:
         return run_http(serving.server, config, log_level="warning",
-                        uvicorn_options=options.pop("websocket").config.uvicorn_options(), **listening_sockets(),
+                        uvicorn_options=options.pop("websocket").config.uvicorn_options(), **sockets,
                         **options)
     finally:
         serving.close()
+
+
+def _exit_if_cannot_listen(host: str, port: int) -> None:
+    import sys
+
+    from hexmcp.core.startup import ExitCode
+
+    from .start.listen_check import why_cannot_listen
+
+    reason = why_cannot_listen(host, port)
+    if reason is not None:
+        print(f"hexmcp serve: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(ExitCode.USAGE)
 
 
 def http_app(settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None) -> Any:

@@ -166,3 +166,19 @@ def test_a_port_out_of_range_stops_serve_with_one_line(flags, env):
     lines = out.stderr.decode().strip().splitlines()
     assert out.returncode == 2, out.stderr.decode()[-500:]
     assert len(lines) == 1 and "port must be a port number (0-65535)" in lines[0], lines
+
+
+def test_a_port_in_use_stops_serve_with_one_line():
+    # Before: uvicorn logged the bind error among the start-up log lines and exited 3, which is
+    # ExitCode.MODEL_PACKAGE_MISSING.
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--no-knowledge",
+                              "--port", str(port)], input=b"", capture_output=True, timeout=60, check=False)
+    assert out.returncode == 2
+    assert out.stderr.decode().strip().splitlines() == [
+        f"hexmcp serve: cannot listen on 127.0.0.1:{port}: Address already in use"]
