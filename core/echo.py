@@ -17,16 +17,19 @@ MESSAGE_CHARS = 1024
 TOOL_FAILURE_CHARS = 8192
 """The longest text of a tool's own failure (`isError`): the tool wrote it for the model, so more room."""
 DATA_ITEMS = 64
-"""The most items of one list, or members of one object, kept in a rejection's `data`."""
+"""The most items of one list, or members of one object, in a rejection's `data` (a note of how many more
+included)."""
 DATA_DEPTH = 8
 """Nesting kept in a rejection's `data`; deeper values are replaced by a note."""
 
 
 def clip_text(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """`text`, or its first `limit` characters and how long it was."""
+    """`text`, or its start and how long it was, in `limit` characters at most: so clipping a clipped text
+    (a rejection made again from another's message) changes nothing."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… ({len(text)} characters in all)"
+    note = f"… ({len(text)} characters in all)"
+    return text[:limit - len(note)] + note
 
 
 def clip_data(value: Any, depth: int = 0) -> Any:
@@ -39,13 +42,15 @@ def clip_data(value: Any, depth: int = 0) -> Any:
         if len(value) <= DATA_ITEMS and all(isinstance(v, (int, float, bool, type(None))) or
                                             (isinstance(v, str) and len(v) <= MESSAGE_CHARS) for v in value.values()):
             return value  # the usual small, flat data: kept as the same object
-        kept = {key: clip_data(item, depth + 1) for key, item in list(value.items())[:DATA_ITEMS]}
-        if len(value) > DATA_ITEMS:
-            kept["…"] = f"{len(value) - DATA_ITEMS} more members"
+        shown = len(value) if len(value) <= DATA_ITEMS else DATA_ITEMS - 1  # with the note, DATA_ITEMS at most
+        kept = {key: clip_data(item, depth + 1) for key, item in list(value.items())[:shown]}
+        if shown < len(value):
+            kept["…"] = f"{len(value) - shown} more members"
         return kept
     if isinstance(value, list):
-        kept_items = [clip_data(item, depth + 1) for item in value[:DATA_ITEMS]]
-        if len(value) > DATA_ITEMS:
-            kept_items.append(f"… {len(value) - DATA_ITEMS} more items")
+        shown = len(value) if len(value) <= DATA_ITEMS else DATA_ITEMS - 1
+        kept_items = [clip_data(item, depth + 1) for item in value[:shown]]
+        if shown < len(value):
+            kept_items.append(f"… {len(value) - shown} more items")
         return kept_items
     return value

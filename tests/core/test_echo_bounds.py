@@ -54,8 +54,9 @@ def test_a_message_is_kept_whole_up_to_the_bound_and_clipped_past_it(size: int, 
     if len(text) <= MESSAGE_CHARS:
         assert message == text
     else:
-        assert message.startswith(text[:MESSAGE_CHARS]) and len(message) <= MESSAGE_CHARS + NOTE_CHARS
+        assert message.startswith(text[:MESSAGE_CHARS - NOTE_CHARS]) and len(message) <= MESSAGE_CHARS
         assert str(len(text)) in message
+    assert Rejection(code=ErrorCode.INVALID_PARAMS, message=message, event_id="ev-2").message == message
 
 
 BIG_STRINGS = st.integers(0, 3 * MESSAGE_CHARS).map(lambda size: "x" * size)
@@ -70,13 +71,22 @@ WIDE_DATA = st.recursive(
 @given(st.dictionaries(st.text(max_size=8), WIDE_DATA, max_size=3 * DATA_ITEMS))
 def test_data_is_bounded_in_every_string_list_and_object_and_stays_json(data: dict[str, Any]) -> None:
     kept = Rejection(code=ErrorCode.INVALID_PARAMS, message="m", event_id="ev-1", data=data).data
-    assert longest_string(kept) <= max(MESSAGE_CHARS + NOTE_CHARS, max([len(key) for key in data] + [0]))
-    assert widest(kept) <= DATA_ITEMS + 1  # the kept items and one note of how many more
+    assert longest_string(kept) <= max(MESSAGE_CHARS, max([len(key) for key in data] + [0]))
+    assert widest(kept) <= DATA_ITEMS  # the kept items and one note of how many more
     assert depth(kept) <= DATA_DEPTH + 1
     json_encoder.dumps(jsonrpc.encode_rejection(1, Rejection(code=ErrorCode.INVALID_PARAMS, message="m",
                                                              event_id="ev-1", data=data)))
     if longest_string(data) <= MESSAGE_CHARS and widest(data) <= DATA_ITEMS and depth(data) <= DATA_DEPTH:
         assert kept == data  # nothing to bound: unchanged
+    assert clip_data(kept) == kept  # bounding is done once: a bounded value passes through again unchanged
+
+
+def test_wide_data_is_cut_once() -> None:
+    data = {"items": list(range(3 * DATA_ITEMS)), "members": {str(n): n for n in range(3 * DATA_ITEMS)}}
+    kept = clip_data(data)
+    assert len(kept["items"]) == len(kept["members"]) == DATA_ITEMS
+    assert kept["items"][-1] == f"… {2 * DATA_ITEMS + 1} more items"
+    assert clip_data(kept) == kept
 
 
 def test_small_flat_data_is_the_same_object() -> None:
@@ -115,5 +125,5 @@ async def test_a_tools_own_failure_text_is_bounded_too(client: CoreClient) -> No
     result = await client.ok("tools/call", {"name": "refuse", "arguments": {"reason": "r" * HUGE}})
     assert result["isError"] is True
     text = result["content"][0]["text"]
-    assert text.startswith("r" * 100) and len(text) < TOOL_FAILURE_CHARS + 2 * NOTE_CHARS
+    assert text.startswith("r" * 100) and len(text) < TOOL_FAILURE_CHARS + NOTE_CHARS  # and " (eventId ...)"
     assert json.dumps(result)  # still a plain JSON result
