@@ -109,7 +109,7 @@ def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -
     fresh eventId so the id a client quotes can be found in the logs, and reported to whoever the
     transport set to hear refusals (the audit trail)."""
     rejection = Rejection(code=code, message=message, data=data, event_id=new_event_id())
-    log.info("request refused", code=code.value, reason=message, eventId=rejection.event_id)
+    log.info("request refused", code=code.value, reason=rejection.message, eventId=rejection.event_id)
     reporter = REFUSAL_REPORTER.get()
     if reporter is not None:
         try:

@@ -11,6 +11,13 @@ def positive(instance: object, attribute: attrs.Attribute, value: float | None) 
         raise ValueError(f"{type(instance).__name__}.{attribute.name} must be positive, got {value!r}")
 
 
+def port_number(instance: object, attribute: attrs.Attribute, value: int) -> None:
+    """attrs validator: a TCP port, 0 (any free port) to 65535. Checked here because the socket layer does
+    not: 99999 would be bound as 99999 % 65536 and the server would listen where nobody looks."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} must be a port number (0-65535), got {value!r}")
+
+
 def string_tuple(value: object) -> tuple[str, ...]:
     """attrs converter: a comma-separated string (as from an environment variable) or any iterable."""
     if value is None:

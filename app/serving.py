@@ -81,11 +81,14 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
     from .scale import listening_sockets
 
     config = http_config(settings)
+    sockets = listening_sockets()
+    if not sockets:  # a worker serves on its parent's socket, bound and checked there
+        _exit_if_cannot_listen(config.host, config.port)
     serving = Serving.build(settings, packs, server=server, http_base=f"http://{settings.host}:{settings.port}")
     options = _http_app_options(serving, config)
     try:
         return run_http(serving.server, config, log_level="warning",
-                        uvicorn_options=options.pop("websocket").config.uvicorn_options(), **listening_sockets(),
+                        uvicorn_options=options.pop("websocket").config.uvicorn_options(), **sockets,
                         **options)
     except CannotListen as failure:  # the same line and status as `serve --workers N`'s parent (start/workers.py)
         print(f"hexmcp serve: cannot listen on {settings.host}:{settings.port}: {failure.reason}", file=sys.stderr,
@@ -93,6 +96,19 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
         return ExitCode.USAGE
     finally:
         serving.close()
+
+
+def _exit_if_cannot_listen(host: str, port: int) -> None:
+    import sys
+
+    from hexmcp.core.startup import ExitCode
+
+    from .start.listen_check import why_cannot_listen
+
+    reason = why_cannot_listen(host, port)
+    if reason is not None:
+        print(f"hexmcp serve: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(ExitCode.USAGE)
 
 
 def http_app(settings: argparse.Namespace, packs: list[Pack], *, server: McpServer | None = None) -> Any:

@@ -34,6 +34,9 @@ IDEMPOTENT = frozenset({"ping", "server/discover", "tools/list", "resources/list
                         "resources/read", "prompts/list"})
 SERVER_BUSY = jsonrpc.ERROR_CODES[ErrorCode.SERVER_BUSY]
 MAX_PAGES = 1000  # a server whose cursors never end is not followed forever
+MAX_ITEMS = 10_000
+"""Items of one paginated list (tools, resources, templates, prompts) taken from a server, across its pages:
+each page is capped in bytes, but a thousand 16 MiB pages are not; 100,000 mounted tools cost 800 MB here."""
 
 
 @attrs.frozen(kw_only=True)
@@ -246,6 +249,8 @@ class McpClient:
         for _ in range(MAX_PAGES):
             page = _typed(await self.request(method, _cursor(cursor)), kind)
             items.extend(getattr(page, field))
+            if len(items) > MAX_ITEMS:
+                raise ClientError(ClientErrorCode.INCOMPATIBLE, f"{method} gave more than {MAX_ITEMS} items")
             cursor = page.next_cursor
             if not cursor:
                 return items

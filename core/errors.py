@@ -13,6 +13,8 @@ from typing import Any
 
 import attrs
 
+from .echo import clip_data, clip_text
+
 
 class ErrorCode(str, enum.Enum):
     """Why a request could not be served."""
@@ -78,9 +80,10 @@ class Rejection:
     """A request the core declined to serve, as a value."""
 
     code: SemanticCode
-    message: str
+    message: str = attrs.field(converter=clip_text)
+    """Bounded (`echo.clip_text`): a message may quote the client's input, whose size the client picks."""
     event_id: str
-    data: dict[str, Any] | None = None
+    data: dict[str, Any] | None = attrs.field(default=None, converter=clip_data)
 
     def wire_data(self) -> dict[str, Any]:
         """The `data` member an adapter sends: the rejection's own data plus the eventId to quote."""

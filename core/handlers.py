@@ -15,6 +15,7 @@ import structlog
 from . import models, subscription_limits, versions
 from .tasks import calls as task_calls, methods as task_methods
 from .context import InputNeeded, ToolContext
+from .echo import TOOL_FAILURE_CHARS, clip_text
 from .errors import ErrorCode, ProtocolError, ToolError
 from .ids import new_event_id
 from .meta import META_ERROR_CODE, META_EVENT_ID
@@ -103,8 +104,8 @@ async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, 
 def _failed_call(session: Session, tool: RegisteredTool, error: Exception) -> models.CallToolResult:
     """How a tool's failure (raised by it, or found in its result) reaches the client: an `isError` result."""
     name = tool.definition.name
-    if isinstance(error, ToolError):
-        return _tool_failure(str(error), name)
+    if isinstance(error, ToolError):  # its text may quote the arguments (a path nobody has): bounded
+        return _tool_failure(clip_text(str(error), TOOL_FAILURE_CHARS), name)
     if isinstance(error, TimeoutError):
         return _tool_failure(f"The tool '{name}' timed out after {session.server.options.tool_timeout_s} s.", name)
     if isinstance(error, OutputSchemaViolation):

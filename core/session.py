@@ -19,6 +19,7 @@ import structlog
 from . import lifecycle, models, observation, versions
 from .context import ToolContext
 from .convert import to_wire
+from .echo import clip_text
 from .errors import ErrorCode, ProtocolError, Rejection, SemanticCode
 from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
@@ -282,10 +283,11 @@ class Session:
         return Ok(wire, structured_json)
 
     def _reject(self, code: SemanticCode, message: str, data: dict[str, Any] | None, *, method: str) -> Rejection:
-        event_id = new_event_id()
-        if code is not ErrorCode.REQUEST_CANCELLED:
-            log.info("request rejected", method=method, code=code.value, reason=message, eventId=event_id)
-        return Rejection(code=code, message=message, data=data, event_id=event_id)
+        rejection = Rejection(code=code, message=message, data=data, event_id=new_event_id())
+        if code is not ErrorCode.REQUEST_CANCELLED:  # the clipped message: the log is bounded as the answer is
+            log.info("request rejected", method=clip_text(method), code=code.value, reason=rejection.message,
+                     eventId=rejection.event_id)
+        return rejection
 
     def context(self, call: Call, answers: dict[str, Any] | None = None) -> ToolContext:
         return ToolContext(peer=self.peer, version=call.version, request_key=call.request_key,

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ..settings import positive, string_tuple
+from ..settings import port_number, positive, string_tuple
 
 MIB = 1024 * 1024
 
@@ -20,7 +20,7 @@ MIB = 1024 * 1024
 class HttpConfig:
     host: str = "127.0.0.1"
     """Interface to bind. Loopback by default: exposing the server is an explicit decision."""
-    port: int = attrs.field(default=8090, validator=attrs.validators.instance_of(int))
+    port: int = attrs.field(default=8090, validator=port_number)
     path: str = "/mcp"
     """The MCP endpoint; REST calls live under `{path}/{method}`."""
     stateless: bool = False

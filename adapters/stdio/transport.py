@@ -38,6 +38,7 @@ _HIGH_WATER = 1 << 20
 _LANE_HIGH_WATER = 1024  # lines waiting for the ordered lane before stdin stops being read
 # How long the last answers may wait at exit for a client that has stopped reading stdout.
 _FLUSH_TIMEOUT_S = 60.0
+_SIGTERM_GRACE_S = 10.0  # what `hexmcp serve` gives requests in flight at SIGTERM by default (--drain-timeout)
 
 
 def claim_stdout() -> int:
@@ -114,7 +115,11 @@ class _WireWriter:
         if self._writer is None:
             return
         transport = self._writer.transport
-        if self._pending and not transport.is_closing():
+        if transport.is_closing():  # the client closed its end of stdout (it exited): nobody to answer
+            self._pending.clear()
+            self._writer.close()
+            return
+        if self._pending:
             self._writer.write(b"".join(self._pending))
             self._pending.clear()
         # With a zero high-water mark, drain() returns only once the buffer is empty.
@@ -322,7 +327,7 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     else:
         start_background()
     await _read_until_eof_or_stop(stdin_fd, reader, stop)
-    await _end_session(connection, writer, background)
+    await _end_session(connection, writer, background, stop)
     log.info("stdio session ended", sessionId=connection.session_id)
     return ExitCode.FAILED_AFTER_START if failed else ExitCode.OK
 
@@ -338,11 +343,25 @@ async def _read_until_eof_or_stop(stdin_fd: int, reader: _LineReader, stop: asyn
         reading.cancel()
 
 
-async def _end_session(connection: RpcConnection, writer: _WireWriter, background: list[asyncio.Future[None]]) -> None:
+async def _end_session(connection: RpcConnection, writer: _WireWriter, background: list[asyncio.Future[None]],
+                       stop: asyncio.Event) -> None:
     """Nothing more will be read: fail what waits for the client's answers, end listens with their result,
-    answer the rest, then close."""
+    answer the rest, then close. After SIGTERM the rest get `_SIGTERM_GRACE_S`, then are cancelled: the
+    handler that lets us answer them is also what keeps the signal from ending the process, and a request
+    that never ends (a tool with no timeout, an upstream that never answers) would otherwise outlive the
+    host's SIGTERM (only SIGKILL ended it)."""
     connection.input_ended()
-    await connection.drain()
+    draining = asyncio.ensure_future(connection.drain())
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({draining, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not draining.done():
+        await asyncio.wait({draining}, timeout=_SIGTERM_GRACE_S)
+    if not draining.done():
+        log.warning("requests still running after SIGTERM were cancelled", sessionId=connection.session_id,
+                    inFlight=connection.in_flight, graceS=_SIGTERM_GRACE_S)
+        draining.cancel()  # cancels the gather inside, and with it every request task still running
+        await asyncio.gather(draining, return_exceptions=True)
     for task in background:
         task.cancel()
     await connection.close()

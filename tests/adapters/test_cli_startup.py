@@ -154,3 +154,31 @@ async def test_a_second_start_takes_every_generated_method_from_the_code_cache(t
     assert first["compiled"] == first["used"] > 50  # the core's models, params, records...
     assert second == {"compiled": 0, "used": first["used"]}
     assert second_tools == first_tools == registered_tools(["--no-classifier"])
+
+
+@pytest.mark.parametrize(("flags", "env"), [(["--port", "99999"], {}), (["--port", "-1"], {}),
+                                            (["--port", "65536"], {}), ([], {"HEXMCP_PORT": "70000"})])
+def test_a_port_out_of_range_stops_serve_with_one_line(flags, env):
+    # Before: 99999 was bound as 99999 % 65536 (the server listened on 34463, where nobody looks) and -1 ended
+    # in a getaddrinfo error among the shutdown log lines.
+    out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--no-knowledge", *flags],
+                         input=b"", capture_output=True, timeout=60, check=False, env={**os.environ, **env})
+    lines = out.stderr.decode().strip().splitlines()
+    assert out.returncode == 2, out.stderr.decode()[-500:]
+    assert len(lines) == 1 and "port must be a port number (0-65535)" in lines[0], lines
+
+
+def test_a_port_in_use_stops_serve_with_one_line():
+    # Before: uvicorn logged the bind error among the start-up log lines and exited 3, which is
+    # ExitCode.MODEL_PACKAGE_MISSING.
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", "serve", "--no-classifier", "--no-knowledge",
+                              "--port", str(port)], input=b"", capture_output=True, timeout=60, check=False)
+    assert out.returncode == 2
+    assert out.stderr.decode().strip().splitlines() == [
+        f"hexmcp serve: cannot listen on 127.0.0.1:{port}: Address already in use"]

@@ -342,3 +342,40 @@ def test_dev_null_on_either_end_is_served_not_a_crash(tmp_path, null_end: str) -
     assert completed.returncode == 0
     if null_end == "stdin":
         assert answers.read_bytes() == b""  # nothing asked, nothing answered
+
+
+def test_a_host_that_exits_closing_both_pipes_ends_us_with_zero_and_no_traceback() -> None:
+    # Found by the hostile probes (bench/hostile_probes.py): when the host exited, closing our stdout's
+    # reader with our stdin, the writer's close at EOF called into the already closed pipe transport and the
+    # process ended with a RuntimeError traceback and exit status 1.
+    from tests.support.wire import REPO_ROOT
+
+    command = [sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--no-knowledge"]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": versions.V2025_06_18, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    process.stdin.write(json.dumps(init).encode() + b"\n")
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 0
+    process.stdout.close()  # the host is gone, both pipes at once
+    process.stdin.close()
+    assert process.wait(10) == 0
+    assert b"Traceback" not in process.stderr.read()
+
+
+def test_sigterm_after_eof_ends_a_call_that_never_ends(stdio_server) -> None:
+    # Before: after EOF the adapter waited for every request in flight with no bound, and its SIGTERM
+    # handler only stopped the reading, already over: a call that never ended (a tool with no timeout, an
+    # upstream that never answers) kept the process alive through the host's SIGTERM, until SIGKILL.
+    server = stdio_server()
+    server.initialize()
+    server.send({"jsonrpc": "2.0", "id": "forever", "method": "tools/call",
+                 "params": {"name": "slow", "arguments": {"seconds": 3600, "steps": 1}}})
+    time.sleep(0.5)
+    server.close_stdin()
+    time.sleep(0.5)
+    assert server.process.poll() is None  # EOF alone still lets the call finish
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(20) == 0  # within the 10 s grace, then cancelled
+    assert "requests still running after SIGTERM were cancelled" in server.stderr_text()

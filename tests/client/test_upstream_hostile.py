@@ -276,3 +276,34 @@ async def test_an_upstream_redirecting_elsewhere_never_hands_over_its_token() ->
             async with McpClient(f"{base}/mcp", auth_token="kb-only") as client:
                 await client.list_tools()
         assert elsewhere.authorizations and set(elsewhere.authorizations) == {None}
+
+
+ENDLESS_TOOLS = '''
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "e", "version": "1"}}
+    else:  # tools/list: 4,000 small tools a page, and always another page
+        page = int((message.get("params") or {}).get("cursor") or 0)
+        result = {"tools": [{"name": f"t{page}_{n}", "inputSchema": {"type": "object"}} for n in range(4000)],
+                  "nextCursor": str(page + 1)}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+'''
+
+
+async def test_a_list_is_not_taken_past_its_item_cap(tmp_path) -> None:
+    """Each page is capped in bytes and pages are capped in number, but their product was not: an upstream
+    could have a thousand 16 MiB pages of tools mounted (100,000 tools held 800 MB). Past MAX_ITEMS the
+    listing fails as the pages' cap does, and the upstream is retried later, not mounted."""
+    import sys
+
+    from hexmcp.client.mcp_client import MAX_ITEMS
+
+    script = tmp_path / "endless_tools.py"
+    script.write_text(ENDLESS_TOOLS, encoding="utf-8")
+    async with McpClient(Target.stdio(f"{sys.executable} {script}"), timeout=30) as client:
+        with pytest.raises(ClientError, match=f"tools/list gave more than {MAX_ITEMS} items"):
+            await client.all_tools()
