@@ -90,7 +90,7 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
         return run_http(serving.server, config, log_level="warning",
                         uvicorn_options=options.pop("websocket").config.uvicorn_options(), **sockets,
                         **options)
-    except CannotListen as failure:  # the same line and status as `serve --workers N`'s parent (start/workers.py)
+    except CannotListen as failure:  # taken between the check above and the bind: the check's line and status
         print(f"hexmcp serve: cannot listen on {settings.host}:{settings.port}: {failure.reason}", file=sys.stderr,
               flush=True)
         return ExitCode.USAGE
@@ -99,10 +99,6 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
 
 
 def _exit_if_cannot_listen(host: str, port: int) -> None:
-    import sys
-
-    from hexmcp.core.startup import ExitCode
-
     from .start.listen_check import why_cannot_listen
 
     reason = why_cannot_listen(host, port)

@@ -230,3 +230,21 @@ def test_the_stdio_writer_can_build_a_stream_writer_on_flow_control_mixin() -> N
     for hook in ("pause_writing", "resume_writing", "connection_lost", "_drain_helper"):
         assert callable(getattr(mixin, hook, None)), f"FlowControlMixin lost {hook}"
     assert "self._protocol._drain_helper()" in inspect.getsource(asyncio.StreamWriter.drain)
+
+
+def test_a_bind_that_fails_in_uvicorn_is_cannot_listen_with_the_errnos_words_not_uvicorns_exit_status() -> None:
+    """uvicorn exits 3 (hexmcp's "model package missing") when it cannot bind: the port can be taken between
+    serve's own check and uvicorn's bind, and the fence turns that exit into CannotListen."""
+    import errno
+    import os
+    import socket
+
+    async def app(scope, receive, send):  # pragma: no cover - never reached
+        raise AssertionError
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        server = HookedServer(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None))
+        with pytest.raises(uvicorn_fence.CannotListen) as caught:
+            asyncio.run(server.serve())
+    assert caught.value.reason == os.strerror(errno.EADDRINUSE)
