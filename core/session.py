@@ -92,6 +92,9 @@ class Session:
             meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
             if type(meta) is not dict:
                 meta = meta if isinstance(meta, dict) else _NO_META
+            token = meta.get("progressToken")
+            if token is not None and type(token) is not str and type(token) is not int:
+                raise _bad_progress_token(token)
             requested = meta.get(META_PROTOCOL_VERSION)
             if requested is not None or method in self._methods.stateless_only:
                 call, route = self._admit_stateless(method, meta, requested, request_key, trace_id)
@@ -376,6 +379,17 @@ _NO_META: dict[str, Any] = {}  # a request without `_meta`: only ever read
 
 def _stateless_version(params: Any) -> Any:
     return request_meta(params).get(META_PROTOCOL_VERSION)
+
+
+def _bad_progress_token(token: Any) -> ProtocolError:
+    """Every version's schema types a progress token as a string or an integer; anything else would be
+    echoed back in every progress notification."""
+    kind = _JSON_KINDS.get(type(token), type(token).__name__)
+    return ProtocolError(ErrorCode.INVALID_PARAMS, f"params._meta.progressToken must be a string or an integer, not {kind}",
+                         {"path": "$._meta.progressToken"})
+
+
+_JSON_KINDS = {dict: "an object", list: "an array", float: "a fractional number", bool: "a boolean"}
 
 
 def _method_not_found(method: str, version: str) -> ProtocolError:

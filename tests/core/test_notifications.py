@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hexmcp.core import ErrorCode, McpServer, Rejection, ToolContext, versions
 from hexmcp.core.params import LOG_LEVELS
 
-from ..support.peer import CoreClient
+from ..fixtures.demo_server import build_demo_server
+from ..support.peer import CoreClient, RecordingPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -24,6 +27,22 @@ async def test_progress_is_sent_only_with_a_progress_token(client: CoreClient) -
     assert [p["progress"] for p in progress] == [1, 2, 3]
     assert {p["progressToken"] for p in progress} == {"tok"}
     assert {n.related for n in client.peer.notifications} == {"r-1"}
+
+
+@given(token=st.one_of(st.booleans(), st.floats(allow_nan=False).filter(lambda f: not f.is_integer()),
+                       st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=3)))
+@settings(max_examples=25, deadline=None)
+async def test_a_progress_token_that_is_not_a_string_or_an_integer_is_refused_by_name(token) -> None:
+    """Every version's schema: `ProgressToken = string | integer`. Anything else would be echoed back in
+    each notification; it is refused before the request runs, and nothing is sent for it."""
+    client = CoreClient(build_demo_server(), RecordingPeer())
+    await client.initialize()
+    before = len(client.peer.notified("notifications/progress"))
+    rejection = await client.rejected("tools/call", {"name": "slow", "arguments": {"seconds": 0.0, "steps": 2},
+                                                     "_meta": {"progressToken": token}})
+    assert rejection.code == ErrorCode.INVALID_PARAMS and "progressToken" in rejection.message
+    assert rejection.data["path"] == "$._meta.progressToken"
+    assert len(client.peer.notified("notifications/progress")) == before
 
 
 async def test_progress_messages_only_where_the_version_has_them(client: CoreClient) -> None:
