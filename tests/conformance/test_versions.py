@@ -109,7 +109,6 @@ class Speaker:
         else:
             self.initialized = self.driver.initialize(version)["result"]
         self.version: str = self.driver.version  # type: ignore[assignment]
-        self.driver.transcript.version = self.version  # what the initialize answer agreed (the driver's own read)
 
     def send(self, method: str, params: dict[str, Any] | None = None, request_id: Any = None) -> Any:
         if self.stateless:

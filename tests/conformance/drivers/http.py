@@ -171,7 +171,7 @@ class RestDriver(Driver):
     def initialize(self, version: str = versions.LATEST_HANDSHAKE_VERSION) -> dict[str, Any]:
         answer = self.request("initialize", initialize_params(version))
         assert answer is not None and "result" in answer, answer
-        self.version = answer["result"]["protocolVersion"]
+        self.version = self.transcript.version = answer["result"]["protocolVersion"]
         return answer
 
     def _write(self, message: Any) -> None:
