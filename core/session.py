@@ -96,7 +96,10 @@ class Session:
             if token is not None and type(token) is not str and type(token) is not int:
                 raise _bad_progress_token(token)
             requested = meta.get(META_PROTOCOL_VERSION)
-            if requested is not None or method in self._methods.stateless_only:
+            # A 2026-only method without `_meta` is a stateless request that forgot its envelope (-32602
+            # says what is missing), unless a handshake version is in force: that version has no such
+            # method, and says so (-32601), as for any other method it lacks.
+            if requested is not None or (method in self._methods.stateless_only and self.version is None):
                 call, route = self._admit_stateless(method, meta, requested, request_key, trace_id)
             else:
                 # `lifecycle.step(self.state, lifecycle.classify(method, is_request=True))`, written out.
@@ -178,7 +181,10 @@ class Session:
     async def handle_notification(self, method: str, params: Any, *, trace_id: str) -> None:
         if _stateless_version(params) is None:
             verdict, self.state = lifecycle.step(self.state, lifecycle.classify(method, is_request=False))
-            if verdict is not lifecycle.Verdict.ACCEPT:
+            # A cancellation follows the request it names, not the lifecycle: 2026-07-28 notifications carry
+            # no protocol version, so one naming a stateless request on a connection that never initialized
+            # would be dropped here, and the request it names ran on.
+            if verdict is not lifecycle.Verdict.ACCEPT and method != "notifications/cancelled":
                 log.debug("notification ignored", method=method, state=self.state.value)
                 return
         if method == "notifications/cancelled":

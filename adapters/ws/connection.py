@@ -1,9 +1,10 @@
 """One accepted socket: a read loop feeding `RpcConnection`, a writer draining the `Outbox`, one way out.
 
-The read loop turns each inbound frame into an error frame (binary, not JSON, an array) or hands the
-decoded object to `RpcConnection`, which classifies it, serves requests concurrently, and implements
-the core's Peer over the same socket. Nothing a client sends can raise out of here: what is wrong with
-one frame is answered on the socket, which keeps serving.
+The read loop turns each inbound frame into an error frame (binary, not JSON) or hands the decoded
+value to `RpcConnection`, which classifies it (an array is a batch, served only where the negotiated
+version has batches), serves requests concurrently, and implements the core's Peer over the same
+socket. Nothing a client sends can raise out of here: what is wrong with one frame is answered on the
+socket, which keeps serving.
 
 Three things end a connection, and each picks its close code exactly once (`_decide`):
 - the client goes away (disconnect event, or the transport refuses a write): nothing to send;
@@ -127,11 +128,11 @@ class WsConnection:
         except ValueError as exc:
             await self.rpc.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
             return
-        if isinstance(value, list):
-            # RpcConnection would treat an array as a batch; on a socket each frame is one message.
-            await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,
-                                  "Invalid request: a frame must hold one JSON object, not an array (no batches)")
+        if isinstance(value, list) and self.stopping:
+            await self.rpc.refuse(None, ErrorCode.SERVER_BUSY, "The server is shutting down; reconnect and retry")
             return
+        # An array is a JSON-RPC batch: RpcConnection serves it where the negotiated version has batches
+        # (2025-03-26 says receivers MUST take them, whatever the transport) and refuses it elsewhere.
         if self.stopping:
             message = jsonrpc.classify(value, require_jsonrpc=self.dialect.require_jsonrpc)
             if isinstance(message, jsonrpc.Request):

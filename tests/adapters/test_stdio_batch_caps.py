@@ -4,7 +4,7 @@ Before: `hexmcp stdio` served every message of a batch line at once, however man
 1,000 requests (well under --max-message-bytes) started 1,000 things at once and pinned their answers until
 the last was done. Now a batch longer than `--max-batch-messages` (default 64, HTTP's default) is refused
 whole with -32600, and the session goes on: the next honest request is answered as ever. The WebSocket
-adapter needs no cap: it refuses every array frame (no batches on a socket).
+adapter serves 2025-03-26 batches through the same RpcConnection, under the same default cap.
 """
 
 from __future__ import annotations

@@ -107,9 +107,14 @@ def from_spec(spec: str) -> Target:
 
 
 class HexmcpServers:
-    """hexmcp's demo server on every transport, started on first use and stopped at the end of the session."""
+    """hexmcp's demo server on every transport, started on first use and stopped at the end of the session.
 
-    def __init__(self) -> None:
+    `build` and `stdio` serve another server instead: a function building it for the in-process HTTP and
+    WebSocket servers, and the command serving the same one on stdio."""
+
+    def __init__(self, build: Callable[[], Any] | None = None, stdio: list[str] = DEMO_STDIO) -> None:
+        self._build = build
+        self._stdio = stdio
         self._live: Any = None
         self._context: Any = None
 
@@ -120,14 +125,14 @@ class HexmcpServers:
             from ..adapters.http_live import live_server
             from ..fixtures.demo_server import build_demo_server
 
-            server = build_demo_server()
+            server = (self._build or build_demo_server)()
             self._context = live_server(server, extra_routes={"/ws": WsEndpoint(server, WsConfig())})
             self._live = self._context.__enter__()
         return self._live
 
     def target(self, name: str) -> Target:
         if name == "stdio":
-            return Target(name, lambda: StdioDriver(DEMO_STDIO), hexmcp=True)
+            return Target(name, lambda: StdioDriver(self._stdio), hexmcp=True)
         live = self._http()
         ws_url = f"ws://127.0.0.1:{live.config.port}/ws"
         connect: dict[str, Callable[[], Driver]] = {

@@ -69,3 +69,38 @@ def test_the_schema_directory_can_be_overridden(monkeypatch: pytest.MonkeyPatch,
     assert schemas.schema_dir() == tmp_path
     with pytest.raises(FileNotFoundError):
         schemas.VersionSchema(versions.LATEST_VERSION)
+
+
+STRUCTURED = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"sum": 3}}
+TITLED_TOOLS = {"tools": [{"name": "add", "title": "Add", "inputSchema": {"type": "object", "additionalProperties": False}}]}
+
+
+@pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
+def test_the_closed_check_refuses_members_a_version_lacks(version: str) -> None:
+    """The published schemas take any extra member, so `validate_result` alone lets these through."""
+    has_them = version >= versions.V2025_06_18
+    for method, result in (("tools/call", STRUCTURED), ("tools/list", TITLED_TOOLS)):
+        schemas.validate_result(version, method, result)
+        if has_them:
+            schemas.validate_result_members(version, method, result)
+        else:
+            with pytest.raises(schemas.SchemaViolation, match="Additional properties"):
+                schemas.validate_result_members(version, method, result)
+
+
+def test_the_closed_check_leaves_meta_and_tool_schemas_open() -> None:
+    result = {"content": [{"type": "text", "text": "x", "_meta": {"example.com/k": 1}}], "resultType": "complete",
+              "_meta": {"example.com/k": 1, "io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}}
+    schemas.validate_result_members(versions.V2026_07_28, "tools/call", result)
+    schemas.validate_result_members(versions.V2025_11_25, "tools/list", {"tools": [
+        {"name": "t", "inputSchema": {"type": "object", "$schema": "x", "additionalProperties": False}}]})
+
+
+def test_the_closed_check_knows_notifications_per_version() -> None:
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "p", "progress": 1, "message": "step 1"}}
+    schemas.validate_notification_members(versions.V2025_03_26, progress)  # `message` came in 2025-03-26
+    with pytest.raises(schemas.SchemaViolation, match="message"):
+        schemas.validate_notification_members(versions.V2024_11_05, progress)
+    with pytest.raises(schemas.SchemaViolation, match="no server notification"):
+        schemas.validate_notification_members(versions.V2026_07_28, {"jsonrpc": "2.0", "method": "notifications/nope"})

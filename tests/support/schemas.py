@@ -65,15 +65,18 @@ def schema_dir() -> Path:
 class VersionSchema:
     """One protocol version's schema: definitions by name, validators compiled once each."""
 
-    def __init__(self, version: str) -> None:
+    def __init__(self, version: str, *, closed: bool = False) -> None:
         path = schema_dir() / version / "schema.json"
         if not path.exists():
             raise FileNotFoundError(f"no MCP schema for {version} at {path} (set {SCHEMA_DIR_ENV})")
         self.version = version
         self.document = json.loads(path.read_text())
+        if closed:
+            for name, definition in self.document[_definitions_key(self.document)].items():
+                _close_objects(definition, open_member=name.endswith("MetaObject"))
         self.validator_class = jsonschema.validators.validator_for(self.document)
         self.validator_class.check_schema(self.document)
-        self.definitions_key = "$defs" if "$defs" in self.document else "definitions"
+        self.definitions_key = _definitions_key(self.document)
         self.definitions: dict[str, Any] = self.document[self.definitions_key]
         self._uri = f"urn:mcp-schema:{version}"
         specification = specification_with(self.document["$schema"])
@@ -109,9 +112,61 @@ class VersionSchema:
                                   f"message: {json.dumps(instance)[:2000]}")
 
 
+def _definitions_key(document: dict[str, Any]) -> str:
+    return "$defs" if "$defs" in document else "definitions"
+
+
 @functools.cache
 def schema(version: str) -> VersionSchema:
     return VersionSchema(version)
+
+
+# Members whose value is open by design: `_meta` (any prefixed key), and JSON Schemas a tool or server
+# wrote (any keyword goes).
+_OPEN_MEMBERS = frozenset({"_meta", "inputSchema", "outputSchema", "requestedSchema"})
+
+
+def _close_objects(node: Any, *, open_member: bool = False) -> None:
+    """Forbid, in place, members an object definition does not declare.
+
+    The published schemas leave every object open (TypeScript's structural typing), so a field a
+    version does not have — `structuredContent` in 2024-11-05, `title` before 2025-06-18 — validates
+    anyway. Closed, each object takes only the members its version declares; those whose
+    `additionalProperties` is spelled out (`arguments`, maps) keep it, `_meta` objects stay open (2026-07-28
+    names a few of their keys, any prefixed key may join them), and so do branches of an `allOf`, which a
+    closed branch would break.
+    """
+    if isinstance(node, list):
+        for item in node:
+            _close_objects(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if isinstance(node.get("properties"), dict) and "additionalProperties" not in node and not open_member:
+        node["additionalProperties"] = False
+    for key, value in node.items():
+        if key == "allOf":
+            continue
+        if key == "properties" and isinstance(value, dict):
+            for member, subschema in value.items():
+                _close_objects(subschema, open_member=member in _OPEN_MEMBERS)
+            continue
+        _close_objects(value)
+
+
+@functools.cache
+def closed_schema(version: str) -> VersionSchema:
+    return VersionSchema(version, closed=True)
+
+
+def validate_result_members(version: str, method: str, result: Any) -> None:
+    """Every member of `result`, at every depth, is one `version` declares for that method's result."""
+    definition = RESULT_DEFINITIONS.get(method)
+    if definition is None:
+        raise SchemaViolation(f"no result definition known for method {method!r}")
+    if _stateless(version) and isinstance(result, dict) and result.get("resultType") == INPUT_REQUIRED:
+        definition = "InputRequiredResult"
+    closed_schema(version).validate(result, definition)
 
 
 def _stateless(version: str) -> bool:
@@ -241,3 +296,17 @@ def _valid_id(value: Any) -> bool:
 def _key(request_id: Any) -> Any:
     # JSON-RPC ids 1 and "1" are different requests; bool ids never get here as valid keys.
     return (type(request_id).__name__, request_id)
+
+
+def validate_notification_members(version: str, message: dict[str, Any]) -> None:
+    """Every member of a server notification is one `version` declares for that notification."""
+    spec = closed_schema(version)
+    for choice in spec.definitions["ServerNotification"]["anyOf"]:
+        name = choice["$ref"].rsplit("/", 1)[-1]
+        declared = spec.definitions[name]["properties"]
+        if declared["method"].get("const") == message.get("method"):
+            # Before 2025-11-25 the notification definitions leave the JSON-RPC envelope out.
+            body = message if "jsonrpc" in declared else {k: v for k, v in message.items() if k != "jsonrpc"}
+            spec.validate(body, name)
+            return
+    raise SchemaViolation(f"{version} has no server notification {message.get('method')!r}: {message}")

@@ -176,6 +176,7 @@ class Driver:
         if answer is None or "result" not in answer:
             raise AssertionError(f"{self.name}: initialize was not answered with a result: {answer}")
         self.version = answer["result"]["protocolVersion"]
+        self.transcript.version = self.version  # later answers are checked at the version agreed, not the default
         self.notify("notifications/initialized")
         return answer
 

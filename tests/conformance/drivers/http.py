@@ -171,7 +171,7 @@ class RestDriver(Driver):
     def initialize(self, version: str = versions.LATEST_HANDSHAKE_VERSION) -> dict[str, Any]:
         answer = self.request("initialize", initialize_params(version))
         assert answer is not None and "result" in answer, answer
-        self.version = answer["result"]["protocolVersion"]
+        self.version = self.transcript.version = answer["result"]["protocolVersion"]
         return answer
 
     def _write(self, message: Any) -> None:
@@ -179,8 +179,11 @@ class RestDriver(Driver):
         if not isinstance(method, str):
             raise ValueError("the REST dialect carries requests and notifications only")
         body = {"method": "", "params": message.get("params")} if "params" in message else {"method": ""}
-        response = post_within_deadline(self.http, f"{self.url}/{method}", json.dumps(body),
-                                        {"content-type": "application/json"}, self.name, self.log)
+        headers = {"content-type": "application/json"}
+        if self.version:  # every call stands alone: the version it is served at travels with it
+            headers["mcp-protocol-version"] = self.version
+        response = post_within_deadline(self.http, f"{self.url}/{method}", json.dumps(body), headers, self.name,
+                                        self.log)
         if "id" not in message:
             return
         if response.status_code == 200:

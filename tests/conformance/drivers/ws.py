@@ -67,8 +67,11 @@ class WsDriver(Driver):
             self.closed_with = exc.rcvd.code if exc.rcvd else None
             raise Closed(f"the socket is closed ({self.closed_with})") from None
         message = json.loads(frame)
-        if not self.requires_jsonrpc and isinstance(message, dict):
-            message = {"jsonrpc": JSONRPC_VERSION, **message}
+        if not self.requires_jsonrpc:
+            if isinstance(message, dict):
+                message = {"jsonrpc": JSONRPC_VERSION, **message}
+            elif isinstance(message, list):  # a 2025-03-26 batch's answers
+                message = [{"jsonrpc": JSONRPC_VERSION, **m} if isinstance(m, dict) else m for m in message]
         return message
 
     def alive(self) -> bool:
