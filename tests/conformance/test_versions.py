@@ -93,6 +93,14 @@ def streamed(request: pytest.FixtureRequest, servers: HexmcpServers) -> Target:
     return servers.target(request.param)
 
 
+@pytest.fixture(scope="module", params=[t for t in STREAM_TARGETS if t != "http"])
+def one_connection(request: pytest.FixtureRequest, servers: HexmcpServers) -> Target:
+    """The transports where a connection carries requests and what the server pushes alike. Over HTTP an
+    answer comes with its POST and pushes on the GET stream: test_http_disconnects.py (cancelling),
+    test_http_transport.py (list changes), test_http_stateless_era.py (the listen as a streamed POST)."""
+    return servers.target(request.param)
+
+
 class Speaker:
     """One connection speaking one version: the handshake, or 2026-07-28's envelope on every request.
     Every message the server sends is schema-checked, and every result and notification closed-checked."""
@@ -290,11 +298,9 @@ def test_batches_are_served_only_where_the_version_has_them(streamed: Target, ve
 # --- notifications ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)
-def test_a_cancelled_request_stops_and_is_not_answered(streamed: Target, version: str,
+def test_a_cancelled_request_stops_and_is_not_answered(one_connection: Target, version: str,
                                                        speakers: list[Speaker]) -> None:
-    if streamed.name == "http":
-        pytest.skip("over HTTP the answer comes with the POST; cancelling is test_http_disconnects.py's")
-    speaker = speak(speakers, streamed, version)
+    speaker = speak(speakers, one_connection, version)
     request_id = speaker.send("tools/call", SLOW)
     time.sleep(0.2)
     speaker.driver.notify("notifications/cancelled", {"requestId": request_id, "reason": "audit"})
@@ -306,10 +312,9 @@ def test_a_cancelled_request_stops_and_is_not_answered(streamed: Target, version
 
 
 @pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
-def test_list_changes_reach_handshake_sessions(streamed: Target, version: str, speakers: list[Speaker]) -> None:
-    if streamed.name == "http":
-        pytest.skip("over HTTP they go to the standalone GET stream: test_http_transport.py's")
-    speaker = speak(speakers, streamed, version)
+def test_list_changes_reach_handshake_sessions(one_connection: Target, version: str,
+                                               speakers: list[Speaker]) -> None:
+    speaker = speak(speakers, one_connection, version)
     answer, notifications = speaker.call("tools/call", {"name": "touch", "arguments": {}})
     assert "result" in answer
     if not [m for m in notifications if m.get("method") == "notifications/tools/list_changed"]:
@@ -320,13 +325,11 @@ def test_list_changes_reach_handshake_sessions(streamed: Target, version: str, s
     assert [m for m in notifications if m.get("method") == "notifications/tools/list_changed"], notifications
 
 
-def test_list_changes_reach_stateless_listeners_and_cancelling_ends_the_listen(streamed: Target,
+def test_list_changes_reach_stateless_listeners_and_cancelling_ends_the_listen(one_connection: Target,
                                                                                speakers: list[Speaker]) -> None:
     """2026-07-28 has no session to notify: a `subscriptions/listen` request is the channel, on every
     transport, and the client ends it with `notifications/cancelled` (which names no version)."""
-    if streamed.name == "http":
-        pytest.skip("over HTTP the listen is a streamed POST: test_http_stateless_era.py's")
-    speaker = speak(speakers, streamed, MODERN)
+    speaker = speak(speakers, one_connection, MODERN)
     listen_id = speaker.send("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     acknowledged = speaker.driver.receive(5)
     assert acknowledged is not None and acknowledged["method"] == "notifications/subscriptions/acknowledged"
