@@ -538,10 +538,18 @@ for line in sys.stdin:
         if mode == "many":
             result = {"tools": [{"name": "t%d" % n, "inputSchema": {"type": "object"}} for n in range(4000)],
                       "nextCursor": str(int((message.get("params") or {}).get("cursor") or 0) + 1)}
+        elif mode == "onebad":  # one valid tool among a numeric name and a missing inputSchema
+            result = {"tools": [{"name": 5, "inputSchema": {"type": "object"}}, {"name": "ok",
+                      "inputSchema": {"type": "object"}}, {"name": "noschema"}]}
         else:
             result = {"tools": [{"name": "ok", "inputSchema": {"type": "object"}}]}
     elif method == "tools/call":
         if mode == "silent":
+            continue
+        if mode == "unreadable":  # an answer nested past the parser's 1,024 levels
+            sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": {"deep": %s%s}}\\n'
+                             % (json.dumps(ident), "[" * 1100, "]" * 1100))
+            sys.stdout.flush()
             continue
         if mode == "huge":
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": {"content": [
@@ -562,9 +570,15 @@ def upstream_group(scratch: Path) -> None:
     script = scratch / "evil_upstream.py"
     script.write_text(UPSTREAM, encoding="utf-8")
 
-    def mounted(mode: str) -> Stdio:
-        server = Stdio([*LIGHT, "--no-knowledge", "--upstream",
-                        f"evil=stdio:{shlex.join([sys.executable, str(script), mode])}"])
+    def mounted(mode: str, idle_timeout: float | None = None) -> Stdio:
+        target = f"stdio:{shlex.join([sys.executable, str(script), mode])}"
+        if idle_timeout is None:
+            server = Stdio([*LIGHT, "--no-knowledge", "--upstream", f"evil={target}"])
+        else:  # an upstream's idle deadline is set in its [[upstream]] table
+            config = scratch / f"upstream-{mode}.toml"
+            config.write_text(f"[[upstream]]\nname = \"evil\"\ntarget = {json.dumps(target)}\n"
+                              f"idle_timeout = {idle_timeout}\n", encoding="utf-8")
+            server = Stdio([*LIGHT, "--no-knowledge", "--config", str(config)])
         server.initialize()
         time.sleep(3.0)  # the upstream is spawned and listed in the background
         return server
@@ -573,8 +587,9 @@ def upstream_group(scratch: Path) -> None:
         server.write(b'{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"evil__ok","arguments":{}}}\n')
         return server.answer_to("c", 30)
 
-    for mode, expect in [("huge", "over the 16777216-byte limit"), ("exit", "unavailable")]:
-        server = mounted(mode)
+    for mode, expect in [("huge", "over the 16777216-byte limit"), ("exit", "unavailable"),
+                         ("unreadable", "sent nothing for this request")]:
+        server = mounted(mode, idle_timeout=2 if mode == "unreadable" else None)
         try:
             answer = call(server)
             text = json.dumps(answer)
@@ -582,6 +597,17 @@ def upstream_group(scratch: Path) -> None:
                    and expect in text and server.ping(), text[:150])
         finally:
             server.process.kill()
+    server = mounted("onebad")
+    try:
+        answer = call(server)
+        server.write(b'{"jsonrpc":"2.0","id":"l","method":"tools/list"}\n')
+        names = [tool["name"] for tool in (server.answer_to("l") or {}).get("result", {}).get("tools", [])
+                 if tool["name"].startswith("evil")]
+        record(group, "one invalid tool among valid ones: the valid one mounted and called",
+               names == ["evil__ok"] and (answer or {}).get("result", {}).get("content", [{}])[0].get("text") == "fine",
+               {"mounted": names, "answer": json.dumps(answer)[:100]})
+    finally:
+        server.process.kill()
     server = mounted("many")
     try:
         server.write(b'{"jsonrpc":"2.0","id":"l","method":"tools/list"}\n')

@@ -14,14 +14,15 @@ nothing else is, because a tool call may have had an effect before its answer wa
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Coroutine
+from typing import Any, Callable, Coroutine
 
 import attrs
+import cattrs
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 
 from hexmcp.wire import jsonrpc
 from hexmcp.core import ErrorCode, models, versions
-from hexmcp.core.convert import from_wire
+from hexmcp.core.convert import from_wire, wire_name
 from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO
 
 from .dispatcher import Dispatcher, NotificationHandler, ProgressCallback, RequestHandler
@@ -37,6 +38,9 @@ MAX_PAGES = 1000  # a server whose cursors never end is not followed forever
 MAX_ITEMS = 10_000
 """Items of one paginated list (tools, resources, templates, prompts) taken from a server, across its pages:
 each page is capped in bytes, but a thousand 16 MiB pages are not; 100,000 mounted tools cost 800 MB here."""
+InvalidItem = Callable[[Any, str], None]
+"""Told of each item of a list that breaks the protocol's schema (the item as sent, and why) when the
+caller takes the rest rather than refusing the whole list."""
 
 
 @attrs.frozen(kw_only=True)
@@ -201,8 +205,8 @@ class McpClient:
     async def list_tools(self, cursor: str | None = None) -> models.ListToolsResult:
         return _typed(await self.request("tools/list", _cursor(cursor)), models.ListToolsResult)
 
-    async def all_tools(self) -> list[models.Tool]:
-        return await self._all("tools/list", models.ListToolsResult, "tools")
+    async def all_tools(self, *, invalid: InvalidItem | None = None) -> list[models.Tool]:
+        return await self._all("tools/list", models.ListToolsResult, "tools", models.Tool, invalid)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None,
                         progress: ProgressCallback | None = None) -> models.CallToolResult:
@@ -214,11 +218,12 @@ class McpClient:
     async def list_resources(self, cursor: str | None = None) -> models.ListResourcesResult:
         return _typed(await self.request("resources/list", _cursor(cursor)), models.ListResourcesResult)
 
-    async def all_resources(self) -> list[models.Resource]:
-        return await self._all("resources/list", models.ListResourcesResult, "resources")
+    async def all_resources(self, *, invalid: InvalidItem | None = None) -> list[models.Resource]:
+        return await self._all("resources/list", models.ListResourcesResult, "resources", models.Resource, invalid)
 
-    async def all_resource_templates(self) -> list[models.ResourceTemplate]:
-        return await self._all("resources/templates/list", models.ListResourceTemplatesResult, "resource_templates")
+    async def all_resource_templates(self, *, invalid: InvalidItem | None = None) -> list[models.ResourceTemplate]:
+        return await self._all("resources/templates/list", models.ListResourceTemplatesResult, "resource_templates",
+                               models.ResourceTemplate, invalid)
 
     async def read_resource(self, uri: str) -> models.ReadResourceResult:
         return _typed(await self.request("resources/read", {"uri": uri}), models.ReadResourceResult)
@@ -226,8 +231,8 @@ class McpClient:
     async def list_prompts(self, cursor: str | None = None) -> models.ListPromptsResult:
         return _typed(await self.request("prompts/list", _cursor(cursor)), models.ListPromptsResult)
 
-    async def all_prompts(self) -> list[models.Prompt]:
-        return await self._all("prompts/list", models.ListPromptsResult, "prompts")
+    async def all_prompts(self, *, invalid: InvalidItem | None = None) -> list[models.Prompt]:
+        return await self._all("prompts/list", models.ListPromptsResult, "prompts", models.Prompt, invalid)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> models.GetPromptResult:
         return _typed(await self.request("prompts/get", {"name": name, "arguments": arguments or {}}),
@@ -242,14 +247,26 @@ class McpClient:
             params["context"] = {"arguments": context}
         return _typed(await self.request("completion/complete", params), models.CompleteResult)
 
-    async def _all(self, method: str, kind: type, field: str) -> list[Any]:
-        """Every item of a paginated list, following `nextCursor`."""
+    async def _all(self, method: str, kind: type, field: str, item: type, invalid: InvalidItem | None) -> list[Any]:
+        """Every item of a paginated list, following `nextCursor`. Without `invalid`, one item that breaks
+        the schema refuses the list; with it, such an item is handed to `invalid` and the rest are kept.
+        A page that is malformed as a whole (not an object, its list not a list, a bad cursor) is refused
+        either way, and skipped items count against MAX_ITEMS as the kept ones do."""
         items: list[Any] = []
         cursor: str | None = None
+        taken = 0
         for _ in range(MAX_PAGES):
-            page = _typed(await self.request(method, _cursor(cursor)), kind)
-            items.extend(getattr(page, field))
-            if len(items) > MAX_ITEMS:
+            result = await self.request(method, _cursor(cursor))
+            if invalid is None:
+                page = _typed(result, kind)
+                items.extend(getattr(page, field))
+                taken = len(items)
+            else:
+                page, sent = _typed_page(result, kind, field)
+                taken += len(sent)
+                if taken <= MAX_ITEMS:
+                    items.extend(_valid_items(sent, item, invalid))
+            if taken > MAX_ITEMS:
                 raise ClientError(ClientErrorCode.INCOMPATIBLE, f"{method} gave more than {MAX_ITEMS} items")
             cursor = page.next_cursor
             if not cursor:
@@ -259,6 +276,28 @@ class McpClient:
 
 def _cursor(cursor: str | None) -> dict[str, Any]:
     return {"cursor": cursor} if cursor else {}
+
+
+def _typed_page(result: dict[str, Any], kind: type, field: str) -> tuple[Any, list[Any]]:
+    """A list page checked as a whole (its items emptied out) and its items as sent, unchecked."""
+    sent = result.get(wire_name(field))
+    if sent is None:
+        return _typed(result, kind), []  # refused there: the list is required
+    if not isinstance(sent, list):
+        raise ClientError(ClientErrorCode.INCOMPATIBLE,
+                          f"the server's {kind.__name__} does not match the protocol: {wire_name(field)} is not a list")
+    return _typed({**result, wire_name(field): []}, kind), sent
+
+
+def _valid_items(sent: list[Any], item_type: type, invalid: InvalidItem) -> list[Any]:
+    """The items that match the schema; each other one goes to `invalid` with the reasons cattrs gives."""
+    kept = []
+    for item in sent:
+        try:
+            kept.append(from_wire(item, item_type))
+        except Exception as error:  # cattrs' ClassValidationError and friends
+            invalid(item, "; ".join(cattrs.transform_error(error)))
+    return kept
 
 
 def _typed(result: dict[str, Any], kind: type) -> Any:

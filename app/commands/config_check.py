@@ -51,7 +51,8 @@ def run_config_check(args: argparse.Namespace, build: Callable[[], argparse.Argu
         "gateway": masked_tree(gateway),
         "upstreams": [masked_tree({"name": spec.name, "target": str(spec.target), "auth_token": spec.auth_token,
                                    "wait": spec.wait_s, "retry_initial": spec.retry_initial_s,
-                                   "retry_max": spec.retry_max_s}) for spec in (layers.file.upstreams if layers.file else ())],
+                                   "retry_max": spec.retry_max_s, "idle_timeout": spec.idle_timeout_s})
+                      for spec in (layers.file.upstreams if layers.file else ())],
     }
     print(json.dumps(report, indent=2) if args.json else _text(report))
     return ExitCode.OK

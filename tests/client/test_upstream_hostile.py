@@ -307,3 +307,198 @@ async def test_a_list_is_not_taken_past_its_item_cap(tmp_path) -> None:
     async with McpClient(Target.stdio(f"{sys.executable} {script}"), timeout=30) as client:
         with pytest.raises(ClientError, match=f"tools/list gave more than {MAX_ITEMS} items"):
             await client.all_tools()
+
+
+# --- one bad item skipped, not the whole upstream; an unreadable answer ends its call -----------------
+
+SCRIPTED = '''
+import json, sys, time
+cancelled_log = sys.argv[1]
+TOOLS = [{"name": "ok", "inputSchema": {"type": "object"}},
+         {"name": "slow", "inputSchema": {"type": "object"}},
+         {"name": "pause", "inputSchema": {"type": "object"}},
+         {"name": "unreadable", "inputSchema": {"type": "object"}},
+         {"name": "not_json", "inputSchema": {"type": "object"}},
+         {"name": 5, "inputSchema": {"type": "object"}},
+         {"name": "no_schema"},
+         {"name": "has space", "inputSchema": {"type": "object"}},
+         {"name": "bad_schema", "inputSchema": {"type": 5}}]
+PROMPTS = [{"name": "fine"}, {"name": ["not", "a", "name"]}]
+RESOURCES = [{"uri": "doc://a", "name": "a"}, {"uri": "doc://b"}]
+TEMPLATES = [{"uriTemplate": "doc://{x}/{x}", "name": "twice"}, {"uriTemplate": "doc://t/{x}", "name": "t"}]
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    message = json.loads(line)
+    ident, method, params = message.get("id"), message.get("method"), message.get("params") or {}
+    if method == "notifications/cancelled":
+        with open(cancelled_log, "a") as log:
+            log.write(json.dumps(params) + "\\n")
+    if ident is None:
+        continue
+    result = {}
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "scripted", "version": "1"},
+                  "capabilities": {"tools": {}, "prompts": {}, "resources": {}}}
+    elif method == "tools/list":
+        with open(cancelled_log + ".lists", "a") as log:
+            log.write("tools/list\\n")
+        result = {"tools": TOOLS}
+    elif method == "prompts/list":
+        result = {"prompts": PROMPTS}
+    elif method == "resources/list":
+        result = {"resources": RESOURCES}
+    elif method == "resources/templates/list":
+        result = {"resourceTemplates": TEMPLATES}
+    elif method == "tools/call":
+        name, token = params["name"], (params.get("_meta") or {}).get("progressToken")
+        if name == "unreadable":  # its answer nested past the parser's 1,024 levels: dropped as unreadable
+            sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "deep": %s%s}}\\n'
+                             % (json.dumps(ident), "[" * 1100, "]" * 1100))
+            sys.stdout.flush()
+            continue
+        if name == "not_json":
+            sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": {"content": [\\n' % json.dumps(ident))
+            sys.stdout.flush()
+            continue
+        if name == "slow":  # 3 s in all, a progress notification every 0.25 s
+            for step in range(12):
+                time.sleep(0.25)
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": step + 1, "total": 12}})
+        if name == "pause":  # 1.5 s without a word
+            time.sleep(1.5)
+        result = {"content": [{"type": "text", "text": name + " done"}]}
+    send({"jsonrpc": "2.0", "id": ident, "result": result})
+    if method == "tools/call" and params["name"] == "ok":  # the same list again: a re-list, as after a change
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+'''
+
+
+@contextlib.contextmanager
+def scripted_upstream(tmp_path, **options) -> Iterator[tuple[LiveServer, Upstream, object]]:
+    """A live downstream mounting the stdio upstream SCRIPTED as `evil`; the path its cancellations go to."""
+    import sys
+
+    script, cancelled = tmp_path / "scripted_upstream.py", tmp_path / "cancelled.jsonl"
+    script.write_text(SCRIPTED, encoding="utf-8")
+    cancelled.write_text("", encoding="utf-8")
+    with mounted(McpServer("hexmcp", "1.0.0"), "evil", Target.stdio(f"{sys.executable} {script} {cancelled}"),
+                 **options) as (live, upstream):
+        yield live, upstream, cancelled
+
+
+async def test_one_invalid_item_is_skipped_with_a_warning_and_the_rest_is_mounted(tmp_path) -> None:
+    """Before, a numeric tool name (or no inputSchema) refused the whole tools/list: none of the upstream's
+    tools were mounted, and it was retried forever. A tool schema that is not JSON Schema, and a template
+    with a variable twice, were worse: they raised out of the upstream's background task."""
+    with capture_logs() as logs, scripted_upstream(tmp_path) as (live, upstream, _):
+        await until_available(upstream)
+        async with McpClient(live.url, timeout=30) as client:
+            tools = {tool.name for tool in await client.all_tools()}
+            assert tools == {"evil__ok", "evil__slow", "evil__pause", "evil__unreadable", "evil__not_json"}
+            assert (await client.call_tool("evil__ok")).content[0].text == "ok done"
+            assert [prompt.name for prompt in await client.all_prompts()] == ["evil__fine"]
+            assert [resource.uri for resource in await client.all_resources()] == ["upstream://evil/doc://a"]
+            assert [template.uri_template for template in await client.all_resource_templates()] == [
+                "upstream://evil/doc://t/{x}"]
+        # `ok` was followed by list_changed: the re-list skips the same items again, and says nothing new.
+        lists = tmp_path / "cancelled.jsonl.lists"
+        for _ in range(200):
+            if len(lists.read_text(encoding="utf-8").splitlines()) >= 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(lists.read_text(encoding="utf-8").splitlines()) >= 2, "the upstream was never listed again"
+        await asyncio.sleep(0.3)
+    warnings = [(entry["event"], entry["upstream"], entry["name"], entry["reason"]) for entry in logs
+                if entry["event"].endswith(" skipped")]
+    named = {(event, name) for event, _, name, _ in warnings}
+    assert named == {("upstream tool skipped", "5"), ("upstream tool skipped", "no_schema"),
+                     ("upstream tool skipped", "has space"), ("upstream tool skipped", "bad_schema"),
+                     ("upstream prompt skipped", "['not', 'a', 'name']"), ("upstream resource skipped", "doc://b"),
+                     ("upstream resource template skipped", "doc://{x}/{x}")}
+    assert len(warnings) == len(named), "a re-list warned again about what it had skipped before"
+    reasons = {name: reason for _, upstream_name, name, reason in warnings if upstream_name == "evil"}
+    assert len(reasons) == len(named)
+    assert "expected str @ $.name" in reasons["5"]
+    assert "required field missing" in reasons["no_schema"]
+    assert "not a tool name clients accept" in reasons["has space"]
+    assert "not valid JSON Schema" in reasons["bad_schema"]
+    assert "does not compile" in reasons["doc://{x}/{x}"]
+
+
+async def test_a_page_malformed_as_a_whole_is_still_refused() -> None:
+    """Leniency is per item: a page whose list is not a list, or whose cursor is not a string, is refused."""
+    from hexmcp.client.mcp_client import _typed_page
+
+    for page in ({"tools": {"name": "x"}}, {"tools": [], "nextCursor": 5}, {}):
+        with pytest.raises(ClientError, match="does not match the protocol"):
+            _typed_page(page, models.ListToolsResult, "tools")
+
+
+@pytest.mark.parametrize("tool", ["unreadable", "not_json"])
+async def test_an_unreadable_answer_ends_the_call_within_the_idle_deadline(tmp_path, tool: str) -> None:
+    """Before, the answer was logged as "not JSON" and dropped, and the mounted call (no timeout: long tools
+    are legitimate) waited until its client gave up. Now it ends after `idle_timeout_s` without a word
+    from the upstream, with a tool error naming the upstream; the upstream is told the call is cancelled,
+    and the server, and the same upstream, go on serving."""
+    with scripted_upstream(tmp_path, idle_timeout_s=1.0) as (live, upstream, cancelled):
+        await until_available(upstream)
+        async with McpClient(live.url, timeout=30) as client:
+            ended = await asyncio.wait_for(client.call_tool(f"evil__{tool}"), 20)
+            assert ended.is_error
+            assert "upstream server 'evil' sent nothing for this request" in ended.content[0].text
+            assert "1 s" in ended.content[0].text
+            assert (await client.call_tool("evil__ok")).content[0].text == "ok done"
+            await client.ping()
+        for _ in range(100):
+            if cancelled.read_text(encoding="utf-8"):
+                break
+            await asyncio.sleep(0.05)
+        assert len(cancelled.read_text(encoding="utf-8").splitlines()) == 1, "notifications/cancelled never came"
+
+
+async def test_a_slow_call_is_not_ended_while_progress_keeps_coming(tmp_path) -> None:
+    """3 s of work, a progress notification every 0.25 s, under a 1 s idle deadline: each one resets it,
+    and every one is relayed to the caller."""
+    with scripted_upstream(tmp_path, idle_timeout_s=1.0) as (live, upstream, cancelled):
+        await until_available(upstream)
+        seen: list[float] = []
+        async with McpClient(live.url, timeout=30) as client:
+            done = await client.call_tool("evil__slow", progress=lambda progress, total, message: seen.append(progress))
+        assert not done.is_error and done.content[0].text == "slow done"
+        assert seen == [float(step) for step in range(1, 13)]
+        assert cancelled.read_text(encoding="utf-8") == ""
+
+
+async def test_the_idle_deadline_applies_to_silence_and_the_default_lets_a_normal_call_finish(tmp_path) -> None:
+    """`pause` answers after 1.5 s without progress: under the default (120 s) it finishes, as it does with
+    the deadline off (0); under 0.5 s it is ended."""
+    from hexmcp.tools.upstreams import specs
+    from hexmcp.tools.upstreams.mount import IDLE_TIMEOUT_S
+
+    assert IDLE_TIMEOUT_S == specs.IDLE_TIMEOUT_S == 120.0
+    for options, ends in (({}, False), ({"idle_timeout_s": 0}, False), ({"idle_timeout_s": 0.5}, True)):
+        with scripted_upstream(tmp_path, **options) as (live, upstream, _):
+            await until_available(upstream)
+            async with McpClient(live.url, timeout=30) as client:
+                paused = await client.call_tool("evil__pause")
+        assert bool(paused.is_error) is ends, (options, paused)
+        if not ends:
+            assert paused.content[0].text == "pause done"
+
+
+def test_idle_timeout_is_checked_in_an_upstream_table() -> None:
+    from hexmcp.tools.upstreams.specs import UpstreamSpec, UpstreamSpecError, upstream_spec
+
+    def table(**keys):
+        return UpstreamSpec.from_table({"name": "kb", "target": "http://h/mcp", **keys}, "upstream[1]", {},
+                                       upstream_spec)
+
+    assert table().idle_timeout_s == 120.0
+    assert table(idle_timeout=0).idle_timeout_s == 0.0
+    assert table(idle_timeout=2.5).idle_timeout_s == 2.5
+    for bad in (-1, "30", True, float("inf")):
+        with pytest.raises(UpstreamSpecError, match="upstream\\[1\\].idle_timeout"):
+            table(idle_timeout=bad)

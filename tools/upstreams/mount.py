@@ -17,6 +17,13 @@ warning naming both. Its `run()` is a background task for the server's lifetime:
   the upstream. Calls in flight when the connection dropped get the same tool error.
 - a downstream call's progress is relayed, and its cancellation is passed on (`notifications/cancelled`).
 - argument completion for mounted prompts and templates is asked of the upstream, if it offers it.
+- one tool, prompt, resource or template the mount cannot serve (it breaks the protocol's schema, its
+  name is outside the MCP tool-name format once prefixed, its schema or URI template does not compile)
+  is skipped with one warning naming the upstream, the item and why; the others are mounted.
+- a forwarded call ends with a tool error when the upstream sends nothing for it (no answer, no
+  progress) for `idle_timeout_s`, and `notifications/cancelled` goes upstream: an answer it sent that
+  could not be read (past the parser's nesting limit, not JSON) must not leave the caller waiting.
+  Progress resets the deadline, so a long tool that reports progress is never cut.
 """
 
 from __future__ import annotations
@@ -27,9 +34,10 @@ from typing import Any
 
 import attrs
 import structlog
+from jsonschema.exceptions import SchemaError
 
 from hexmcp.client.errors import ClientError, ClientErrorCode
-from hexmcp.client.mcp_client import McpClient, RetryPolicy
+from hexmcp.client.mcp_client import InvalidItem, McpClient, RetryPolicy
 from hexmcp.client.target import Target
 from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
@@ -41,6 +49,9 @@ log = structlog.get_logger("hexmcp.tools.upstreams.mount")
 SEPARATOR = "__"
 MOUNT_SCHEME = "upstream"  # upstream://NAME/<the upstream's own URI>
 RECONNECT_POLL_S = 0.05
+IDLE_TIMEOUT_S = 120.0  # a forwarded call with no answer and no progress for this long is ended; 0: never
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")  # the MCP tool-name format (2025-11-25), as mounted
+QUOTED_NAME_CHARS = 80  # a skipped item's name in a warning: a hostile one may be megabytes long
 _NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # no "__" inside: the separator must stay unique
 _TEMPLATE_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")  # the level-1 expressions core.resources matches
 
@@ -65,7 +76,7 @@ def mounted_uri(upstream: str, uri: str) -> str:
 class Upstream:
     def __init__(self, server: McpServer, name: str, target: Target, *, auth_token: str | None = None,
                  wait_s: float = 5.0, retry_initial_s: float = 0.2, retry_max_s: float = 10.0,
-                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+                 max_message_bytes: int = MAX_MESSAGE_BYTES, idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         self.server = server
         self.name = name
         self.target = target
@@ -74,11 +85,13 @@ class Upstream:
         self.retry_initial_s = retry_initial_s
         self.retry_max_s = retry_max_s
         self.max_message_bytes = max_message_bytes  # the largest answer read from it (a larger one: a tool error)
+        self.idle_timeout_s = idle_timeout_s or None  # None (from 0): a forwarded call waits as long as it takes
         self.client: McpClient | None = None
         self.mounted: set[str] = set()  # downstream names of the tools registered for this upstream
         self.resources: set[str] = set()  # URIs of the upstream's resources served here
         self.templates: dict[str, models.ResourceTemplate] = {}  # by URI template, as mounted
         self.prompts: dict[str, models.Prompt] = {}  # by downstream name, as mounted
+        self.skipped: dict[tuple[str, str], str] = {}  # (kind, name) -> why, as of each kind's last sync
         self.last_error: str | None = None
         self._ready = asyncio.Event()
 
@@ -139,9 +152,12 @@ class Upstream:
         core matches level-1 templates (`{name}`) only; others are listed but never match. A URI or a
         template already served by someone else is refused, never replaced."""
         registry = self.server.resources
-        resources = {mounted_uri(self.name, resource.uri): resource for resource in await client.all_resources()}
-        templates = {mounted_uri(self.name, template.uri_template): template
-                     for template in await client.all_resource_templates()}
+        skipped: dict[tuple[str, str], str] = {}
+        resources = {mounted_uri(self.name, resource.uri): resource
+                     for resource in await client.all_resources(invalid=self._invalid("resource", "uri", skipped))}
+        templates = {mounted_uri(self.name, template.uri_template): template for template in
+                     await client.all_resource_templates(invalid=self._invalid("resource template", "uriTemplate",
+                                                                               skipped))}
         taken = {resource.uri for resource in registry.definitions()} - self.resources
         taken_templates = {template.uri_template for template in registry.template_definitions()} - self.templates.keys()
         with registry.batch():  # one list_changed for the whole sync
@@ -161,11 +177,18 @@ class Upstream:
                     continue
                 if self.templates.get(uri_template) != template:
                     registry.remove_template(uri_template)  # ours: it was not in taken_templates
-                    registry.add_template(attrs.evolve(template, uri_template=uri_template),
-                                          self._template_reader(template.uri_template),
-                                          self._completer(client, {"type": "ref/resource", "uri": template.uri_template}))
+                    try:
+                        registry.add_template(attrs.evolve(template, uri_template=uri_template),
+                                              self._template_reader(template.uri_template),
+                                              self._completer(client, {"type": "ref/resource",
+                                                                       "uri": template.uri_template}))
+                    except re.error as error:  # e.g. `{id}` twice: no pattern can match it
+                        skipped[("resource template", _quoted(template.uri_template))] = \
+                            f"its URI template does not compile: {error}"
+                        continue
                 kept[uri_template] = template
         self.resources, self.templates = mounted, kept
+        self._warn_skipped(("resource", "resource template"), skipped)
 
     def _refused(self, kind: str, name: str, taken: set[str]) -> bool:
         """True (and a warning) when `name` is already served here by a local pack or another upstream."""
@@ -176,7 +199,9 @@ class Upstream:
 
     async def _sync_prompts(self, client: McpClient) -> None:
         """Prompts as NAME__PROMPT, rendered upstream; one the upstream dropped is dropped here too."""
-        prompts = {f"{self.name}{SEPARATOR}{prompt.name}": prompt for prompt in await client.all_prompts()}
+        skipped: dict[tuple[str, str], str] = {}
+        prompts = {f"{self.name}{SEPARATOR}{prompt.name}": prompt
+                   for prompt in await client.all_prompts(invalid=self._invalid("prompt", "name", skipped))}
         taken = {prompt.name for prompt in self.server.prompts.definitions()} - self.prompts.keys()
         prompts = {name: prompt for name, prompt in prompts.items() if not self._refused("prompt", name, taken)}
         for stale in self.prompts.keys() - prompts.keys():
@@ -187,6 +212,24 @@ class Upstream:
                                                       arguments=prompt.arguments), self._renderer(prompt.name),
                                         self._completer(client, {"type": "ref/prompt", "name": prompt.name}))
         self.prompts = prompts
+        self._warn_skipped(("prompt",), skipped)
+
+    def _invalid(self, kind: str, key: str, skipped: dict[tuple[str, str], str]) -> InvalidItem:
+        """Collects, into `skipped`, the items of a list the client found breaking the protocol's schema."""
+        def note(item: Any, reason: str) -> None:
+            name = item.get(key) if isinstance(item, dict) else None
+            skipped[(kind, _quoted(name if isinstance(name, str) else repr(name if name is not None else item)))] = \
+                f"it does not match the protocol's schema: {reason}"
+
+        return note
+
+    def _warn_skipped(self, kinds: tuple[str, ...], skipped: dict[tuple[str, str], str]) -> None:
+        """One warning per skipped item: a re-list (list_changed, a reconnect) that skips it again for the
+        same reason says nothing new, so it says nothing."""
+        for (kind, name), reason in skipped.items():
+            if self.skipped.get((kind, name)) != reason:
+                log.warning(f"upstream {kind} skipped", upstream=self.name, name=name, reason=reason)
+        self.skipped = {**{key: why for key, why in self.skipped.items() if key[0] not in kinds}, **skipped}
 
     def _completer(self, client: McpClient, ref: dict[str, Any]) -> Any:
         """Argument completion asked of the upstream, when it offers completion at all."""
@@ -196,7 +239,8 @@ class Upstream:
         async def complete(argument: str, value: str, context: dict[str, str]) -> list[str]:
             live = await self._connected(None)
             try:
-                return (await live.complete(ref, argument, value, context)).completion.values
+                async with self._idle_deadline():
+                    return (await live.complete(ref, argument, value, context)).completion.values
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
 
@@ -214,7 +258,8 @@ class Upstream:
         async def read() -> list[Any]:
             client = await self._connected(None)
             try:
-                contents = (await client.read_resource(uri)).contents
+                async with self._idle_deadline():
+                    contents = (await client.read_resource(uri)).contents
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
             return [attrs.evolve(item, uri=mounted_uri(self.name, item.uri)) for item in contents]
@@ -234,7 +279,8 @@ class Upstream:
         async def render(**arguments: str) -> list[models.PromptMessage]:
             client = await self._connected(None)
             try:
-                messages = (await client.get_prompt(upstream_name, arguments)).messages
+                async with self._idle_deadline():
+                    messages = (await client.get_prompt(upstream_name, arguments)).messages
             except ClientError as error:
                 raise _downstream_error(self.name, error) from None
             return [attrs.evolve(message, content=self._namespaced(message.content)) for message in messages]
@@ -243,18 +289,30 @@ class Upstream:
 
     async def _sync_tools(self, client: McpClient) -> None:
         """Register the upstream's tools under our names; drop the ones it no longer has."""
-        tools = await client.all_tools()
+        skipped: dict[tuple[str, str], str] = {}
+        tools = await client.all_tools(invalid=self._invalid("tool", "name", skipped))
         wanted = {f"{self.name}{SEPARATOR}{tool.name}": tool for tool in tools}
+        for name, tool in list(wanted.items()):
+            if not _TOOL_NAME.match(name):
+                skipped[("tool", _quoted(tool.name))] = (f"'{_quoted(name)}' is not a tool name clients accept "
+                                                         "(1 to 128 of A-Z a-z 0-9 _ - .)")
+                del wanted[name]
         taken = {name for name in wanted if name in self.server.tools} - self.mounted
         wanted = {name: tool for name, tool in wanted.items() if not self._refused("tool", name, taken)}
         for stale in self.mounted - wanted.keys():
             self.server.tools.remove(stale)
-        for name, tool in wanted.items():
+        for name, tool in list(wanted.items()):
             definition = self._definition(name, tool)
             current = self.server.tools.get(name)
             if current is None or current.definition != models.Tool(name=name, **definition):
-                self.server.tools.add(name, self._forward(tool.name), **definition)
+                try:
+                    self.server.tools.add(name, self._forward(tool.name), **definition)
+                except SchemaError as error:  # checked there, before anything is registered
+                    skipped[("tool", _quoted(tool.name))] = f"its schema is not valid JSON Schema: {error.message}"
+                    self.server.tools.remove(name)  # an earlier version of it, if there was one
+                    del wanted[name]
         self.mounted = set(wanted)
+        self._warn_skipped(("tool",), skipped)
 
     def _definition(self, name: str, tool: models.Tool) -> dict[str, Any]:
         return {"description": tool.description or f"{tool.name} on the upstream server '{self.name}'",
@@ -272,8 +330,9 @@ class Upstream:
         while True:
             client = await self._connected(stale)
             try:
-                result = await client.request("tools/call", {"name": tool, "arguments": arguments},
-                                              progress=ctx.report_progress)
+                async with self._idle_deadline() as deadline:
+                    result = await client.request("tools/call", {"name": tool, "arguments": arguments},
+                                                  progress=deadline.relay(ctx.report_progress))
             except ClientError as error:
                 if error.code not in (ClientErrorCode.UNREACHABLE, ClientErrorCode.CLOSED):
                     raise _downstream_error(self.name, error) from None
@@ -285,6 +344,9 @@ class Upstream:
                 raise ToolError(self._unavailable()) from None  # in flight when the upstream went
             called = from_wire(result, models.CallToolResult)
             return attrs.evolve(called, content=[self._namespaced(block) for block in called.content])
+
+    def _idle_deadline(self) -> _IdleDeadline:
+        return _IdleDeadline(self.name, self.idle_timeout_s)
 
     async def _connected(self, stale: McpClient | None) -> McpClient:
         """The live client (not `stale`, one a call just found dead), waiting up to `wait_s` for it.
@@ -301,6 +363,45 @@ class Upstream:
         reason = f" ({self.last_error})" if self.last_error else ""
         return f"the upstream server '{self.name}' is unavailable{reason}; reconnecting, try again shortly"
 
+
+class _IdleDeadline:
+    """Ends the request awaited inside (`async with`) with a ToolError once the upstream has sent nothing
+    for it (no answer, no progress relayed through `relay`) for `seconds` (None: never). The request is
+    cancelled the way a downstream cancellation cancels it: the dispatcher sends `notifications/cancelled`
+    upstream. An `asyncio.timeout` scope, pushed back by each progress notification."""
+
+    def __init__(self, upstream: str, seconds: float | None) -> None:
+        self.upstream = upstream
+        self.seconds = seconds
+        self.scope = asyncio.timeout(seconds)
+
+    async def __aenter__(self) -> _IdleDeadline:
+        await self.scope.__aenter__()
+        return self
+
+    async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        try:
+            await self.scope.__aexit__(kind, error, traceback)
+        except TimeoutError:  # raised here only when the scope expired (a TimeoutError from the work passes by)
+            raise ToolError(f"the upstream server '{self.upstream}' sent nothing for this request (no answer, no "
+                            f"progress) for {self.seconds:g} s, so it was cancelled there; an answer it sent may "
+                            "have been unreadable (idle_timeout in its [[upstream]] table; 0: no limit)") from None
+
+    def relay(self, progress: Any) -> Any:
+        """`progress` (the downstream caller's report) wrapped so that each report resets the deadline."""
+        if self.seconds is None:
+            return progress
+        loop = asyncio.get_running_loop()
+
+        def reported(*update: Any) -> Any:
+            self.scope.reschedule(loop.time() + self.seconds)
+            return progress(*update)
+
+        return reported
+
+
+def _quoted(name: str) -> str:
+    return name if len(name) <= QUOTED_NAME_CHARS else f"{name[:QUOTED_NAME_CHARS]}... ({len(name)} characters)"
 
 
 def _downstream_error(upstream: str, error: ClientError) -> Exception:

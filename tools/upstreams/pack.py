@@ -45,7 +45,8 @@ class UpstreamsPack(Pack):
 
         self.upstreams = [Upstream(setup.server, spec.name, spec.target, auth_token=spec.auth_token,
                                    wait_s=spec.wait_s, retry_initial_s=spec.retry_initial_s,
-                                   retry_max_s=spec.retry_max_s, max_message_bytes=spec.max_message_bytes)
+                                   retry_max_s=spec.retry_max_s, max_message_bytes=spec.max_message_bytes,
+                                   idle_timeout_s=spec.idle_timeout_s)
                           for spec in upstream_specs(setup.settings)]
 
     def background(self) -> list[BackgroundTask]:
@@ -58,5 +59,6 @@ class UpstreamsPack(Pack):
         return PackProblem(str(error)) if isinstance(error, UpstreamSpecError) else None
 
     def health(self) -> Mapping[str, Any]:
-        return {upstream.name: {"connected": upstream.available, "tools": len(upstream.mounted)}
+        return {upstream.name: {"connected": upstream.available, "tools": len(upstream.mounted),
+                                "skipped": len(upstream.skipped)}
                 for upstream in self.upstreams}

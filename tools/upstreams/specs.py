@@ -3,7 +3,8 @@
 its tables here, so `hexmcp config check` finds what start-up would.
 
 A table says what a flag cannot: a token per upstream (or the variable holding it), how long a call
-waits for a reconnecting upstream, and the reconnect backoff. An `--upstream` (flag, `HEXMCP_UPSTREAM`
+waits for a reconnecting upstream, the reconnect backoff, and how long a call may go without a word
+from the upstream (`idle_timeout`, 0 for no limit). An `--upstream` (flag, `HEXMCP_UPSTREAM`
 or the file's `upstream = [...]`) of the same name replaces the table of that name.
 
 Each upstream's bearer token is its own, first found of: the table's `auth_token` or `auth_token_env`,
@@ -29,8 +30,9 @@ log = structlog.get_logger("hexmcp.tools.upstreams")
 
 TOKEN_ENV = "HEXMCP_UPSTREAM_TOKEN"  # the shared token: sent only to upstreams that ask for it
 TABLE_KEYS = ("name", "target", "auth_token", "auth_token_env", "shared_token", "wait", "retry_initial", "retry_max",
-              "max_message_bytes")
+              "max_message_bytes", "idle_timeout")
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # hexmcp.client's default; not imported: the config check runs without it
+IDLE_TIMEOUT_S = 120.0  # mount.IDLE_TIMEOUT_S, for the same reason (a test holds them equal)
 
 
 def token_env_for(name: str) -> str:
@@ -72,6 +74,8 @@ class UpstreamSpec:
     retry_max_s: float = 10.0
     max_message_bytes: int = MAX_MESSAGE_BYTES
     """The largest message read from this upstream (a JSON body, an SSE event, a frame, a stdout line)."""
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    """A forwarded call with neither an answer nor progress from the upstream for this long ends (0: never)."""
 
     @classmethod
     def from_table(cls, table: Any, where: str, env: Mapping[str, str], parse: Callable[[str], Any]) -> UpstreamSpec:
@@ -95,8 +99,11 @@ class UpstreamSpec:
             size = table["max_message_bytes"]
             if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
                 raise UpstreamSpecError(f"{where}.max_message_bytes", f"must be a positive whole number, got {size!r}")
+        idle = table.get("idle_timeout", IDLE_TIMEOUT_S)
+        if idle != 0:  # 0 is "no limit"; anything else is a number of seconds like the others
+            idle = _seconds(idle, f"{where}.idle_timeout")
         return cls(name=name, target=target, auth_token=_token(table, where, env),
-                   max_message_bytes=table.get("max_message_bytes", MAX_MESSAGE_BYTES),
+                   max_message_bytes=table.get("max_message_bytes", MAX_MESSAGE_BYTES), idle_timeout_s=float(idle),
                    **{f"{key}_s": _seconds(table[key], f"{where}.{key}") for key in ("wait", "retry_initial",
                                                                                      "retry_max") if key in table})
 
