@@ -92,9 +92,10 @@ class Session:
             meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
             if type(meta) is not dict:
                 meta = meta if isinstance(meta, dict) else _NO_META
-            token = meta.get("progressToken")
-            if token is not None and type(token) is not str and type(token) is not int:
-                raise _bad_progress_token(token)
+            if meta:  # most requests carry no _meta: nothing to look up
+                token = meta.get("progressToken")
+                if token is not None and type(token) is not str and type(token) is not int:
+                    raise _bad_progress_token(token)
             requested = meta.get(META_PROTOCOL_VERSION)
             # A 2026-only method without `_meta` is a stateless request that forgot its envelope (-32602
             # says what is missing), unless a handshake version is in force: that version has no such
