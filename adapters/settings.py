@@ -15,7 +15,8 @@ def port_number(instance: object, attribute: attrs.Attribute, value: int) -> Non
     """attrs validator: a TCP port, 0 (any free port) to 65535. Checked here because the socket layer does
     not: 99999 would be bound as 99999 % 65536 and the server would listen where nobody looks."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ValueError(f"{type(instance).__name__}.{attribute.name} must be a port number (0-65535), got {value!r}")
+        # named as the setting is (`port`, `metrics port`), not as the class holding it: this is the line a user reads
+        raise ValueError(f"{attribute.name.replace('_', ' ')} must be a port number (0-65535), got {value!r}")
 
 
 def string_tuple(value: object) -> tuple[str, ...]:
