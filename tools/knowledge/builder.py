@@ -108,12 +108,13 @@ class VectorCache:
             log.warning("cannot write the passage-vector cache", error=str(error))
 
 
-def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked]) -> str:
+def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked], keys: dict[str, str]) -> str:
     """Changes with any document's text (passages' offsets, which citations give, move with it even where
-    the indexed text does not) and with anything that changes what is embedded."""
+    the indexed text does not) and with anything that changes what is embedded (`keys`: each document's
+    vector-cache key)."""
     digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
-    for document, passages in sorted(chunked, key=lambda item: item[0].document_id):
-        digest.update(f"{document.document_id}\x1f{vectors_key(model_key, passages)}\x1f".encode())
+    for document, _ in sorted(chunked, key=lambda item: item[0].document_id):
+        digest.update(f"{document.document_id}\x1f{keys[document.document_id]}\x1f".encode())
         digest.update(hashlib.sha256(document.text.encode("utf-8")).digest())
     return digest.hexdigest()[:16]
 
@@ -160,8 +161,9 @@ class _Build:
         # Cuts a passage into windows (windows.py); an embedder without a tokenizer embeds each passage once.
         self.token_offsets = getattr(embedder, "token_offsets", None)
         self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
-        self.max_chars = max_chars
-        self.version = index_version(self.model_key, max_chars, chunked)
+        # Each document's vector-cache key, hashed once: the version, the cache's lookups and its writes read it.
+        self.keys = {document.document_id: document_key(embedder, chunks) for document, chunks in chunked}
+        self.version = index_version(self.model_key, max_chars, chunked, self.keys)
         self.passages: list[Passage] = []
         self.done: list[SourceDocument] = []
         # The most rows one passage holds; None once a document the store held already came in (its count unknown).
@@ -180,7 +182,7 @@ class _Build:
             if document.document_id in stored:
                 self.add(document, chunks, None)
                 continue
-            held = self.cache.load(self._key(chunks), len(chunks), self.dimension) if chunks else None
+            held = self.cache.load(self.keys[document.document_id], len(chunks), self.dimension) if chunks else None
             if chunks and held is None:
                 pending.append((document, chunks))
                 continue
@@ -197,7 +199,7 @@ class _Build:
         def complete_oldest() -> None:
             document, chunks, windows, pending_vectors = in_flight.popleft()
             vectors = pending_vectors.result()  # type: ignore[attr-defined]
-            self.cache.store(self._key(chunks), vectors, windows)
+            self.cache.store(self.keys[document.document_id], vectors, windows)
             self.add(document, chunks, (vectors, windows))
             publisher.maybe()
 
@@ -241,9 +243,6 @@ class _Build:
         self.done.append(document)
         if self.progress is not None and chunks:
             self.progress(len(chunks))
-
-    def _key(self, passages: Sequence[Passage]) -> str:
-        return document_key(self.embedder, passages)
 
 
 class _Cancelled(Exception):
