@@ -82,11 +82,12 @@ def serve_http(settings: argparse.Namespace, packs: list[Pack], *, server: McpSe
 
     config = http_config(settings)
     sockets = listening_sockets()
-    if not sockets:  # a worker serves on its parent's socket, bound and checked there
-        _exit_if_cannot_listen(config.host, config.port)
+    # The settings' own mistakes (a pack they ask for and cannot have) are named before the machine's state.
     serving = Serving.build(settings, packs, server=server, http_base=f"http://{settings.host}:{settings.port}")
-    options = _http_app_options(serving, config)
     try:
+        if not sockets:  # a worker serves on its parent's socket, bound and checked there
+            _exit_if_cannot_listen(config.host, config.port)
+        options = _http_app_options(serving, config)
         return run_http(serving.server, config, log_level="warning",
                         uvicorn_options=options.pop("websocket").config.uvicorn_options(), **sockets,
                         **options)
