@@ -83,7 +83,10 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
         done += passages
         work.advance(passages, embedder.embedded - embedded_before)
         if not stop.is_set():  # a cancelled call reports nothing more
-            loop.call_soon_threadsafe(reporter.update, done)
+            try:
+                loop.call_soon_threadsafe(reporter.update, done)
+            except RuntimeError:  # the loop is closed: the server stopped under this call
+                stop.set()
 
     started = time.perf_counter()
     # A background thread, like the start-up build: its passages yield to requests (foreground_gate.py).

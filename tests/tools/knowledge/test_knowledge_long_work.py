@@ -37,6 +37,7 @@ from tests.support.serve_process import ServeProcess, serve_process
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 DOCUMENTS, PARAGRAPHS = 30, 12
+BIG_DOCUMENTS = 200  # a start-up build long enough to be stopped mid-way
 PASSAGES = DOCUMENTS * (PARAGRAPHS + 1)
 HANDSHAKE = "2025-11-25"
 INIT = {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "long-work", "version": "1"}}
@@ -48,8 +49,12 @@ MATH = "What is the derivative of x squared with respect to x?"
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Enough passages that a fresh index takes seconds, so a cancellation lands mid-way."""
-    root = tmp_path_factory.mktemp("long-work-corpus")
-    for n in range(DOCUMENTS):
+    return write_corpus(tmp_path_factory.mktemp("long-work-corpus"), DOCUMENTS)
+
+
+def write_corpus(root: Path, documents: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(documents):
         paragraphs = [f"## Part {p}\n\nDocument {n} part {p} talks about topic {(n * 7 + p) % 23} in some detail: "
                       + " ".join(f"word{(n * p + w) % 97}" for w in range(60)) for p in range(PARAGRAPHS)]
         (root / f"doc{n:03}.md").write_text(f"# Document {n}\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
@@ -430,6 +435,102 @@ async def test_a_client_that_leaves_stops_its_work(how: str, server: ServeProces
     await restore(base)
 
 
+# --- a call forwarded to an upstream server ---------------------------------------------------------------
+
+SLEEPY_UPSTREAM = """
+import json, sys, threading, time
+log, stopped, lock = sys.argv[1], set(), threading.Lock()
+def send(message):
+    with lock:
+        sys.stdout.write(json.dumps(message) + "\\n")
+        sys.stdout.flush()
+def work(ident, token, steps):
+    for step in range(1, steps + 1):
+        time.sleep(0.1)
+        if ident in stopped:
+            with open(log, "a") as out:
+                out.write(json.dumps({"stopped": ident, "step": step}) + "\\n")
+            return
+        if token is not None:
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": step, "total": steps, "message": f"step {step}"}})
+    send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": f"slept {steps}"}]}})
+for line in sys.stdin:
+    message = json.loads(line)
+    ident, method, params = message.get("id"), message.get("method"), message.get("params") or {}
+    if method == "notifications/cancelled":
+        stopped.add(params.get("requestId"))
+    if ident is None:
+        continue
+    if method == "tools/call":
+        steps = int(params.get("arguments", {}).get("steps", 100))
+        threading.Thread(target=work, args=(ident, (params.get("_meta") or {}).get("progressToken"), steps)).start()
+        continue
+    result = {}
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "sleepy", "version": "1"},
+                  "capabilities": {"tools": {}}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "nap", "inputSchema": {"type": "object"}}]}
+    send({"jsonrpc": "2.0", "id": ident, "result": result})
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "ws"])
+async def test_a_call_forwarded_upstream_relays_progress_and_its_cancellation_stops_the_upstream(
+        transport: str, tmp_path: Path) -> None:
+    script, stopped = tmp_path / "sleepy.py", tmp_path / "stopped.jsonl"
+    script.write_text(SLEEPY_UPSTREAM, encoding="utf-8")
+    upstream = f"sleepy=stdio:{sys.executable} {script} {stopped}"
+    if transport == "stdio":
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--no-knowledge", "--upstream",
+            upstream, "--log-level", "warning", stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 24)
+        try:
+            client = StdioClient(process)
+            await initialize(client)
+            await forwarded_call_cancelled(client, stopped)
+        finally:
+            process.stdin.close()  # type: ignore[union-attr]
+            await asyncio.wait_for(process.wait(), 30)
+        return
+    with serve_process("--no-classifier", "--no-knowledge", "--upstream", upstream) as served:
+        served.wait_for_tool("sleepy__nap")
+        async with ws_client(served.base) as ws:
+            await initialize(ws)
+            await forwarded_call_cancelled(ws, stopped)
+
+
+async def forwarded_call_cancelled(client: Any, stopped: Path) -> None:
+    for _ in range(300):  # the upstream is mounted in the background
+        await client.send({"id": "list", "method": "tools/list"})
+        if "sleepy__nap" in {t["name"] for t in (await until_answer(client, "list"))[-1]["result"]["tools"]}:
+            break
+        await asyncio.sleep(0.1)
+    await client.send({"id": 1, "method": "tools/call", "params": {"name": "sleepy__nap", "arguments": {"steps": 3},
+                                                                  "_meta": {"progressToken": "short"}}})
+    seen = await until_answer(client, 1)
+    assert seen[-1]["result"]["content"][0]["text"] == "slept 3"
+    relayed = progress_of(seen, "short")
+    assert [p["progress"] for p in relayed] == [1, 2, 3] and relayed[-1]["message"] == "step 3", relayed
+    await client.send({"id": 2, "method": "tools/call", "params": {"name": "sleepy__nap", "arguments": {},
+                                                                  "_meta": {"progressToken": 2}}})
+    for _ in range(3):
+        while (await client.recv()).get("method") != "notifications/progress":
+            pass
+    await client.send({"method": "notifications/cancelled", "params": {"requestId": 2}})
+    await client.send({"id": 3, "method": "ping"})
+    await until_answer(client, 3)
+    after = await quiet_for(client, 1.5)
+    assert not [m for m in after if m.get("id") == 2], f"the cancelled call was answered: {after}"
+    assert not progress_of(after, 2), f"progress went on after the cancellation: {progress_of(after, 2)}"
+    assert stopped.exists() and '"stopped": ' in stopped.read_text(encoding="utf-8"), \
+        "the upstream was not told to stop"
+    await client.send({"id": 4, "method": "tools/call", "params": {"name": "sleepy__nap", "arguments": {"steps": 1}}})
+    assert (await until_answer(client, 4))[-1]["result"]["content"][0]["text"] == "slept 1"
+
+
 # --- tasks -----------------------------------------------------------------------------------------------
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
@@ -501,6 +602,33 @@ def test_sigterm_while_indexing_answers_the_call_then_exits_0_with_a_drained_lin
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
     drained = [line for line in lines if line.get("event") == "drained"]
     assert drained and drained[-1]["cut"] == 0, lines[-5:]
+
+
+def test_sigterm_during_start_up_indexing_on_stdio_exits_0_and_warns_of_nothing(tmp_path: Path) -> None:
+    """A cold cache and a bigger corpus, so the start-up build is mid-way when SIGTERM comes and has published
+    partial indexes. Its documents in flight are saved as it stops; the partial index it published meanwhile
+    once met the closed event loop, which the build reported (with a traceback) as "a document in flight
+    failed while stopping"."""
+    corpus, cache = tmp_path / "corpus", tmp_path / "cold-cache"
+    write_corpus(corpus, BIG_DOCUMENTS)
+    process = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--docs",
+                                str(corpus), "--log-level", "info"], env=docs_env(cache), stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (cache / "knowledge").is_dir() or cached_vectors(cache) < 20:
+            assert process.poll() is None and time.monotonic() < deadline, "the start-up build never began"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        assert cached_vectors(cache) < BIG_DOCUMENTS, "the build had finished: nothing was in flight"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    lines = [json.loads(line) for line in process.stderr.read().decode().splitlines() if line.startswith("{")]  # type: ignore[union-attr]
+    assert not [line for line in lines if line.get("level") in ("warning", "error")], lines[-3:]
+    assert lines[-1]["event"] == "stdio session ended", lines[-3:]
 
 
 def _in_thread(work: Any) -> Any:
