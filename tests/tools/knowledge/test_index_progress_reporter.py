@@ -29,6 +29,17 @@ class SlowContext:
         self.sent.append((progress, total, message))
 
 
+async def feed(reporter: _ProgressReporter, steps: list[tuple[int, int]], done: int = 0, *, extra_turns: int = 0) -> int:
+    """What the build thread does: each (passages, pause) adds passages to the count, then lets the loop turn
+    `pause` (+ `extra_turns`) times; returns the count reached."""
+    for passages, pause in steps:
+        done += passages
+        reporter.update(done)
+        for _ in range(pause + extra_turns):
+            await asyncio.sleep(0)
+    return done
+
+
 steps = st.lists(st.tuples(st.integers(1, 13), st.integers(0, 3)), min_size=1, max_size=30)
 
 
@@ -39,12 +50,7 @@ def test_progress_increases_and_ends_at_the_last_count_before_the_answer(steps: 
     async def scenario() -> list[tuple[float, Any, Any]]:
         ctx = SlowContext(delays)
         reporter = _ProgressReporter(ctx, 1000)  # type: ignore[arg-type]
-        done = 0
-        for passages, pause in steps:
-            done += passages
-            reporter.update(done)
-            for _ in range(pause):
-                await asyncio.sleep(0)
+        await feed(reporter, steps)
         await reporter.flush()
         reporter.stop()
         return ctx.sent
@@ -63,19 +69,10 @@ def test_no_notification_is_begun_once_stopped(before: list[tuple[int, int]], af
     async def scenario() -> tuple[int, int]:
         ctx = SlowContext(delays)
         reporter = _ProgressReporter(ctx, 1000)  # type: ignore[arg-type]
-        done = 0
-        for passages, pause in before:
-            done += passages
-            reporter.update(done)
-            for _ in range(pause):
-                await asyncio.sleep(0)
+        done = await feed(reporter, before)
         reporter.stop()
         stopped_with = ctx.begun
-        for passages, pause in after:
-            done += passages
-            reporter.update(done)
-            for _ in range(pause + 5):
-                await asyncio.sleep(0)
+        await feed(reporter, after, done, extra_turns=5)
         return stopped_with, ctx.begun
 
     stopped_with, finally_begun = asyncio.run(scenario())
