@@ -40,6 +40,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 DOCUMENTS, PARAGRAPHS = 30, 12
 BIG_DOCUMENTS = 200  # a start-up build long enough to be stopped mid-way
+CONCEPT_DOCUMENTS = 150  # a concept extraction long enough to be stopped mid-way
 IN_FLIGHT_DOCUMENTS = WINDOW_PASSAGES // (PARAGRAPHS + 1) + 2  # the build's window, and the document being queued
 PASSAGES = DOCUMENTS * (PARAGRAPHS + 1)
 HANDSHAKE = "2025-11-25"
@@ -654,6 +655,31 @@ def test_sigterm_during_start_up_indexing_on_stdio_exits_0_and_warns_of_nothing(
     lines = [json.loads(line) for line in process.stderr.read().decode().splitlines() if line.startswith("{")]  # type: ignore[union-attr]
     assert not [line for line in lines if line.get("level") in ("warning", "error")], lines[-3:]
     assert lines[-1]["event"] == "stdio session ended", lines[-3:]
+
+
+def test_sigterm_during_concept_extraction_stops_it_and_exits_0(tmp_path: Path) -> None:
+    """The concept extraction that follows the index reads every document on a thread the process waits for at
+    exit; SIGTERM mid-way stops it between two documents (it ran to its end before, seconds on a few hundred
+    pages, while the process sat drained and silent)."""
+    corpus, cache, log = tmp_path / "corpus", tmp_path / "cache", tmp_path / "serve.log"
+    write_numbered_corpus(corpus, CONCEPT_DOCUMENTS, 3)  # short pages: a quick index, then many documents to read
+    with open(log, "wb") as stderr, serve_process("--no-classifier", "--docs", str(corpus), "--log-level", "info",
+                                                  env=docs_env(cache), healthy=False, stderr=stderr) as served:
+        deadline = time.monotonic() + 180
+        while True:
+            assert served.process.poll() is None and time.monotonic() < deadline, "no concept extraction was seen"
+            with contextlib.suppress(httpx.HTTPError, ValueError, KeyError):
+                running = [work for work in served.health().json()["background"]
+                           if work["kind"] == "concept extraction"]
+                if running and running[0]["total"] and 2 <= running[0]["done"] < running[0]["total"] - 20:
+                    break
+            time.sleep(0.02)
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=60) == 0
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+    stopped = [line for line in lines if line.get("event") == "concept extraction stopped with the server"]
+    assert stopped and stopped[0]["documents"] < CONCEPT_DOCUMENTS, lines[-4:]
+    assert not [line for line in lines if line.get("event") == "concepts ready"]
 
 
 def _in_thread(work: Any) -> Any:
