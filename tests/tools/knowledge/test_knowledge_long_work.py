@@ -1,9 +1,11 @@
-"""Long work seen by a client of a real `hexmcp` process (`indexDocuments` over a --docs corpus), on every
-transport: progress (increasing, with a total and a message, none without a token, none after the
-answer, two calls' tokens never crossed), cancellation (a notification, a client leaving, a socket or a
-session closed: the work stops, nothing more is sent, the index keeps serving, the same work runs again),
-tasks (another client cannot reach one, a finished one is forgotten after its TTL), a drain with the work
-in flight, and the foreground (a second client's tools/list and classify_text) answering throughout.
+"""Long work seen by a client of a real `hexmcp` process (`indexDocuments` over a --docs corpus, a call
+forwarded to an upstream server, the start-up build and concept extraction), on every transport: progress
+(increasing, with a total and a message, none without a token, none after the answer, two calls' tokens
+never crossed), cancellation (a notification, a client leaving, a socket or a session closed: the work
+stops, nothing more is sent, the index keeps serving, the same work runs again; cancelling initialize, a
+finished or an unknown request changes nothing), tasks (another client cannot reach one, a finished one is
+forgotten after its TTL), SIGTERM with work in flight or in the background, and the foreground (a second
+client's tools/list and classify_text) answering throughout.
 
 "The work stopped" is read from outside: /health's `background` is empty again and the passage-vector
 cache (one file per document embedded) stops changing. "Nothing more was sent" on stdio and WebSocket is
@@ -31,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from hexmcp.core import TASKS_EXTENSION
 from hexmcp.tools.knowledge.builder import WINDOW_PASSAGES
-from tests.adapters.http_wire import Wire
+from tests.adapters.http_wire import MODERN, Wire, modern_params
 from tests.support.docs_server import docs_env
 from tests.support.knowledge_corpus import write_numbered_corpus
 from tests.support.serve_process import ServeProcess, serve_process
@@ -427,15 +429,20 @@ async def leave_mid_way(base: str, post: Any) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("how", ["sessionless POST", "REST", "WebSocket closed", "session deleted"])
+@pytest.mark.parametrize("how", ["sessionless POST", "2026-07-28 POST", "REST", "WebSocket closed", "session deleted"])
 async def test_a_client_that_leaves_stops_its_work(how: str, server: ServeProcess, cache: Path) -> None:
     """A client whose answer can go nowhere else: a sessionless POST to /mcp (no session, so no stream to
     resume), the REST dialect, a WebSocket closed, an HTTP session ended with DELETE. (A session's POST
-    stream is resumable, so a client leaving it is not cancelling, as the spec says: not probed here.)"""
+    stream is resumable, so a client leaving it is not cancelling, as the spec says: not probed here.) A
+    2026-07-28 POST: the way that version cancels."""
     base = server.base
     if how == "sessionless POST":
         await leave_mid_way(base, lambda http: http.post(base + "/mcp", headers=ACCEPT, json={
             "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": FRESH}))
+    elif how == "2026-07-28 POST":  # no tasks capability: the call runs on the POST, whose closing cancels it
+        headers = {**ACCEPT, "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "indexDocuments"}
+        await leave_mid_way(base, lambda http: http.post(base + "/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": modern_params(FRESH)}))
     elif how == "REST":
         await leave_mid_way(base, lambda http: http.post(base + "/mcp/tools/call", json=FRESH))
     elif how == "WebSocket closed":
@@ -587,6 +594,11 @@ def test_a_task_is_only_reachable_by_its_own_client(server: ServeProcess) -> Non
                 break
             time.sleep(0.05)
         assert statuses[-1] == "completed" and set(statuses) <= {"working", "completed"}, statuses
+        # ADR 1001: the 2025-11-25 experimental task methods are not served, on any version.
+        for method in ("tasks/list", "tasks/result"):
+            refused = wire.modern(method, {"taskId": task_id} if method == "tasks/result" else {}, capabilities=TASKS,
+                                  extra=alice)[1][-1]
+            assert refused["error"]["code"] == -32601, refused
     finally:
         wire.close()
 
