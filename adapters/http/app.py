@@ -280,25 +280,29 @@ class HttpApp:
             return
         self.stopping = True
         log.info("draining", inFlight=self.limit.in_flight, drainTimeoutS=self.config.drain_timeout_s)
+        began = asyncio.get_running_loop().time()
         self.bodies.stop()  # uploads still arriving end soon (503), not when uvicorn's grace period runs out
         await self.mcp.stateless_era.end_streams()
         # Extra routes (the WebSocket endpoint) answer their in-flight work and close politely before the
         # core closes their sessions under them; HTTP requests finish meanwhile, under the same deadline.
         stops = [stop() for route in self._extra_routes if (stop := getattr(route, "shutdown", None)) is not None]
-        await asyncio.gather(self._requests_finished(), *stops)
+        cut, *_ = await asyncio.gather(self._requests_finished(), *stops)
         await self.server.shutdown()  # ends subscriptions/listen streams with their final result
         await self.mcp.sessions.close_all()  # ends GET streams; pending client requests fail
         for task in list(self._background):
             task.cancel()
+        # The operator's last word from the app: whether the drain served everything or cut some of it.
+        log.info("drained", cut=cut, seconds=round(asyncio.get_running_loop().time() - began, 3))
 
-    async def _requests_finished(self) -> None:
+    async def _requests_finished(self) -> int:
         """Return when no HTTP request holds a slot or is still sending its body, or when the drain deadline passes (uvicorn
-        cancels what is left when its own graceful timeout, the same deadline, runs out)."""
+        cancels what is left when its own graceful timeout, the same deadline, runs out): how many are left."""
         deadline = asyncio.get_running_loop().time() + self.config.drain_timeout_s
         while (self.limit.in_flight or self.bodies.reading) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(DRAIN_POLL_S)
         if self.limit.in_flight:
             log.warning("drain deadline passed with requests in flight", inFlight=self.limit.in_flight)
+        return self.limit.in_flight
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

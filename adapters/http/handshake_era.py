@@ -29,7 +29,7 @@ from . import dispatch
 from .asgi import RawHeaders, Receive, Send
 from .client_identity import client_identity
 from .config import HttpConfig
-from .disconnects import until_done_or_gone
+from .disconnects import GONE, unless_gone, until_done_or_gone
 from .headers import check_body_version
 from .json_body import json_body, readable_id
 from .limits import ConcurrencyLimit, release_slot
@@ -67,7 +67,7 @@ class HandshakeEraTransport:
         """The awaitable that answers the request (returned, not awaited here: no frame for a switch)."""
         method = request.scope["method"]
         if method == "POST":
-            return self.post(request, send, header_version)
+            return self.post(request, receive, send, header_version)
         if method == "GET" and not self.config.stateless:
             return self.get(request, receive, send)
         if method == "DELETE" and not self.config.stateless:
@@ -77,7 +77,7 @@ class HandshakeEraTransport:
 
     # --- POST ------------------------------------------------------------------------------------
 
-    async def post(self, request: HttpRequest, send: Send, header_version: str | None) -> None:
+    async def post(self, request: HttpRequest, receive: Receive, send: Send, header_version: str | None) -> None:
         read = self._read_messages(request, send)
         if type(read) is Refused:
             await read.answer
@@ -91,13 +91,14 @@ class HandshakeEraTransport:
                 await refuse(send, code, text, data=data, request_id=first.id, status=rpc_status(code))
                 return
         if self.config.stateless:
-            await self._post_stateless(request, send, messages, batch, header_version, json_ok)
+            await self._post_stateless(request, receive, send, messages, batch, header_version, json_ok)
             return
         raw_id = request.header(SESSION_HEADER)
         if raw_id is None and (batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize"):
             # A sessionless POST (a router's one-shot tools/call) is served like stateless
             # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.
-            await self._post_one_shot(request, send, messages, batch, header_version or SESSIONLESS_VERSION, json_ok)
+            await self._post_one_shot(request, receive, send, messages, batch, header_version or SESSIONLESS_VERSION,
+                                      json_ok)
             return
         # Echo the request's id in refusals when it could be read; only unreadable ids are null.
         first_id = first.id if not batch and isinstance(first, jsonrpc.Request) else None
@@ -160,13 +161,17 @@ class HandshakeEraTransport:
             await refuse(send, ErrorCode.SERVER_BUSY, message, headers=[(b"retry-after", b"5")], request_id=first_id)
         return created
 
-    async def _post_stateless(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
-                              header_version: str | None, json_ok: bool) -> None:
-        await self._post_one_shot(request, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
+    async def _post_stateless(self, request: HttpRequest, receive: Receive, send: Send, messages: list[jsonrpc.Message],
+                              batch: bool, header_version: str | None, json_ok: bool) -> None:
+        await self._post_one_shot(request, receive, send, messages, batch, header_version or HEADERLESS_VERSION, json_ok)
 
-    async def _post_one_shot(self, request: HttpRequest, send: Send, messages: list[jsonrpc.Message], batch: bool,
-                             version: str, json_ok: bool) -> None:
-        """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries)."""
+    async def _post_one_shot(self, request: HttpRequest, receive: Receive, send: Send, messages: list[jsonrpc.Message],
+                             batch: bool, version: str, json_ok: bool) -> None:
+        """Serve one POST with a fresh core session that assumes `version` (or runs the handshake it carries).
+
+        Unlike a session's POST, whose stream a client may resume (so leaving is not cancelling, as the spec
+        says), a one-shot POST's answer has nowhere else to go: a client that leaves first has its work
+        cancelled, as the REST dialect and the 2026 era do."""
         if batch and not _batching(version):
             await refuse(send, ErrorCode.INVALID_REQUEST,
                          f"JSON-RPC batches are not allowed in protocol version {version}")
@@ -177,9 +182,11 @@ class HandshakeEraTransport:
         core = self.server.open_session(session_id=f"stateless-{next(self._stateless_ids)}", peer=peer,
                                         assume_version=None if handshake else version,
                                         client_id=client_identity(request), transport="http")
-        await self._serve(send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
-                          make_stream=lambda: EventStream(None), session_id=None, announce=False,
-                          task=request.serving_task(), slots=request.slot)
+        outcome = await unless_gone(request, receive, lambda task: self._serve(
+            send, core, peer, self.stateless_pending, messages, batch, json_ok=json_ok,
+            make_stream=lambda: EventStream(None), session_id=None, announce=False, task=task, slots=request.slot))
+        if outcome is GONE:
+            await core.close()
 
     def _serve(self, send: Send, core: Session, peer: HttpPeer, pending: PendingRequests,
                messages: list[jsonrpc.Message], batch: bool, *, json_ok: bool, make_stream: Any,

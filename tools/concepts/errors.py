@@ -9,6 +9,11 @@ class ConceptError(Exception):
     """Base class."""
 
 
+class ConceptBuildStopped(ConceptError):
+    """Raised in the build thread, between two documents, once the server is stopping: the thread cannot be
+    killed, and the interpreter waits for it before exiting."""
+
+
 class GlossaryError(ConceptError, UserFileError):
     """A --glossary file is unusable: the message names the file, the line (when known) and why; the
     command exits with ExitCode.USAGE (2) before serving."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -86,6 +87,7 @@ class ConceptService:
             if self._base is not None and self._base.index_version == index.version:
                 return self._base
             from .build import EvidenceCache, build_concept_base
+            from .errors import ConceptBuildStopped
             from .glossary import Glossary
 
             self.glossary = self.glossary or Glossary()
@@ -98,7 +100,12 @@ class ConceptService:
             work = BackgroundWork("concept extraction", None, unit="documents", step="reading documents")
             self.background = work
 
+            stopping = threading.Event()
+
             def read(extracted: int, total: int) -> None:  # from the build thread, after each document
+                if stopping.is_set():
+                    log.info("concept extraction stopped with the server", documents=work.done, total=total)
+                    raise ConceptBuildStopped("the server is stopping")
                 work.total = total
                 if work.done + 1 >= total:
                     work.step = "relating concepts"  # drafting, mentions, the graph: no count to show
@@ -111,6 +118,11 @@ class ConceptService:
                     nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None),
                     progress=read),
                     name="hexmcp-concepts")
+            except asyncio.CancelledError:
+                # The server is stopping (its start-up hook, or a rebuild, is cancelled): tell the thread to stop
+                # after the document it is reading, or the process would wait for the whole extraction to exit.
+                stopping.set()
+                raise
             finally:
                 self.background = None
             self._base = base

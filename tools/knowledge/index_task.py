@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Annotated, Any
 
+import structlog
+
 from hexmcp.core import ToolContext, ToolError
 from hexmcp.core.registrar import Registrar
 from hexmcp.tools.cache_dir import default_cache_dir
@@ -24,6 +26,8 @@ from hexmcp.tools.embedding.background_work import BackgroundWork
 
 from .answers import IndexSummary
 from .errors import IndexingCancelled
+
+log = structlog.get_logger(__name__)
 
 CorpusPath = Annotated[str, "Only documents whose path under the corpus starts with this (a folder like 'guides/' "
                             "or one file); default: the whole corpus."]
@@ -68,19 +72,21 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
     loop = asyncio.get_running_loop()
     stop = threading.Event()
     done = 0
-    reported: set[asyncio.Future[Any]] = set()
     # /health shows this re-index too, unless the service's own build holds the slot (that one says more).
     work, embedded_before = BackgroundWork("re-indexing", total), embedder.embedded
     if service.background is None:
         service.background = work
+    reporter = _ProgressReporter(ctx, total)
 
     def progress(passages: int) -> None:  # from the build thread
         nonlocal done
         done += passages
         work.advance(passages, embedder.embedded - embedded_before)
-        future = asyncio.run_coroutine_threadsafe(ctx.report_progress(done, total, "indexing passages"), loop)
-        reported.add(future)
-        future.add_done_callback(reported.discard)
+        if not stop.is_set():  # a cancelled call reports nothing more
+            try:
+                loop.call_soon_threadsafe(reporter.update, done)
+            except RuntimeError:  # the loop is closed: the server stopped under this call
+                stop.set()
 
     started = time.perf_counter()
     # A background thread, like the start-up build: its passages yield to requests (foreground_gate.py).
@@ -89,17 +95,62 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
         cancelled=stop.is_set), name="hexmcp-reindex"))
     try:
         index = await asyncio.shield(build)
+        await reporter.flush()  # every progress notification goes out before the answer, none after it
     except asyncio.CancelledError:
         # The thread cannot be killed: tell it to stop after the batch in flight, and wait for that, so
-        # that once the task says cancelled no more embedding happens.
+        # that once the task says cancelled no more embedding happens. Progress stops at once.
         stop.set()
+        reporter.stop()
         try:
             await build
         except IndexingCancelled:
             pass
         raise
     finally:
+        reporter.stop()
         if service.background is work:
             service.background = None
     return {"documents": len(documents), "passages": len(index.passages), "embedded": to_embed,
             "seconds": round(time.perf_counter() - started, 3)}
+
+
+class _ProgressReporter:
+    """Sends a call's progress from one task, in order: the build thread only records how far it got.
+
+    One notification at a time, each with the latest count (counts that came in while one was being sent
+    are folded into the next), so `progress` only ever increases, however slowly the transport writes,
+    and `flush` can promise that nothing is left to send once the answer goes out.
+    """
+
+    def __init__(self, ctx: ToolContext, total: int) -> None:
+        self._ctx, self._total = ctx, total
+        self._latest = self._sent = 0
+        self._sending: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    def update(self, done: int) -> None:  # on the loop
+        self._latest = max(self._latest, done)
+        if self._sending is None and not self._stopped:
+            self._sending = asyncio.ensure_future(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while self._sent < self._latest and not self._stopped:
+                self._sent = self._latest
+                await self._ctx.report_progress(self._sent, self._total, "indexing passages")
+        except Exception:  # a client gone mid-call: its progress is lost, the call itself goes on
+            log.debug("progress not sent", exc_info=True)
+            self._stopped = True
+        finally:
+            self._sending = None
+
+    async def flush(self) -> None:
+        """Wait until the latest count has been sent (the build is over: no more will come). The build
+        thread queued its last `update` on the loop before the build's result, so it has run by now."""
+        if self._sending is not None:
+            await asyncio.shield(self._sending)
+
+    def stop(self) -> None:
+        """Start no more notifications. One being written is let finish: cut mid-write it could leave a
+        transport's frame half sent, and it began before the call was stopped."""
+        self._stopped = True

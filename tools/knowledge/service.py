@@ -157,7 +157,10 @@ class KnowledgeService:
 
             def publish(index: KnowledgeIndex) -> None:  # from the build thread
                 self._index = index
-                loop.call_soon_threadsafe(self._published.set)
+                try:
+                    loop.call_soon_threadsafe(self._published.set)
+                except RuntimeError:  # the loop is closed: the server stopped while this build ran, nobody waits
+                    pass
 
             self._building = asyncio.ensure_future(self._run_build(publish))
         return self._building

@@ -20,6 +20,7 @@ import pytest
 from hexmcp.client.mcp_client import McpClient
 from hexmcp.core import TASKS_EXTENSION, versions
 from tests.support.docs_server import docs_env, serve_docs
+from tests.support.knowledge_corpus import write_numbered_corpus
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -33,12 +34,7 @@ PARAGRAPHS = 12
 @pytest.fixture(scope="module")
 def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Enough passages that a fresh index takes seconds, so a cancel lands mid-way."""
-    root = tmp_path_factory.mktemp("big-corpus")
-    for n in range(DOCUMENTS):
-        paragraphs = [f"## Part {p}\n\nDocument {n} part {p} talks about topic {(n * 7 + p) % 23} in some detail: "
-                      + " ".join(f"word{(n * p + w) % 97}" for w in range(60)) for p in range(PARAGRAPHS)]
-        (root / f"doc{n:03}.md").write_text(f"# Document {n}\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
-    return root
+    return write_numbered_corpus(tmp_path_factory.mktemp("big-corpus"), DOCUMENTS, PARAGRAPHS)
 
 
 @pytest.fixture(scope="module")
