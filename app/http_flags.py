@@ -56,6 +56,9 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-sessions-per-client", type=positive_int, default=128, metavar="N",
                         help="sessions one client holds; beyond it its least recently used idle one is replaced "
                              "(default 128)")
+    parser.add_argument("--max-streams-per-client", type=positive_int, default=128, metavar="N",
+                        help="long-lived streams (GET, subscriptions/listen) and WebSockets one client holds open "
+                             "at once, each counted on its own; beyond it 503 + Retry-After (default 128)")
     parser.add_argument("--replay-bytes-per-session", type=positive_int, default=2 * 1024 * 1024, metavar="N",
                         help="bytes of SSE events kept for resumption per session (default 2 MiB)")
     parser.add_argument("--replay-bytes-per-client", type=positive_int, default=16 * 1024 * 1024, metavar="N",

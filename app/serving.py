@@ -147,6 +147,7 @@ def http_config(settings: argparse.Namespace) -> Any:
                           head_timeout_s=settings.head_timeout,
                           max_head_bytes=settings.max_head_bytes, max_batch_messages=settings.max_batch_messages,
                           max_sessions_per_client=settings.max_sessions_per_client,
+                          max_streams_per_client=settings.max_streams_per_client,
                           replay_bytes_per_session=settings.replay_bytes_per_session,
                           replay_bytes_per_client=settings.replay_bytes_per_client,
                           replay_bytes_total=settings.replay_bytes_total,

@@ -316,14 +316,7 @@ def serve(args: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     process = subprocess.Popen([*CLI, "serve", *args, "--port", str(port)], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, f"hexmcp serve exited with {process.returncode}"
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
-            time.sleep(0.2)
+        wait_healthy(process, port)
         yield process, port
     finally:
         process.send_signal(signal.SIGTERM)
@@ -331,6 +324,18 @@ def serve(args: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
             process.wait(20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def wait_healthy(process: subprocess.Popen[bytes], port: int, what: str = "") -> None:
+    """Until `/health` answers 200 (120 s at most); `what`: told when the server exits first (its log)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert process.poll() is None, f"hexmcp serve exited with {process.returncode} {what}"
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return
+        assert time.monotonic() < deadline, "hexmcp serve did not become healthy"
+        time.sleep(0.2)
 
 
 def open_session(client: httpx.Client, version: str = VERSION) -> dict[str, str]:
@@ -726,10 +731,15 @@ def main(argv: list[str] | None = None) -> int:
         for group in wanted:
             {"stdio": lambda: stdio_group(docs), "http": lambda: http_group(docs),
              "upstream": lambda: upstream_group(scratch), "startup": lambda: startup_group(scratch)}[group]()
+    return summary(args.json)
+
+
+def summary(json_path: Path | None) -> int:
+    """The count of probes and failures, the rows written as JSON when asked; the exit status (1: a failure)."""
     failed = [row for row in ROWS if not row["ok"]]
     print(f"\n{len(ROWS)} probes, {len(failed)} failed")
-    if args.json:
-        args.json.write_text(json.dumps(ROWS, indent=1), encoding="utf-8")
+    if json_path:
+        json_path.write_text(json.dumps(ROWS, indent=1), encoding="utf-8")
     return 1 if failed else 0
 
 

@@ -51,7 +51,11 @@ class HttpConfig:
     max_sessions: int = attrs.field(default=10_000, validator=positive)
     session_idle_timeout_s: float = attrs.field(default=1800.0, validator=positive)
     max_streams: int = attrs.field(default=1024, validator=positive)
-    """Long-lived streams (GET and subscriptions/listen) open at once."""
+    """Long-lived streams (GET and subscriptions/listen, both eras together) open at once."""
+    max_streams_per_client: int = attrs.field(default=128, validator=positive)
+    """Long-lived streams one client (`client_identity`) holds open at once; beyond it 503 + Retry-After,
+    so one client cannot take every place of `max_streams`. The WebSocket endpoint mounted on this app caps
+    one client's sockets with the same number (`WsConfig.from_http`)."""
     replay_events: int = attrs.field(default=256, validator=positive)
     """SSE events kept per stream for `Last-Event-ID` resumption."""
     replay_bytes_per_session: int = attrs.field(default=2 * MIB, validator=positive)

@@ -13,6 +13,7 @@ from typing import Awaitable
 
 from hexmcp.core import McpServer, versions
 
+from ..held_open import HeldOpen
 from .asgi import Receive, Scope, Send
 from .config import HttpConfig
 from .handshake_era import HandshakeEraTransport
@@ -26,8 +27,11 @@ _HANDSHAKE = {v.encode(): v for v in versions.HANDSHAKE_VERSIONS}
 class McpEndpoint:
     def __init__(self, server: McpServer, config: HttpConfig) -> None:
         self.sessions = SessionStore(server, config)
-        self.handshake_era = HandshakeEraTransport(server, config, self.sessions)
-        self.stateless_era = StatelessEraTransport(server, config)
+        # GET streams and subscriptions/listen streams: one count, whichever era opened them.
+        self.streams = HeldOpen(what="open streams", per_client=config.max_streams_per_client,
+                                total=config.max_streams)
+        self.handshake_era = HandshakeEraTransport(server, config, self.sessions, self.streams)
+        self.stateless_era = StatelessEraTransport(server, config, self.streams)
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         """A POST's body has been read already (`body.BodyBuffer`); GET and DELETE carry none. Returns the

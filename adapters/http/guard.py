@@ -46,6 +46,10 @@ class Refusal:
 
 HOST_REFUSED = Refusal(code=ErrorCode.FORBIDDEN, message="Forbidden: Host header not allowed")
 ORIGIN_REFUSED = Refusal(code=ErrorCode.FORBIDDEN, message="Forbidden: Origin not allowed")
+# RFC 9112 §3.2: a request with more than one Host line gets 400. Two Hosts (or two Origins) are never what
+# a browser sends; the header table keeps the first, and a proxy or the app behind it may read another.
+HOST_REPEATED = Refusal(code=ErrorCode.INVALID_REQUEST, message="Bad Request: more than one Host header")
+ORIGIN_REPEATED = Refusal(code=ErrorCode.FORBIDDEN, message="Forbidden: more than one Origin header")
 TOKEN_REFUSED = Refusal(code=ErrorCode.UNAUTHORIZED, message="Unauthorized: a valid bearer token is required",
                         headers=((b"www-authenticate", b'Bearer realm="hexmcp"'),))
 
@@ -136,6 +140,10 @@ class HostOriginGuard:
     def denial(self, request: HttpRequest) -> Refusal | None:
         """An HTTP or WebSocket request's Host, then its Origin."""
         headers = request.headers
+        if len(headers) != len(request.scope["headers"]):  # some name was sent twice (rare): Host or Origin?
+            repeated = _repeated(request.scope["headers"])
+            if repeated is not None:
+                return repeated
         host = headers.get(b"host")
         if not self.host_allowed(host):
             return HOST_REFUSED
@@ -143,6 +151,15 @@ class HostOriginGuard:
         if origin is not None and not self.origin_allowed(origin, host, _server_port(request.scope)):
             return ORIGIN_REFUSED
         return None
+
+
+def _repeated(raw: list[tuple[bytes, bytes]]) -> Refusal | None:
+    names = [name for name, _ in raw if name in (b"host", b"origin")]
+    if names.count(b"host") > 1:
+        return HOST_REPEATED
+    if names.count(b"origin") > 1:
+        return ORIGIN_REPEATED
+    return None
 
 
 class BearerAuth:

@@ -24,6 +24,7 @@ from hexmcp.wire.deadlines import Deadlines
 from hexmcp.wire.pending import PendingRequests
 
 from .. import rpc_layer
+from ..held_open import HeldOpen
 from ..retry_hint import retry_after_header
 from . import dispatch
 from .asgi import RawHeaders, Receive, Send
@@ -54,13 +55,15 @@ SESSIONLESS_VERSION = versions.LATEST_HANDSHAKE_VERSION
 
 
 class HandshakeEraTransport:
-    def __init__(self, server: McpServer, config: HttpConfig, sessions: SessionStore) -> None:
+    def __init__(self, server: McpServer, config: HttpConfig, sessions: SessionStore,
+                 streams: HeldOpen | None = None) -> None:
         self.server = server
         self.config = config
         self.sessions = sessions
         self.stateless_pending = rpc_layer.pending_requests()
         self._stateless_ids = itertools.count(1)
-        self.open_streams = 0
+        self.streams = streams if streams is not None else HeldOpen(
+            what="open streams", per_client=config.max_streams_per_client, total=config.max_streams)
         self.deadlines = Deadlines(config.request_timeout_s)
 
     def handle(self, request: HttpRequest, receive: Receive, send: Send, header_version: str | None) -> Awaitable[None]:
@@ -304,10 +307,17 @@ class HandshakeEraTransport:
         session = await self._session_for(request, send)
         if session is None:
             return
-        if self.open_streams >= self.config.max_streams:
-            await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later",
-                         headers=[(b"retry-after", b"5")])
+        client = client_identity(request)
+        refused = self.streams.take(client)
+        if refused is not None:
+            await refuse(send, ErrorCode.SERVER_BUSY, refused, headers=[(b"retry-after", b"5")])
             return
+        try:
+            await self._stream(request, receive, send, session)
+        finally:
+            self.streams.give(client)
+
+    async def _stream(self, request: HttpRequest, receive: Receive, send: Send, session: HttpSession) -> None:
         last_event_id = request.header(b"last-event-id")
         resumed = None
         if last_event_id and last_event_id.strip():
@@ -332,11 +342,9 @@ class HandshakeEraTransport:
             await stream.open(send, [], priming=version >= PRIMING_SINCE)
         release_slot(request)
         session.active += 1
-        self.open_streams += 1
         try:
             await hold_open(stream, receive, self.config.keepalive_s)
         finally:
-            self.open_streams -= 1
             session.active -= 1
             session.touch()
             stream.detach(send)
@@ -381,12 +389,17 @@ def _owned(session: HttpSession | None, request: HttpRequest) -> HttpSession | N
 
 
 async def hold_open(stream: EventStream, receive: Receive, keepalive_s: float) -> None:
-    """Keep a long-lived SSE response open until the stream ends or the client goes, with keep-alives."""
+    """Keep a long-lived SSE response open until the stream ends, a resumer takes it over, or the client
+    goes, with keep-alives. Called right after the stream was opened or attached on this connection, so
+    `stream.replaced` is still this connection's event."""
     finished = asyncio.ensure_future(stream.finished.wait())
+    replaced = asyncio.ensure_future(stream.replaced.wait())
+    either = asyncio.ensure_future(asyncio.wait({finished, replaced}, return_when=asyncio.FIRST_COMPLETED))
     try:
-        await until_done_or_gone(finished, receive, keepalive_s=keepalive_s, keepalive=stream.comment)
+        await until_done_or_gone(either, receive, keepalive_s=keepalive_s, keepalive=stream.comment)
     finally:
-        finished.cancel()
+        for waiter in (either, finished, replaced):
+            waiter.cancel()
 
 
 async def _accepted(send: Send) -> None:

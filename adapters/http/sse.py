@@ -52,6 +52,9 @@ class EventStream:
         self._send: Send | None = None
         self._lock = asyncio.Lock()
         self.finished = asyncio.Event()
+        self.replaced = asyncio.Event()
+        """Set when a resumer takes the stream over from the connection attached so far (a fresh event
+        for each connection): that connection's holder lets go, so a stream keeps one connection open."""
 
     @property
     def attached(self) -> bool:
@@ -113,6 +116,12 @@ class EventStream:
     async def attach(self, send: Send, headers: RawHeaders, after: int) -> None:
         """Resume on a new connection: replay the kept events after `after`, then carry on live."""
         async with self._lock:
+            if self._send is not None:
+                # Resuming the same stream again and again must not stack up connections, each held open
+                # for the stream's life: the one attached so far is ended, and its holder told to let go.
+                await self._end()
+                self.replaced.set()
+                self.replaced = asyncio.Event()
             await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
             self._send = send
             for seq, frame, _ in list(self._kept):

@@ -24,6 +24,7 @@ from hexmcp.wire import jsonrpc
 from hexmcp.wire.deadlines import Deadlines
 
 from .. import rpc_layer
+from ..held_open import HeldOpen
 from ..retry_hint import retry_after_header
 from . import dispatch, headers
 from .asgi import Receive, Scope, Send
@@ -43,12 +44,13 @@ LISTEN = "subscriptions/listen"
 
 
 class StatelessEraTransport:
-    def __init__(self, server: McpServer, config: HttpConfig) -> None:
+    def __init__(self, server: McpServer, config: HttpConfig, streams: HeldOpen | None = None) -> None:
         self.server = server
         self.config = config
         self._ids = itertools.count(1)
         self.deadlines = Deadlines(config.request_timeout_s)
-        self.open_streams = 0
+        self.streams = streams if streams is not None else HeldOpen(
+            what="open streams", per_client=config.max_streams_per_client, total=config.max_streams)
         self._annotations: dict[int, tuple[Any, list[headers.Annotation]]] = {}  # per inputSchema, computed once
         self._listening: dict[Session, asyncio.Future[Outcome]] = {}
 
@@ -152,13 +154,13 @@ class StatelessEraTransport:
                          "Not Acceptable: subscriptions/listen streams need Accept: text/event-stream",
                          status=406, request_id=request.id)
             return
-        if self.open_streams >= self.config.max_streams:
-            await refuse(send, ErrorCode.SERVER_BUSY, "Too many open streams: retry later", request_id=request.id,
-                         headers=[(b"retry-after", b"5")])
+        client = client_identity(http)
+        refused = self.streams.take(client)
+        if refused is not None:
+            await refuse(send, ErrorCode.SERVER_BUSY, refused, request_id=request.id, headers=[(b"retry-after", b"5")])
             return
         release_slot(http)
         reply, core = self._open(http, send, request)
-        self.open_streams += 1
         try:
             await reply.start_stream()  # headers now: the client waits on this stream for a long time
             work = asyncio.ensure_future(dispatch.run(core, request, None))
@@ -166,7 +168,7 @@ class StatelessEraTransport:
             await self._answer(receive, reply, core, request, work, keepalive_s=self.config.keepalive_s,
                                keepalive=reply.stream.comment)  # type: ignore[union-attr]
         finally:
-            self.open_streams -= 1
+            self.streams.give(client)
             self._listening.pop(core, None)
 
 

@@ -47,6 +47,9 @@ class WsConfig:
     """Extra Origin values (`scheme://host[:port]`; `*` disables the check), as in HttpConfig."""
     max_connections: int = attrs.field(default=1024, validator=positive)
     """Open sockets at once; the handshake beyond it gets HTTP 503."""
+    max_connections_per_client: int = attrs.field(default=128, validator=positive)
+    """Open sockets of one client (`client_identity`) at once; its handshake beyond it gets HTTP 503, so one
+    client cannot take every place of `max_connections` (idle sockets are never closed by the server)."""
     max_in_flight: int = attrs.field(default=512, validator=positive)
     """Requests one socket may have running; beyond it each gets a -32005 error frame."""
     client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
@@ -64,7 +67,8 @@ class WsConfig:
         """The same token and Host/Origin rules as the HTTP app the socket is mounted on."""
         shared = dict(auth_token=http.auth_token, bound_host=http.host, allowed_hosts=http.allowed_hosts,
                       allowed_origins=(*http.allowed_origins, *http.cors_origins),
-                      client_request_timeout_s=http.client_request_timeout_s, shutdown_grace_s=http.drain_timeout_s)
+                      client_request_timeout_s=http.client_request_timeout_s, shutdown_grace_s=http.drain_timeout_s,
+                      max_connections_per_client=http.max_streams_per_client)
         shared.update(overrides)
         return cls(**shared)
 

@@ -17,6 +17,7 @@ from starlette.routing import WebSocketRoute
 from hexmcp.core import ErrorCode, McpServer
 from hexmcp.wire import jsonrpc
 
+from ..held_open import HeldOpen
 from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.request import request_of
@@ -39,6 +40,8 @@ class WsEndpoint:
         self.config = config or WsConfig()
         self.guard = HandshakeGuard(self.config)
         self.connections: set[WsConnection] = set()
+        self.held = HeldOpen(what="WebSocket connections", per_client=self.config.max_connections_per_client,
+                             total=self.config.max_connections)
         self.closes: collections.Counter[int | None] = collections.Counter()
         """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
         self.stopping = False
@@ -54,17 +57,24 @@ class WsEndpoint:
             return
         if (await receive())["type"] != "websocket.connect":
             return
-        refusal = self.guard.check(scope) or self._capacity()
+        refusal = self.guard.check(scope) or self._stopping()
         if refusal is not None:
             await refuse(scope, send, refusal)
             return
+        client = client_identity(request_of(scope))
+        refused = self.held.take(client)
+        if refused is not None:
+            await refuse(scope, send, Refusal(code=ErrorCode.SERVER_BUSY, message=refused,
+                                              headers=((b"retry-after", b"1"),)))
+            return
         connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
-                                  receive, send, client_id=client_identity(request_of(scope)), slots=self.slots)
+                                  receive, send, client_id=client, slots=self.slots)
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
+            self.held.give(client)
             self.closes[connection.ended.code if connection.ended else None] += 1
 
     def share_concurrency(self, slots: Slots) -> None:
@@ -72,14 +82,10 @@ class WsEndpoint:
         1,024 sockets × `max_in_flight` calls must not get round the server's `max_concurrent_requests`."""
         self.slots = slots
 
-    def _capacity(self) -> Refusal | None:
+    def _stopping(self) -> Refusal | None:
         if self.stopping:
             return Refusal(code=ErrorCode.SERVER_BUSY, message="The server is shutting down",
                            headers=((b"retry-after", b"5"),))
-        if len(self.connections) >= self.config.max_connections:
-            return Refusal(code=ErrorCode.SERVER_BUSY,
-                           message=f"Too many WebSocket connections (limit {self.config.max_connections})",
-                           headers=((b"retry-after", b"1"),))
         return None
 
     async def shutdown(self) -> None:

@@ -229,6 +229,40 @@ def test_introspection_accepts_active_tokens_for_this_resource_and_caches_the_an
         assert refused.status_code == 401 and reason in _challenge(refused)["error_description"]
 
 
+def test_one_address_flooding_made_up_tokens_gets_few_introspections_and_others_are_served(world,
+                                                                                           intro_server) -> None:
+    """Every made-up token is new, so each was asked about: 64 at once from one address kept the issuer busy
+    (one introspection each) and every other client's first request waited behind them. Now one client has
+    at most PER_CLIENT_IN_FLIGHT asked or waiting; the rest get 503 + Retry-After at once."""
+    from hexmcp.adapters.http.auth.introspection import PER_CLIENT_IN_FLIGHT
+
+    app, _, _ = intro_server
+    base = f"http://127.0.0.1:{world.intro_port}"
+    introspector = app.authenticator.verifier
+    honest_token = world.issuer.client_credentials(world.intro_resource, "mcp:read mcp:tools")
+
+    async def scenario() -> tuple[dict[int, int], set[str], int]:
+        flooder = httpx.AsyncClient(timeout=30, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.2"),
+                                    limits=httpx.Limits(max_connections=100))
+        honest = httpx.AsyncClient(timeout=30, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.3"))
+        async with flooder, honest:
+            flood = [flooder.post(f"{base}/mcp/ping", json={}, headers=_bearer(f"made-up-{index}"))
+                     for index in range(64)]
+            answers = await asyncio.gather(*flood, honest.post(f"{base}/mcp/ping", json={},
+                                                               headers=_bearer(honest_token)))
+        statuses: dict[int, int] = {}
+        for answer in answers[:-1]:
+            statuses[answer.status_code] = statuses.get(answer.status_code, 0) + 1
+        retry = {answer.headers.get("retry-after", "") for answer in answers[:-1] if answer.status_code == 503}
+        return statuses, retry, answers[-1].status_code
+
+    asked = introspector.requests
+    statuses, retry, honest_status = asyncio.run(scenario())
+    assert honest_status == 200
+    assert statuses.get(503, 0) > 0 and retry == {"1"}, statuses
+    assert statuses.get(401, 0) == introspector.requests - asked - 1 >= PER_CLIENT_IN_FLIGHT  # -1: the honest one
+
+
 def test_the_official_sdk_client_runs_the_authorization_code_flow_end_to_end(world, jwt_server) -> None:
     import httpx2
     from mcp.client.auth import OAuthClientProvider

@@ -14,13 +14,14 @@ import structlog
 
 from hexmcp.core import ErrorCode
 
+from ..client_identity import client_identity
 from ..guard import Refusal
 from ..request import HttpRequest
 from . import principal as kinds
 from .challenge import Challenges
 from .config import INTROSPECTION, OAuthConfig
 from .claims import InvalidToken
-from .introspection import Introspector, IssuerUnavailable
+from .introspection import Introspector, IssuerUnavailable, TooManyChecks
 from .metadata import metadata_url
 from .principal import Principal
 from .scopes import ScopePolicy
@@ -29,6 +30,9 @@ log = structlog.get_logger("hexmcp.adapters.http.auth")
 
 ISSUER_UNAVAILABLE = Refusal(code=ErrorCode.SERVER_BUSY, message="The authorization server cannot be reached: retry later",
                              headers=((b"retry-after", b"5"),))
+TOO_MANY_CHECKS = Refusal(code=ErrorCode.SERVER_BUSY,
+                          message="Too many new tokens from this client are being checked: retry shortly",
+                          headers=((b"retry-after", b"1"),))
 
 
 def bearer_token(request: HttpRequest) -> bytes | None:
@@ -71,9 +75,11 @@ class Authenticator:
         if self.verifier is None:
             return self.challenges.missing
         try:
-            return await self.verifier.verify(token.decode("latin-1"))
+            return await self.verifier.verify(token.decode("latin-1"), client_identity(request))
         except InvalidToken as error:
             return self.challenges.invalid(str(error))
+        except TooManyChecks:
+            return TOO_MANY_CHECKS
         except IssuerUnavailable as error:
             log.warning("token introspection failed", error=str(error))
             return ISSUER_UNAVAILABLE

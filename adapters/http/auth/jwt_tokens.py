@@ -43,7 +43,8 @@ class JwtVerifier:
         self._verified: dict[bytes, tuple[Principal, float]] = {}
         self._generation = self.keys.generation
 
-    async def verify(self, token: str) -> Principal:
+    async def verify(self, token: str, client: str | None = None) -> Principal:
+        """`client` (who sent it) matters only to introspection, which asks the issuer per new token."""
         digest = hashlib.sha256(token.encode()).digest()
         if self._generation != self.keys.generation:  # the key set changed: check every token again
             self._verified.clear()
