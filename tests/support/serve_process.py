@@ -69,14 +69,16 @@ def serve_process(*flags: str, port: int | None = None, env: dict[str, str] | No
 def http_process(argv: list[str], port: int, *, env: dict[str, str] | None = None, healthy: bool = True,
                  stderr: IO[bytes] | None = None) -> Iterator[ServeProcess]:
     """Any command serving hexmcp's HTTP app on `port` (a user's own server file, say), as `serve_process`."""
+    # A process group of its own: with `--workers N` the supervisor's workers are its children, and killing
+    # the supervisor alone would leave them serving after the test (holding its port and two cores' memory).
     process = subprocess.Popen(argv, env={**os.environ, "HEXMCP_LOG_LEVEL": "warning", **(env or {})},
-                               stdout=subprocess.DEVNULL, stderr=stderr)
+                               stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     served = ServeProcess(process, port)
     try:
         if healthy:
             served.wait_healthy()
         yield served
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the group outlives a supervisor that already exited
+        process.wait()
