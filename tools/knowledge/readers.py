@@ -5,7 +5,8 @@ heading and YAML front matter (mdit-py-plugins) is read, not indexed: its `title
 document. reStructuredText sections come from docutils' doctree, in `.rst` files and in `.txt` files
 that show reST markup (rst_sniffing.py); PDF text from pypdf (one section per page); an HTML page's
 text and h1-h6 sections from html_reader.py; other plain text is one section. Offsets always index
-`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES).
+`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES). Bytes become
+text in text_decoding.py (BOMs, UTF-16, Latin-1 pages, binary files refused, control characters cut).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .errors import CorpusError
 from .passages import Section, SourceDocument
 from .rst_sniffing import looks_like_rst
 from .sectioning import fallback_title, sections_from_headings
+from .text_decoding import decode_text, scrub_controls
 
 # markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
 # --log-level debug, drowning hexmcp's own. Its warnings still come through.
@@ -68,7 +70,7 @@ def parse_file(document_id: str, suffix: str, data: bytes) -> SourceDocument:
         from .html_reader import read_html  # selectolax loads only for a corpus that has HTML
 
         return read_html(document_id, data)
-    return parse_text(document_id, data.decode("utf-8", errors="replace"), suffix)
+    return parse_text(document_id, decode_text(document_id, data), suffix)
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
@@ -236,7 +238,7 @@ def read_pdf(document_id: str, data: bytes) -> SourceDocument:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [scrub_controls(page.extract_text() or "") for page in reader.pages]
         info_title = (reader.metadata.title if reader.metadata else None) or ""
     except (PdfReadError, ValueError, KeyError) as error:
         raise CorpusError(f"{document_id}: not a readable PDF ({error})") from None
