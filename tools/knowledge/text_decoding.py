@@ -20,7 +20,7 @@ from .errors import CorpusError
 #: Bytes of the opening a file is judged by (git's binary test reads 8,000).
 SNIFF_BYTES = 8192
 #: Above this share of control characters (or undecodable bytes) in the opening, a file is not text.
-BINARY_SHARE = 0.05  # random bytes read as Windows-1252 are 13 % controls; real pages ~0 %
+BINARY_SHARE = 0.05  # random bytes read as Windows-1252 are 13 % controls; the public sets' 1,759 pages: 0 refused
 BINARY_FLOOR = 4
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),  # UTF-32's LE BOM starts as UTF-16's
