@@ -7,7 +7,8 @@
 Builds folders the way judges' documentation sets look (a git checkout with .git/, node_modules/ and build
 output, one page in eight versions) with every odd file in them: Latin-1, Windows-1252, UTF-16 and UTF-32
 pages with and without a BOM, a UTF-8 BOM, a binary file named .md, NUL and escape bytes, a 50 MB page, a
-2 MB single line, empty and front-matter-only files, unclosed front matter and fences, CRLF and CR line ends,
+2 MB single line, empty and front-matter-only files, unclosed front matter and fences, "billion laughs" and
+50,000-deep YAML front matter, CRLF and CR line ends,
 symlink loops and links out of the root, a directory named `x.md`, 200 levels of folders, names with spaces,
 non-ASCII and a newline, HTML with scripts, reST with unknown directives, MDX with JSX. Then starts `hexmcp
 serve` on it and checks over the REST dialect: indexing completes, /health names every skipped file, search
@@ -113,6 +114,14 @@ GOOD = {  # file → (its bytes, a word only it holds, the title its answers mus
     "jsx.mdx": (b"import Tabs from '@theme/Tabs'\nexport const meta = {a: 1}\n\n# JSX page\n\n<Tabs>\n  <Tab value=\"a\">"
                 b"Content about quokkamdx</Tab>\n</Tabs>\n\n{/* a comment */}\n", "quokkamdx", "JSX page"),
 }
+_LAUGHS = "\n".join(['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'] + [
+    f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 11)])
+GOOD.update({  # front matter built to hang a YAML reader: the page must still be read, by its body
+    "laughs.md": (f"---\n{_LAUGHS}\ntitle: *a10\n---\n# Laughing page\n\nA billion laughs: hyenalaughs.\n".encode(),
+                  "hyenalaughs", "Laughing page"),
+    "deep-front.md": (("---\ntitle: " + "[" * 50_000 + "]" * 50_000 + "\n---\n# Deep front\n\nNested: molefront.\n")
+                      .encode(), "molefront", "Deep front"),
+})
 BAD = {  # file → its bytes: each must be skipped and named in /health
     "binary.md": os.urandom(64 * 1024),
     "png-renamed.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + os.urandom(4096),

@@ -109,7 +109,10 @@ def parse_markdown(document_id: str, text: str) -> SourceDocument:
         elif token.type == "heading_open" and token.map:
             title = tokens[index + 1].content.strip()
             headings.append((starts[token.map[0]], int(token.tag[1:]), title))
-    title = str(meta.get("title") or "").strip()
+    # Only a scalar title: str() of a list or mapping that YAML aliases nest ("billion laughs" front matter, nine
+    # lists of nine aliases ten deep) builds billions of items, and the parse never ended.
+    declared = meta.get("title")
+    title = str(declared).strip() if isinstance(declared, (str, int, float)) else ""
     if not title:
         top = [h for h in headings if h[1] == 1]
         title = top[0][2] if top else fallback_title(document_id)
@@ -124,7 +127,7 @@ def _front_matter(content: str) -> dict[str, Any]:
 
     try:
         loaded = yaml.safe_load(content)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # PyYAML builds nested values recursively: `[[[[…` thousands deep
         return {}
     return loaded if isinstance(loaded, dict) else {}
 
