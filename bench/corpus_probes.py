@@ -1,7 +1,7 @@
 """Hostile and odd documentation folders served by real servers, each probe with the answer it must get.
 
     python -m bench.corpus_probes                  # every group
-    python -m bench.corpus_probes --only odd       # one group: odd, watch, many, startup, stdio
+    python -m bench.corpus_probes --only odd       # one group: odd, watch, many, startup, stdio, markup
     python -m bench.corpus_probes --json out.json  # the table as JSON too
 
 Builds folders the way judges' documentation sets look (a git checkout with .git/, node_modules/ and build
@@ -15,7 +15,8 @@ serve` on it and checks over the REST dialect: indexing completes, /health names
 and fetch answers hold no control characters or half-decoded text, nothing outside the root or in .git/ is
 served, `indexDocuments` refuses hostile paths; the watcher re-indexes added, broken and removed files and
 survives the whole folder being deleted; 100,000 tiny files index with bounded memory; a bad --docs is one
-line and a non-zero exit; `hexmcp stdio` answers the official `mcp` SDK client over the same folder.
+line and a non-zero exit; `hexmcp stdio` answers the official `mcp` SDK client over the same folder; each
+reader ends within 30 s on pathological markup (in process).
 
 Prints one row a probe (PASS / FAIL and what came back), exits 1 when one failed. Not a benchmark: run it
 under the shared lock. Findings: bench/diaries/hostile_probes.md (section "Hostile corpora").
@@ -30,6 +31,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -478,7 +480,56 @@ def stdio_group(scratch: Path) -> None:
     asyncio.run(run())
 
 
-GROUPS = {"odd": odd_group, "watch": watch_group, "many": many_group, "startup": startup_group, "stdio": stdio_group}
+def markup_cases(n: int = 50_000) -> dict[str, tuple[str, str]]:
+    """Pathological markup for each reader: (text, suffix) by name."""
+    return {
+        "md: [ x50k": ("[" * n, ".md"), "md: *a x50k": ("*a" * n, ".md"), "md: < x50k": ("<" * n, ".md"),
+        "md: ` x50k": ("`" * n, ".md"), "md: > x50k": ("> " * n + "x", ".md"),
+        "md: lists 2,000 deep": ("".join("  " * i + "- x\n" for i in range(2000)), ".md"),
+        "md: [a]( x50k": ("[a](" * n, ".md"), "md: <div> x50k": ("<div>" * n, ".md"),
+        "md: 50k link references": ("[x]: /u\n" * n + "[x]" * n, ".md"), "md: 50k headings": ("# h\n" * n, ".md"),
+        "md: 50k-column table": ("|a" * n + "\n" + "|-" * n + "\n", ".md"),
+        "mdx: <A> and {/* x50k": ("<A>" * n + "{/*" * n, ".mdx"), "mdx: { x50k": ("{" * n, ".mdx"),
+        "rst: block quotes 500 deep": ("".join("   " * i + "x\n\n" for i in range(500)), ".rst"),
+        "rst: lists 1,000 deep": ("".join("  " * i + "- x\n\n" for i in range(1000)), ".rst"),
+        "rst: ` x50k": ("`" * n, ".rst"), "rst: |a| x50k": ("|a| " * n, ".rst"),
+        "rst: 20k titles": ("T\n=\n\n" * 20_000, ".rst"),
+        "rst: 2,000-column grid table": ("+" + "-+" * 2000 + "\n|" + "a|" * 2000 + "\n+" + "-+" * 2000 + "\n", ".rst"),
+        "txt: a directive over 50k lines": (".. note::\n" + "   x\n" * n, ".txt"),
+        "html: <p> x50k": ("<p>" * n, ".html"), "html: 50k attributes": ("<a " + "x=1 " * n + ">", ".html"),
+    }
+
+
+def markup_group(scratch: Path, seconds: int = 30) -> None:
+    """In process: each reader and the chunker over pathological markup end within `seconds`, with passages
+    or an error that skips the one file (load_documents names it), never a hang."""
+    from hexmcp.tools.knowledge.chunking import chunk_document
+    from hexmcp.tools.knowledge.readers import parse_file
+
+    def timeout(*_: Any) -> None:
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    try:
+        for name, (text, suffix) in markup_cases().items():
+            started = time.perf_counter()
+            signal.alarm(seconds)
+            try:
+                outcome: Any = f"{len(chunk_document(parse_file('p' + suffix, suffix, text.encode())))} passages"
+                ok = True
+            except TimeoutError:
+                outcome, ok = f"still parsing after {seconds} s", False
+            except Exception as error:  # noqa: BLE001 - what load_documents would skip the file with
+                outcome, ok = f"skipped: {type(error).__name__}: {str(error)[:60]}", True
+            finally:
+                signal.alarm(0)
+            record("markup", name, ok, f"{outcome} in {time.perf_counter() - started:.2f} s")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+GROUPS = {"odd": odd_group, "watch": watch_group, "many": many_group, "startup": startup_group, "stdio": stdio_group,
+          "markup": markup_group}
 
 
 def main(argv: list[str] | None = None) -> int:

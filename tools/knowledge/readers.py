@@ -74,7 +74,7 @@ def parse_file(document_id: str, suffix: str, data: bytes) -> SourceDocument:
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
-    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_txt}
+    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": _parse_rst_or_plain, ".txt": parse_txt}
     parser = parsers.get(suffix, parse_markdown if suffix in MARKDOWN_SUFFIXES else None)
     if parser is None:
         raise CorpusError(f"{document_id}: unsupported file type {suffix!r} (supported: {', '.join(SUFFIXES)})")
@@ -225,6 +225,16 @@ def parse_txt(document_id: str, text: str) -> SourceDocument:
         except Exception:  # noqa: BLE001 - docutils raises anything on input it chokes on
             logging.getLogger(__name__).debug("read as plain text: docutils failed", exc_info=True)
     return parse_plain(document_id, text)
+
+
+def _parse_rst_or_plain(document_id: str, text: str) -> SourceDocument:
+    """docutils parses nested blocks recursively: a page nested some hundreds deep (block quotes, lists) ends
+    in RecursionError. Its text is still worth finding, as plain text, rather than the page skipped."""
+    try:
+        return parse_rst(document_id, text)
+    except RecursionError:
+        logging.getLogger(__name__).warning("%s: nested too deep for docutils; read as plain text", document_id)
+        return parse_plain(document_id, text)
 
 
 def parse_plain(document_id: str, text: str) -> SourceDocument:

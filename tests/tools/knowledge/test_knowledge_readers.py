@@ -403,3 +403,14 @@ def test_hostile_front_matter_is_ignored_and_the_page_read(front: str) -> None:
 
     document = parse_markdown("p.md", front)
     assert document.title == "Body" and [s.headings for s in document.sections] == [("Body",)]
+
+
+@pytest.mark.parametrize("page", ["".join("   " * i + f"level{i}\n\n" for i in range(500)),
+                                  "".join("  " * i + f"- level{i}\n\n" for i in range(1000))],
+                         ids=["block quotes 500 deep", "lists 1,000 deep"])
+def test_rest_nested_past_docutils_recursion_is_read_as_plain_text(page: str) -> None:
+    from hexmcp.tools.knowledge.readers import parse_text
+
+    document = parse_text("deep.rst", page, ".rst")
+    assert document.media_type == "text/plain" and document.text == page
+    assert "level499" in " ".join(p.text for p in chunk_document(document))
