@@ -148,6 +148,7 @@ def build_repository(base: Path) -> Path:
         out.write(b"# Huge\n\n" + paragraph * (BIG_BYTES // len(paragraph)))
     words = " ".join(f"w{i}" for i in range(LONG_LINE_BYTES // 8))
     (docs / "one-line.md").write_text(f"# One line\n\nsalamanderline {words}\n", encoding="utf-8")
+    os.mkfifo(docs / "pipe.md")  # opened, a FIFO with no writer would block its reader forever
     (docs / "folder.md").mkdir()  # a directory with a page's name
     (docs / "folder.md" / "inside.md").write_text("# Inside a folder named .md\n\nchinchillafolder\n")
     deep = docs.joinpath(*["d"] * 200)
@@ -265,6 +266,7 @@ def odd_group(scratch: Path) -> None:
         unexpected = sorted(i for i in listed if i.startswith((".", "node_modules", "etc/")) or "outside" in i
                             or i in ("passwd.md", "loop-a.md", "dangling.md") or i.startswith("loop/"))
         record("odd", "nothing from .git/, node_modules/, links out, loops", not unexpected, unexpected or len(listed))
+        record("odd", "a FIFO named pipe.md is not read", "pipe.md" not in listed, len(listed))
         record("odd", "a folder named folder.md is walked, not read",
                "folder.md/inside.md" in listed and "folder.md" not in listed, sorted(i for i in listed if "folder" in i))
         record("odd", "200 levels deep is listed", any(i.endswith("/deep.md") for i in listed), len(listed))
@@ -497,7 +499,30 @@ def markup_cases(n: int = 50_000) -> dict[str, tuple[str, str]]:
         "rst: 2,000-column grid table": ("+" + "-+" * 2000 + "\n|" + "a|" * 2000 + "\n+" + "-+" * 2000 + "\n", ".rst"),
         "txt: a directive over 50k lines": (".. note::\n" + "   x\n" * n, ".txt"),
         "html: <p> x50k": ("<p>" * n, ".html"), "html: 50k attributes": ("<a " + "x=1 " * n + ">", ".html"),
+        "pdf: 1.5 M text operators in 0.2 MB": (flate_pdf(b"BT /F1 12 Tf 72 720 Td (w) Tj ET\n" * 1_500_000), ".pdf"),
+        "pdf: not a PDF": ("%PDF-1.4\n" + "garbage " * n, ".pdf"),
     }
+
+
+def flate_pdf(content: bytes) -> str:
+    """A one-page PDF whose page content is `content`, deflated: a decompression bomb when `content` is large.
+    Returned as Latin-1 text so that markup_group can encode it back to the same bytes."""
+    import zlib
+
+    packed = zlib.compress(content, 9)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return out.decode("latin-1")
 
 
 def markup_group(scratch: Path, seconds: int = 30) -> None:
@@ -515,7 +540,8 @@ def markup_group(scratch: Path, seconds: int = 30) -> None:
             started = time.perf_counter()
             signal.alarm(seconds)
             try:
-                outcome: Any = f"{len(chunk_document(parse_file('p' + suffix, suffix, text.encode())))} passages"
+                data = text.encode("latin-1" if suffix == ".pdf" else "utf-8")
+                outcome: Any = f"{len(chunk_document(parse_file('p' + suffix, suffix, data)))} passages"
                 ok = True
             except TimeoutError:
                 outcome, ok = f"still parsing after {seconds} s", False
