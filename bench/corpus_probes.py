@@ -1,7 +1,7 @@
 """Hostile and odd documentation folders served by real servers, each probe with the answer it must get.
 
     python -m bench.corpus_probes                  # every group
-    python -m bench.corpus_probes --only odd       # one group: odd, watch, many, startup, stdio, markup
+    python -m bench.corpus_probes --only odd       # one group: odd, watch, during, many, startup, stdio, markup
     python -m bench.corpus_probes --json out.json  # the table as JSON too
 
 Builds folders the way judges' documentation sets look (a git checkout with .git/, node_modules/ and build
@@ -383,6 +383,42 @@ def watch_group(scratch: Path) -> None:
                {"rss_mb": rss_mb(process.pid)})
 
 
+def during_group(scratch: Path, pages: int = 150) -> None:
+    """Files edited, removed and added while the first index is being built (its pages are new to the vector
+    cache, so embedding takes a while): once it and the re-index after it finish, the index is the folder's."""
+    docs = scratch / "during"
+    docs.mkdir()
+    run = os.urandom(4).hex()  # words no earlier run embedded
+    for n in range(pages):
+        (docs / f"page{n:03d}.md").write_text(f"# Page {n}\n\n" + " ".join(
+            f"topic{run}{n}x{k} word{k}" for k in range(120)) + f"\n\nkiwi{n}original.\n")
+    with serve(["--docs", str(docs)], scratch / "during.log") as (process, port):
+        rest = Rest(port)
+        deadline = time.monotonic() + 120
+        while "background" not in rest.knowledge() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        building = rest.knowledge().get("background")
+        (docs / "page000.md").write_text("# Page 0\n\nRewritten while indexing: kiwirewritten.\n")
+        (docs / "page001.md").unlink()
+        (docs / "late.md").write_text("# Late\n\nAdded while indexing: kiwilate.\n")
+        started = time.monotonic()
+        report: dict[str, Any] = {}
+        while time.monotonic() - started < INDEX_DEADLINE_S:
+            report = rest.knowledge()
+            if (report.get("complete") and "background" not in report and report.get("documents") == pages
+                    and "late.md" in search_ids(rest, "kiwilate")):
+                break
+            time.sleep(1)
+        record("during", "edits while the first index builds: all seen", bool(building) and
+               "late.md" in search_ids(rest, "kiwilate") and "page000.md" in search_ids(rest, "kiwirewritten"),
+               {"while": building, "documents": report.get("documents"), "s": round(time.monotonic() - started)})
+        listed = listed_documents(rest)
+        stale = [hit["documentId"] for hit in passages(rest, "kiwi0original kiwi1original", 5)[2]
+                 if "original" in hit["text"] and hit["documentId"] in ("page000.md", "page001.md")]
+        record("during", "... and nothing of the old or removed text", "page001.md" not in listed and not stale,
+               {"page001 listed": "page001.md" in listed, "stale": stale})
+
+
 def many_group(scratch: Path, files: int = 100_000) -> None:
     """100,000 tiny files in 1,000 folders, all but 100 empty (no passages, so nothing to embed: the cost
     measured is listing, reading, parsing and watching them)."""
@@ -554,8 +590,8 @@ def markup_group(scratch: Path, seconds: int = 30) -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
-GROUPS = {"odd": odd_group, "watch": watch_group, "many": many_group, "startup": startup_group, "stdio": stdio_group,
-          "markup": markup_group}
+GROUPS = {"odd": odd_group, "watch": watch_group, "during": during_group, "many": many_group,
+          "startup": startup_group, "stdio": stdio_group, "markup": markup_group}
 
 
 def main(argv: list[str] | None = None) -> int:
