@@ -225,6 +225,7 @@ class KnowledgeService:
         roots = self.config.corpus.roots
         stop = stop or asyncio.Event()
         watched_before = False
+        failures = 0  # in a row: a watcher that cannot start (the inotify limit) is retried less and less often
         while not stop.is_set():
             if not await _roots_present(roots, stop):
                 return
@@ -232,19 +233,24 @@ class KnowledgeService:
                 await self._reload_logged()
             watched_before = True
             try:
-                async for _changes in awatch(*map(str, roots), stop_event=stop, recursive=True):
-                    if not all(root.exists() for root in roots):
-                        log.warning("a --docs root is gone; serving the last index until it is back",
-                                    missing=[str(root) for root in roots if not root.exists()])
-                        break
-                    await self._reload_logged()
+                async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True)) as batches:
+                    async for _changes in batches:
+                        failures = 0
+                        if not all(root.exists() for root in roots):
+                            log.warning("a --docs root is gone; serving the last index until it is back",
+                                        missing=[str(root) for root in roots if not root.exists()])
+                            break
+                        await self._reload_logged()
             except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
                 # watchfiles raises on an event for a path it cannot decode (a file name that is not UTF-8)
                 # and ends its watch: watch again, after reading what may have changed meanwhile.
+                failures += 1
+                pause = min(ROOT_POLL_S * 2 ** (failures - 1), MAX_WATCH_RETRY_S)
                 cause = error.exceptions[0] if isinstance(error, ExceptionGroup) and error.exceptions else error
-                log.warning("the file watcher failed; watching the corpus again", error=str(cause)[:200])
+                log.warning("the file watcher failed; watching the corpus again", error=str(cause)[:200],
+                            retry_in_s=pause)
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(stop.wait(), ROOT_POLL_S)
+                    await asyncio.wait_for(stop.wait(), pause)
 
     async def _reload_logged(self) -> None:
         try:
@@ -325,6 +331,8 @@ class KnowledgeService:
 
 #: How often a missing --docs root is looked for while the last index serves (watch).
 ROOT_POLL_S = 1.0
+#: The longest wait before a watcher that keeps failing is started again.
+MAX_WATCH_RETRY_S = 60.0
 
 
 async def _roots_present(roots: tuple[Path, ...], stop: asyncio.Event) -> bool:
