@@ -64,8 +64,9 @@ class RpcConnection:
     async def receive_raw(self, raw: bytes | str) -> None:
         try:
             value = jsonrpc.decode(raw)
-        except ValueError as exc:
-            await self.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        except ValueError as exc:  # not JSON (-32700), or a number out of range (-32600/-32602)
+            request_id, code, message, data = jsonrpc.decode_refusal(exc)
+            await self.refuse(request_id, code, message, data)
             return
         await self.receive(value)
 
@@ -260,14 +261,16 @@ class RpcConnection:
         if message is not None:
             await self._send(message)
 
-    async def refuse(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> None:
+    async def refuse(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str,
+                     data: dict[str, Any] | None = None) -> None:
         """Send an error the transport itself decided on (bad framing, a message too large), with its eventId."""
-        await self._send(self._error(request_id, code, message))
+        await self._send(self._error(request_id, code, message, data))
 
-    def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str) -> dict[str, Any]:
+    def _error(self, request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str,
+               data: dict[str, Any] | None = None) -> dict[str, Any]:
         trace_id = self._traces.next()
         with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(request_id, trace_id)):
-            return rpc_layer.error_reply(request_id, code, message, with_version=self._with_version)
+            return rpc_layer.error_reply(request_id, code, message, data, with_version=self._with_version)
 
     def refused_unanswered(self, code: ErrorCode, message: str) -> None:
         """A refusal the transport answers its own way (a WebSocket close for a frame too large): logged

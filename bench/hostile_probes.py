@@ -95,6 +95,9 @@ def message_probes() -> list[tuple[str, bytes, Callable[[Any], bool]]]:
     def result(answer: Any) -> bool:
         return isinstance(answer, dict) and "result" in answer
 
+    def refused_id(answer: Any) -> bool:
+        return error_code(answer) == -32600 and answer.get("id", "absent") is None and "out of range" in json.dumps(answer)
+
     def small_invalid_params(answer: Any) -> bool:
         return error_code(answer) == -32602 and len(json.dumps(answer)) < ECHO_BOUND
 
@@ -107,7 +110,13 @@ def message_probes() -> list[tuple[str, bytes, Callable[[Any], bool]]]:
         ("nesting 100k deep", DEEP, code(-32700)),
         ("nesting 100k deep inside params", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + DEEP + b"}}",
          code(-32700)),
-        ("number 1e999", b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}', code(-32700)),
+        # Valid JSON with a number past a double's range: the id (or the param) is refused, not the JSON.
+        ("id: 1e999", b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}', refused_id),
+        ("id: a 5,000-digit integer", b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', refused_id),
+        ("params: a 5,000-digit integer", b'{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":"search",'
+                                          b'"arguments":{"query":"x","limit":' + b"9" * 5000 + b'}}}',
+         lambda answer: error_code(answer) == -32602 and answer.get("id") == "n1"
+         and "$.params.arguments.limit" in json.dumps(answer)),
         ("NaN", b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}', code(-32700)),
         ("invalid UTF-8", b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\xff\xfe"}}', code(-32700)),
         ("lone surrogate", b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}', code(-32700)),
@@ -146,9 +155,11 @@ def message_probes() -> list[tuple[str, bytes, Callable[[Any], bool]]]:
         ("tools/call: 300k-item array echoed back bounded", huge_array, small_invalid_params),
         ("search path ../../ (no escape)", b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"search",'
                                            b'"arguments":{"query":"outside","path":"../"}}}',
-         lambda answer: result(answer) and "secret" not in json.dumps(answer)),
+         # No match, or (since the knowledge tools name a path no document is under) -32602: never the file.
+         lambda answer: (result(answer) or error_code(answer) == -32602) and "secret" not in json.dumps(answer)),
         ("search path glob/regex metacharacters", b'{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{'
-                                                  b'"name":"search","arguments":{"query":"x","path":"[*?(a+)+$"}}}', result),
+                                                  b'"name":"search","arguments":{"query":"x","path":"[*?(a+)+$"}}}',
+         lambda answer: result(answer) or error_code(answer) == -32602),
         ("fetch ../../secret.md", b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"fetch",'
                                   b'"arguments":{"id":"../secret.md"}}}', code(-32602)),
         ("resources/read docs/..%2Fsecret.md",
@@ -166,7 +177,7 @@ def message_probes() -> list[tuple[str, bytes, Callable[[Any], bool]]]:
          code(-32602)),
         ("initialize again", json.dumps(init_message(request_id=27)).encode(), code(-32600)),
         ("progressToken an object", b'{"jsonrpc":"2.0","id":28,"method":"tools/list",'
-                                    b'"params":{"_meta":{"progressToken":{"a":[1]}}}}', result),
+                                    b'"params":{"_meta":{"progressToken":{"a":[1]}}}}', code(-32602)),
     ]
 
 
@@ -528,6 +539,7 @@ def ws_group(port: int) -> None:
 UPSTREAM = '''
 import json, sys
 mode = sys.argv[1]
+lists = 0  # tools/list requests received: a flood of list_changed must not turn into as many re-lists
 for line in sys.stdin:
     message = json.loads(line)
     ident, method = message.get("id"), message.get("method")
@@ -537,6 +549,7 @@ for line in sys.stdin:
         result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "evil", "version": "1"}}
     elif method == "tools/list":
+        lists += 1
         if mode == "many":
             result = {"tools": [{"name": "t%d" % n, "inputSchema": {"type": "object"}} for n in range(4000)],
                       "nextCursor": str(int((message.get("params") or {}).get("cursor") or 0) + 1)}
@@ -560,17 +573,25 @@ for line in sys.stdin:
             continue
         if mode == "exit":
             sys.exit(1)
-        result = {"content": [{"type": "text", "text": "fine"}]}
+        if mode == "flood":  # FLOOD list_changed notifications, then the answer
+            note = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}) + "\\n"
+            for _ in range(FLOOD // 1000):
+                sys.stdout.write(note * 1000)
+            sys.stdout.flush()
+        result = {"content": [{"type": "text", "text": "fine" if mode != "flood" else "lists=%d" % lists}]}
     else:
         result = {}
     print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
 '''
 
 
+FLOOD = 20_000  # list_changed notifications an upstream sends per call in the flood probe
+
+
 def upstream_group(scratch: Path) -> None:
     group = "upstream"
     script = scratch / "evil_upstream.py"
-    script.write_text(UPSTREAM, encoding="utf-8")
+    script.write_text(f"FLOOD = {FLOOD}\n" + UPSTREAM, encoding="utf-8")
 
     def mounted(mode: str, idle_timeout: float | None = None) -> Stdio:
         target = f"stdio:{shlex.join([sys.executable, str(script), mode])}"
@@ -619,6 +640,11 @@ def upstream_group(scratch: Path) -> None:
                names == [] and server.ping(), len(names))
     finally:
         server.process.kill()
+    server = mounted("flood")
+    try:
+        flood_probe(group, server, call)
+    finally:
+        server.process.kill()
     server = mounted("silent")
     try:
         server.write(b'{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"evil__ok","arguments":{}}}\n')
@@ -634,6 +660,24 @@ def upstream_group(scratch: Path) -> None:
         record(group, "silent upstream, EOF, SIGTERM: exits", code == 0, code)
     finally:
         server.process.kill()
+
+
+def flood_probe(group: str, server: Stdio, call: Callable[[Stdio], Any]) -> None:
+    """FLOOD list_changed notifications per call, three calls: the re-lists coalesce (at most one in flight
+    and one owed per flood, so the upstream sees a handful of tools/list, not tens of thousands) and the
+    server's RSS stays flat."""
+    rss = [rss_mb(server.process.pid)]
+    for _ in range(3):
+        call(server)
+        time.sleep(2.0)  # the re-lists the flood asked for run now
+        rss.append(rss_mb(server.process.pid))
+    answer = call(server) or {}  # the upstream's count of tools/list requests so far
+    text = (answer.get("result", {}).get("content") or [{}])[0].get("text", "")
+    lists = int(text.removeprefix("lists=")) if text.startswith("lists=") else -1
+    # 1 at mount, then per flood one re-list started and at most one owed.
+    record(group, f"list_changed flood x3: {lists} re-lists, RSS {' -> '.join(map(str, rss))} MB",
+           0 < lists <= 1 + 2 * 3 and rss[-1] - rss[0] < 30 and server.ping(),
+           {"lists": lists, "rss_mb": rss})
 
 
 # --- start-up -------------------------------------------------------------------------------------

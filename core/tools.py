@@ -83,9 +83,13 @@ class RegisteredTool:
         if error is not None:
             path = json_path(error)
             where = "arguments" if path == "$" else f"argument {path[2:]}"
+            data: dict[str, Any] = {"path": f"$.arguments{path[1:]}", "tool": self.definition.name}
+            if error.validator in ("maxLength", "maxItems") and isinstance(error.instance, (str, list)):
+                # As a tool's own length check says it (classify_text's): the limit and what came.
+                data.update(limit=error.validator_value, length=len(error.instance))
             raise ProtocolError(ErrorCode.INVALID_PARAMS,
                                 f"Invalid arguments for tool '{self.definition.name}': {describe_error(where, error)}",
-                                {"path": f"$.arguments{path[1:]}", "tool": self.definition.name})
+                                data)
 
 
 class ToolRegistry:

@@ -29,6 +29,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def seconds_or_off(text: str) -> float:
+    """argparse type for a deadline that may be switched off: 0 (no limit) or a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of seconds, got {text!r}") from None
+    if not (value == 0 or 0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be 0 (no limit) or a positive number of seconds, got {text}")
+    return value
+
+
 def nice_increment(text: str) -> int:
     """argparse type for a niceness increment: 0 (unchanged) to 19 (the lowest priority there is)."""
     try:

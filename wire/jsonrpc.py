@@ -17,6 +17,8 @@ import orjson
 
 from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection, SemanticCode, json_encoder
 
+from . import json_numbers
+
 JSONRPC_VERSION = "2.0"
 
 PARSE_ERROR = -32700
@@ -88,15 +90,62 @@ def valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+class NumberOutOfRange(ValueError):
+    """Valid JSON holding a number orjson cannot hold: not a parse error, but the refusal of an id (-32600,
+    id null) or of a param (-32602, with the request's id), as `decode_refusal` answers it."""
+
+    def __init__(self, request_id: RequestId | None, code: ErrorCode, message: str, path: str, problem: str) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.code = code
+        self.message = message
+        self.path = path  # where the number is, as `$.params.arguments.n`
+        self.problem = problem  # what is wrong with it: `integer out of range (5000 digits; ...)`
+
+
 def decode(raw: bytes | str) -> Any:
-    """JSON text to a value; raises ValueError (also for invalid UTF-8) so callers answer -32700."""
+    """JSON text to a value; raises ValueError (also for invalid UTF-8) so callers answer -32700, or its
+    subclass NumberOutOfRange for valid JSON with a number orjson cannot hold (see `decode_refusal`)."""
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as error:
         encoding_problem = _encoding_problem(raw)  # only on failure: valid input pays nothing for it
         if encoding_problem is not None:
             raise ValueError(encoding_problem) from None
+        if json_numbers.OVERFLOW_MESSAGE in str(error):
+            refusal = _out_of_range(raw)
+            if refusal is not None:
+                raise refusal from None
         raise
+
+
+def decode_refusal(error: ValueError) -> tuple[RequestId | None, ErrorCode, str, dict[str, Any] | None]:
+    """What to answer a message `decode` refused: (id, code, message, data). A parse error (-32700, id
+    null), or for a number out of range the id or param refusal that names where it is."""
+    if isinstance(error, NumberOutOfRange):
+        return error.request_id, error.code, error.message, {"path": error.path}
+    return None, ErrorCode.PARSE_ERROR, f"Parse error: {error}", None
+
+
+def _out_of_range(raw: bytes | str) -> NumberOutOfRange | None:
+    """The refusal of valid JSON holding a number past a double's range; None if it is not valid JSON."""
+    found = json_numbers.find(raw)
+    if found is None:
+        return None
+    value, number = found
+    path, where = number.path, json_numbers.place(number.path)
+    if isinstance(value, dict):
+        request_id = value.get("id")
+        if path == ("id",):
+            # An id must be echoed exactly in the answer; one this server cannot hold cannot be.
+            return NumberOutOfRange(None, ErrorCode.INVALID_REQUEST, f"Invalid request: {number.describe()} in "
+                                    "the id: an id must be a string or an integer this server can echo", where,
+                                    number.describe())
+        if path[0] == "params" and "method" in value and valid_id(request_id):
+            return NumberOutOfRange(request_id, ErrorCode.INVALID_PARAMS,
+                                    f"Invalid params: {number.describe()} at {where}", where, number.describe())
+    return NumberOutOfRange(None, ErrorCode.INVALID_REQUEST, f"Invalid request: {number.describe()} at {where}", where,
+                            number.describe())
 
 
 def _encoding_problem(raw: bytes | str) -> str | None:
@@ -133,11 +182,18 @@ def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
         if "id" not in message:
             return Notification(method, message.get("params"))
         if msg_id is None:
-            return Invalid(None, INVALID_REQUEST, f"'id' must be a string or an integer, got {_json_type(raw_id)}")
+            return Invalid(None, INVALID_REQUEST, _id_problem(raw_id))
         return Request(msg_id, method, message.get("params"))
     if ("result" in message) != ("error" in message) and msg_id is not None:
         return Response(msg_id, message.get("result"), message.get("error"))
     return Invalid(msg_id, INVALID_REQUEST, "not a request, a notification or a response: 'method' is missing")
+
+
+def _id_problem(raw_id: Any) -> str:
+    if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
+        # orjson reads an integer past 64 bits as a double: the id as sent cannot be echoed.
+        return "'id' must be a string or an integer this server can echo: integer id out of range (past 64 bits)"
+    return f"'id' must be a string or an integer, got {_json_type(raw_id)}"
 
 
 def _json_type(value: Any) -> str:

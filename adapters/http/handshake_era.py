@@ -30,6 +30,7 @@ from .asgi import RawHeaders, Receive, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import until_done_or_gone
+from .headers import check_body_version
 from .json_body import json_body, readable_id
 from .limits import ConcurrencyLimit, release_slot
 from .peer import HttpPeer
@@ -82,11 +83,17 @@ class HandshakeEraTransport:
             await read.answer
             return
         messages, batch, json_ok = read  # type: ignore[misc]
+        first = messages[0]
+        if not batch and type(first) is jsonrpc.Request and first.params:
+            problem = check_body_version(header_version, first.params)
+            if problem is not None:
+                code, text, data = problem
+                await refuse(send, code, text, data=data, request_id=first.id, status=rpc_status(code))
+                return
         if self.config.stateless:
             await self._post_stateless(request, send, messages, batch, header_version, json_ok)
             return
         raw_id = request.header(SESSION_HEADER)
-        first = messages[0]
         if raw_id is None and (batch or not isinstance(first, jsonrpc.Request) or first.method != "initialize"):
             # A sessionless POST (a router's one-shot tools/call) is served like stateless
             # mode serves every POST; the spec's 400 here is a SHOULD, and no conformance check asks it.

@@ -61,9 +61,35 @@ def check_version(scope: Scope) -> Problem | None:
     value, _ = _single(scope, b"mcp-protocol-version")
     if value is None or value in versions.STATELESS_VERSIONS:
         return None
+    return unsupported_version(value)
+
+
+def check_body_version(header_version: str | None, params: Any) -> Problem | None:
+    """A POST routed to the handshake era (its `MCP-Protocol-Version` header names a handshake version, or
+    it has none) whose request names a protocol version in `params._meta`, as a 2026-07-28 request does.
+
+    The header and the body must agree, as on the 2026 path (-32020 naming both); a version this server
+    does not serve statelessly is -32022, with the status the same version named in the header gets (400).
+    Without this, the core served the body's version whatever the header said, and its -32022 went out as
+    a handshake-era 200. A 2026 request without the header is still served: a client that does not yet
+    know which era the server speaks sends its first `server/discover` so (hexmcp's own client does), and
+    an older server answers it -32601, which is how that client learns to fall back to `initialize`."""
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is not dict or META_PROTOCOL_VERSION not in meta:
+        return None  # a handshake-era request: the header (or the session) decides its version
+    body_version = meta[META_PROTOCOL_VERSION]
+    if header_version is not None and body_version != header_version:
+        return _mismatch(f"MCP-Protocol-Version header {header_version!r} does not match "
+                         f"params._meta protocolVersion {body_version!r}")
+    if body_version not in versions.STATELESS_VERSIONS:
+        return unsupported_version(body_version)
+    return None
+
+
+def unsupported_version(requested: Any) -> Problem:
     # The same answer, data included, as the core's for an unsupported `_meta` protocolVersion.
-    return (ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {value!r}",
-            {"requested": value, "supported": list(versions.SUPPORTED_VERSIONS)})
+    return (ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {requested!r}",
+            {"requested": str(requested), "supported": list(versions.SUPPORTED_VERSIONS)})
 
 
 def check_envelope(params: Any) -> Problem | None:

@@ -34,5 +34,6 @@ def json_body(request: HttpRequest, send: Send) -> Any:
                               "Unsupported Media Type: POST bodies must be application/json", status=415))
     try:
         return jsonrpc.decode(request.body)  # type: ignore[arg-type]
-    except ValueError as exc:
-        return Refused(refuse(send, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))
+    except ValueError as exc:  # not JSON (-32700), or a number out of range (-32600/-32602)
+        request_id, code, message, data = jsonrpc.decode_refusal(exc)
+        return Refused(refuse(send, code, message, request_id=request_id, data=data))

@@ -62,6 +62,10 @@ class RestEndpoint:
         try:
             # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.
             params = _params(method, jsonrpc.decode(body) if body.strip() else None)
+        except jsonrpc.NumberOutOfRange as exc:  # valid JSON: the number is refused, not the body (the params)
+            await refuse_rest(send, ErrorCode.INVALID_PARAMS, f"Invalid params: {exc.problem} at {exc.path}",
+                              data={"path": exc.path})
+            return
         except ValueError as exc:
             await refuse_rest(send, ErrorCode.PARSE_ERROR, f"The body is not JSON: {exc}")
             return

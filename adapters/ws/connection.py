@@ -125,8 +125,9 @@ class WsConnection:
     async def _handle_text(self, text: str) -> None:
         try:
             value = jsonrpc.decode(text)
-        except ValueError as exc:
-            await self.rpc.refuse(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        except ValueError as exc:  # not JSON (-32700), or a number out of range (-32600/-32602)
+            request_id, code, text_of, data = jsonrpc.decode_refusal(exc)
+            await self.rpc.refuse(request_id, code, text_of, data)
             return
         if isinstance(value, list) and self.stopping:
             await self.rpc.refuse(None, ErrorCode.SERVER_BUSY, "The server is shutting down; reconnect and retry")

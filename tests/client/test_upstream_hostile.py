@@ -502,3 +502,40 @@ def test_idle_timeout_is_checked_in_an_upstream_table() -> None:
     for bad in (-1, "30", True, float("inf")):
         with pytest.raises(UpstreamSpecError, match="upstream\\[1\\].idle_timeout"):
             table(idle_timeout=bad)
+
+
+def test_the_idle_timeout_has_a_flag_for_upstreams_without_their_own() -> None:
+    """`--upstream-idle-timeout` (ADR 1210's `idle_timeout` had no flag): for every upstream whose table
+    sets none, `--upstream` ones included; a table's own value stays. 0 is "no limit", as in a table."""
+    import argparse
+
+    from hexmcp.tools.flag_types import seconds_or_off
+    from hexmcp.tools.upstreams.specs import UpstreamSpec, upstream_spec, upstream_specs
+
+    def table(**keys):
+        return UpstreamSpec.from_table({"target": "http://h/mcp", **keys}, "upstream[1]", {}, upstream_spec)
+
+    tables = (table(name="own", idle_timeout=7), table(name="plain"))
+    for flag, expected in ((None, {"own": 7.0, "plain": 120.0, "cli": 120.0}),
+                           (0.0, {"own": 7.0, "plain": 0.0, "cli": 0.0}),
+                           (30.0, {"own": 7.0, "plain": 30.0, "cli": 30.0})):
+        args = argparse.Namespace(upstream=[upstream_spec("cli=http://c/mcp")], upstream_tables=tables,
+                                  upstream_idle_timeout=flag)
+        assert {spec.name: spec.idle_timeout_s for spec in upstream_specs(args, env={})} == expected
+    assert seconds_or_off("0") == 0.0 and seconds_or_off("2.5") == 2.5
+    for bad in ("-1", "inf", "nan", "soon"):
+        with pytest.raises(argparse.ArgumentTypeError, match="0 \\(no limit\\) or a positive number of seconds"):
+            seconds_or_off(bad)
+
+
+@pytest.mark.parametrize("command", ["serve", "stdio"])
+def test_a_negative_idle_timeout_flag_is_one_line_and_exit_2(command: str) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "hexmcp.app.cli", command, "--no-classifier", "--no-knowledge",
+                          "--upstream-idle-timeout", "-5"], input=b"", capture_output=True, timeout=60, check=False)
+    assert out.returncode == 2 and out.stdout == b""
+    last = out.stderr.decode().strip().splitlines()[-1]
+    assert last == (f"hexmcp {command}: error: argument --upstream-idle-timeout: must be 0 (no limit) or a "
+                    "positive number of seconds, got -5"), last

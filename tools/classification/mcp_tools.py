@@ -76,8 +76,10 @@ def _register_classify_text(registrar: Registrar, service: ClassificationService
                                 f"tokens; texts over {max_chars} characters are rejected.",
                     schemas_checked_in_tests=True)
     async def classify_text(
+        # The limit is declared so a client sees it; the service checks it again (its message, with the
+        # limit and the length in data, is the one the core's schema check words the same way).
         text: Annotated[str, f"The text to classify (at most {max_chars} characters; "
-                             f"the model reads only the first {max_tokens} tokens)."],
+                             f"the model reads only the first {max_tokens} tokens).", {"maxLength": max_chars}],
         with_probabilities: Annotated[bool, "Also return the probability of every category and the entropy."] = False,
         *, ctx: ToolContext,
     ) -> Classification:

@@ -32,7 +32,8 @@ SEARCH_LIMIT = 10
 MAX_PASSAGE_LIMIT = 50
 READ_ONLY = models.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
-Query = Annotated[str, f"What to look for, in your own words (at most {MAX_QUERY_CHARS} characters)."]
+Query = Annotated[str, f"What to look for, in your own words (at most {MAX_QUERY_CHARS} characters).",
+                  {"maxLength": MAX_QUERY_CHARS}]  # declared for clients; `clean_query` checks it too
 PassageLimit = Annotated[int, "The most passages to answer, best first.", {"minimum": 1, "maximum": MAX_PASSAGE_LIMIT}]
 Version = Annotated[str, "Only this version's copies of versioned pages (e.g. 2.1, v3, 2025-06-18, draft); pages "
                          "kept in one version only are always searched.", {"minLength": 1, "maxLength": 100}]

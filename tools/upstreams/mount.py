@@ -8,8 +8,9 @@ Nothing an upstream offers can replace what is served here already: a local tool
 template of the same name or URI (or another upstream's) stays, and the upstream's is refused with a
 warning naming both. Its `run()` is a background task for the server's lifetime:
 
-- a `list_changed` from the upstream re-lists what it offers, and the registries' own change
-  listeners tell every downstream client;
+- a `list_changed` from the upstream re-lists that kind (tools, resources or prompts), and the
+  registries' own change listeners tell every downstream client; re-lists coalesce (`refresh.py`): one
+  in flight per kind and at most one more owed, however fast the notifications come;
 - a lost connection (the process exited, the socket closed, a call found it unreachable) marks the
   upstream unavailable and reconnects with exponential backoff (`retry_initial_s` doubling up to
   `retry_max_s`). A call that arrives meanwhile waits up to `wait_s` for the upstream to come back,
@@ -43,6 +44,8 @@ from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.convert import from_wire
 from hexmcp.wire import jsonrpc
+
+from .refresh import CoalescingRefresh
 
 log = structlog.get_logger("hexmcp.tools.upstreams.mount")
 
@@ -93,6 +96,7 @@ class Upstream:
         self.prompts: dict[str, models.Prompt] = {}  # by downstream name, as mounted
         self.skipped: dict[tuple[str, str], str] = {}  # (kind, name) -> why, as of each kind's last sync
         self.last_error: str | None = None
+        self.refreshes: dict[str, CoalescingRefresh] = {}  # per list kind, for the connection in use
         self._ready = asyncio.Event()
 
     @property
@@ -108,13 +112,12 @@ class Upstream:
                                    max_message_bytes=self.max_message_bytes)
                 try:
                     await client.connect()
-                    for kind in ("tools", "resources", "prompts"):
-                        client.on_notification(f"notifications/{kind}/list_changed",
-                                               lambda method, params: self._resync(client))
+                    self._watch(client)
                     await self._sync(client)
                 except ClientError as error:
                     self.last_error = error.message
                     log.warning("upstream unavailable", upstream=self.name, error=error.message, retry_in_s=delay)
+                    self._stop_refreshes()
                     await client.close()
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, self.retry_max_s)
@@ -125,18 +128,36 @@ class Upstream:
                 log.info("upstream mounted", upstream=self.name, tools=len(self.mounted))
                 await client.lost.wait()
                 self._ready.clear()
+                self._stop_refreshes()
                 log.warning("upstream lost; reconnecting", upstream=self.name)
                 await client.close()
         finally:
             self._ready.clear()
+            self._stop_refreshes()
             if self.client is not None:
                 await self.client.close()
 
-    async def _resync(self, client: McpClient) -> None:
+    def _watch(self, client: McpClient) -> None:
+        """Re-list a kind when the upstream says it changed: one refresh per kind at a time, and one more
+        owed at most (a synchronous handler: a notification costs no task of its own)."""
+        syncs = {"tools": self._sync_tools, "resources": self._sync_resources, "prompts": self._sync_prompts}
+        self.refreshes = {kind: CoalescingRefresh(lambda sync=sync, kind=kind: self._resync(client, kind, sync))
+                          for kind, sync in syncs.items()}
+        for kind, refresh in self.refreshes.items():
+            client.on_notification(f"notifications/{kind}/list_changed",
+                                   lambda method, params, refresh=refresh: refresh.request())
+
+    def _stop_refreshes(self) -> None:
+        for refresh in self.refreshes.values():
+            refresh.cancel()
+
+    async def _resync(self, client: McpClient, kind: str, sync: Any) -> None:
+        if kind != "tools" and kind not in client.server_capabilities:
+            return  # a kind it never offered: nothing was mounted, and listing it would be refused
         try:
-            await self._sync(client)
+            await sync(client)
         except ClientError as error:  # the connection went meanwhile: the run loop reconnects and re-lists
-            log.warning("upstream lists not re-read", upstream=self.name, error=error.message)
+            log.warning("upstream lists not re-read", upstream=self.name, kind=kind, error=error.message)
 
     async def _sync(self, client: McpClient) -> None:
         """Mount what the upstream offers now: tools, fixed resources and prompts (each if it has them)."""

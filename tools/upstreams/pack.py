@@ -22,7 +22,9 @@ class UpstreamsPack(Pack):
         self.upstreams: list[Any] = []  # mount.Upstream, one per spec
 
     def add_flags(self, flags: argparse._ArgumentGroup) -> None:
-        from .specs import TOKEN_ENV, upstream_spec
+        from hexmcp.tools.flag_types import seconds_or_off
+
+        from .specs import IDLE_TIMEOUT_S, TOKEN_ENV, upstream_spec
 
         flags.add_argument("--upstream", action="append", default=[], type=upstream_spec, metavar="NAME=TARGET",
                            help="serve another MCP server's tools as NAME__TOOL (repeatable; TARGET as for hexmcp "
@@ -31,6 +33,10 @@ class UpstreamsPack(Pack):
         flags.add_argument("--upstream-shared-token", action="store_true", default=False,
                            help=f"send ${TOKEN_ENV} to every upstream that has no token of its own (without it, "
                                 "that variable goes to no upstream)")
+        flags.add_argument("--upstream-idle-timeout", type=seconds_or_off, default=None, metavar="SECONDS",
+                           help="end a forwarded call when its upstream sends nothing for it (no answer, no progress) "
+                                f"for this long, and cancel it there (default {IDLE_TIMEOUT_S:g}; 0: no limit); for "
+                                "every upstream whose [[upstream]] table sets no idle_timeout of its own")
 
     def enabled(self, settings: argparse.Namespace) -> bool:
         return self.requested(settings)

@@ -4,8 +4,9 @@ its tables here, so `hexmcp config check` finds what start-up would.
 
 A table says what a flag cannot: a token per upstream (or the variable holding it), how long a call
 waits for a reconnecting upstream, the reconnect backoff, and how long a call may go without a word
-from the upstream (`idle_timeout`, 0 for no limit). An `--upstream` (flag, `HEXMCP_UPSTREAM`
-or the file's `upstream = [...]`) of the same name replaces the table of that name.
+from the upstream (`idle_timeout`, 0 for no limit; `--upstream-idle-timeout` sets it for every upstream
+whose table does not). An `--upstream` (flag, `HEXMCP_UPSTREAM` or the file's `upstream = [...]`) of the
+same name replaces the table of that name.
 
 Each upstream's bearer token is its own, first found of: the table's `auth_token` or `auth_token_env`,
 the variable named after it (`HEXMCP_UPSTREAM_TOKEN_KB` for `kb`: `token_env_for`), and the shared
@@ -76,6 +77,8 @@ class UpstreamSpec:
     """The largest message read from this upstream (a JSON body, an SSE event, a frame, a stdout line)."""
     idle_timeout_s: float = IDLE_TIMEOUT_S
     """A forwarded call with neither an answer nor progress from the upstream for this long ends (0: never)."""
+    idle_timeout_own: bool = False
+    """The table sets `idle_timeout` itself: `--upstream-idle-timeout` leaves it alone."""
 
     @classmethod
     def from_table(cls, table: Any, where: str, env: Mapping[str, str], parse: Callable[[str], Any]) -> UpstreamSpec:
@@ -100,10 +103,15 @@ class UpstreamSpec:
             if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
                 raise UpstreamSpecError(f"{where}.max_message_bytes", f"must be a positive whole number, got {size!r}")
         idle = table.get("idle_timeout", IDLE_TIMEOUT_S)
-        if idle != 0:  # 0 is "no limit"; anything else is a number of seconds like the others
-            idle = _seconds(idle, f"{where}.idle_timeout")
+        if idle != 0 or isinstance(idle, bool):  # 0 is "no limit"; anything else is a number of seconds
+            try:
+                idle = _seconds(idle, f"{where}.idle_timeout")
+            except UpstreamSpecError as error:  # worded as --upstream-idle-timeout words it
+                raise UpstreamSpecError(error.key, f"must be 0 (no limit) or a positive number of seconds, "
+                                                   f"got {idle!r}") from None
         return cls(name=name, target=target, auth_token=_token(table, where, env),
                    max_message_bytes=table.get("max_message_bytes", MAX_MESSAGE_BYTES), idle_timeout_s=float(idle),
+                   idle_timeout_own="idle_timeout" in table,
                    **{f"{key}_s": _seconds(table[key], f"{where}.{key}") for key in ("wait", "retry_initial",
                                                                                      "retry_max") if key in table})
 
@@ -156,8 +164,11 @@ def upstream_specs(args: argparse.Namespace, env: Mapping[str, str] | None = Non
     for_all = bool(getattr(args, "upstream_shared_token", False))
     if for_all and shared is None:
         raise UpstreamSpecError("--upstream-shared-token", f"asks for ${TOKEN_ENV}, which is not set")
+    idle = getattr(args, "upstream_idle_timeout", None)  # for every upstream without a table's own value
     resolved = [attrs.evolve(spec, auth_token=spec.auth_token or env.get(token_env_for(spec.name))
-                             or (shared if for_all else None)) for spec in specs]
+                             or (shared if for_all else None),
+                             idle_timeout_s=spec.idle_timeout_s if idle is None or spec.idle_timeout_own else idle)
+                for spec in specs]
     if shared is not None and not any(spec.auth_token == shared for spec in resolved):
         log.warning(f"${TOKEN_ENV} is set but sent to no upstream: a token goes only to the upstream it is for",
                     fix=f"name it per upstream ({', '.join(token_env_for(s.name) for s in specs) or 'none configured'}), "

@@ -82,3 +82,19 @@ def test_classify_text_arguments_are_checked_once_with_one_message(arguments, me
     assert caught.value.message == f"Invalid arguments for tool 'classify_text': {message}"
     assert caught.value.data == data
     assert not service.ready  # refused without starting the model
+
+
+def test_classify_text_declares_its_length_limit_and_the_schema_check_words_it_as_the_service_does():
+    """The limit is in the inputSchema a client reads (before, only a run-time check knew it); a text over
+    it is refused by the core's schema check with the run-time check's message, limit and length."""
+    server, service = registered(ClassificationConfig(max_text_chars=10))
+    tool = server.tools.get("classify_text")
+    assert tool.definition.input_schema["properties"]["text"]["maxLength"] == 10
+    with pytest.raises(ProtocolError) as caught:
+        tool.check_arguments({"text": "x" * 11})
+    assert caught.value.message == ("Invalid arguments for tool 'classify_text': argument text is 11 characters long; "
+                                    "the limit is 10")
+    assert caught.value.data["limit"] == 10 and caught.value.data["length"] == 11
+    assert caught.value.data["path"] == "$.arguments.text"
+    tool.check_arguments({"text": "x" * 10})  # at the limit: accepted
+    assert not service.ready

@@ -1,6 +1,7 @@
 """The knowledge pack's tools/list entries and resource template, as clients see them: the same as when
 their schemas were written by hand (data/tools_list.json, recorded before the tools moved to the
-decorators), so ChatGPT connectors and deep research keep calling `search` and `fetch` as they did."""
+decorators), so ChatGPT connectors and deep research keep calling `search` and `fetch` as they did. Since
+recorded: the query's `maxLength`, the limit the tools always enforced at run time, now declared."""
 
 from __future__ import annotations
 
