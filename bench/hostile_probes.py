@@ -311,10 +311,12 @@ def stdio_group(docs: Path) -> None:
 
 
 @contextlib.contextmanager
-def serve(args: list[str]) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+def serve(args: list[str], log: Path | None = None) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`hexmcp serve` with `args` on a free port, once /health answers; its stderr into `log`, if given."""
     port = free_port()
-    process = subprocess.Popen([*CLI, "serve", *args, "--port", str(port)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(log or os.devnull, "wb") as stderr:
+        process = subprocess.Popen([*CLI, "serve", *args, "--port", str(port)], cwd=ROOT,
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         wait_healthy(process, port)
         yield process, port

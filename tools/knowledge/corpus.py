@@ -87,8 +87,13 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
         if path.is_symlink() and not _within(path, inside):
             # A link to /etc/passwd or to $HOME dropped into a docs folder must not put that file in the
             # index, in search answers and at /docs/<id>: what is served is what lies under the root.
-            log.warning("skipping a symlink that leads out of the corpus root", path=relative, root=str(root),
-                        target=os.path.realpath(path))
+            target = os.path.realpath(path)
+            if Path(target).is_relative_to(inside):  # inside, but nothing there: a loop or a missing target
+                log.warning("skipping a symlink that leads nowhere (a loop or a missing target)", path=relative,
+                            root=str(root))
+            else:
+                log.warning("skipping a symlink that leads out of the corpus root", path=relative, root=str(root),
+                            target=target)
             continue
         if path.is_file() and spec.accepts(relative) and _within(path, inside):  # no way out through a parent
             yield CorpusFile(document_id=relative, path=path)
@@ -128,46 +133,77 @@ def bundled_readme() -> SourceDocument | None:
     return parse_text(BUNDLED_README, str(text), ".md") if str(text).strip() else None
 
 
-def load_documents(spec: CorpusSpec) -> list[SourceDocument]:
-    """Every readable document of the corpus; an unreadable file is logged and skipped. A file whose
-    bytes are those it had at the spec's last load is not parsed again (ParsedFiles)."""
+@attrs.frozen(kw_only=True)
+class SkippedFile:
+    """A file of the corpus that could not be read, and why: what /health names."""
+
+    document_id: str
+    reason: str
+
+
+def load_documents(spec: CorpusSpec, skipped: list[SkippedFile] | None = None) -> list[SourceDocument]:
+    """Every readable document of the corpus; an unreadable file is skipped and added to `skipped`. A file
+    whose bytes are those it had at the spec's last load is not parsed again (ParsedFiles), and one skipped
+    then for the same reason is not logged again: a watched corpus is read on every change, and its one
+    binary file would otherwise be warned about on each."""
     documents: list[SourceDocument] = []
     if spec.bundled:
         readme = bundled_readme()
         documents.extend([readme] if readme else [])
     parsed = _PARSED.of(spec)
-    kept: dict[tuple[str, bytes], SourceDocument] = {}
+    kept: dict[tuple[str, bytes], SourceDocument | SkippedFile] = {}
     for item in discover(spec):
+        key = (item.document_id, b"")  # a file that cannot be read has no digest
         try:
+            _check_name(item.document_id)
             data = read_file_bytes(item.document_id, item.path)
             key = (item.document_id, hashlib.sha256(data).digest())
-            document = parsed.get(key) or parse_file(item.document_id, item.path.suffix.lower(), data)
+            outcome = parsed.get(key) or parse_file(item.document_id, item.path.suffix.lower(), data)
         except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything
             # on malformed input; one bad file must not take the corpus, or the server, down with it.
-            log.warning("skipping unreadable document", document=item.document_id, error=str(error)[:200])
-            continue
-        kept[key] = document
-        documents.append(document)
+            outcome = SkippedFile(document_id=printable_name(item.document_id), reason=str(error)[:200])
+            if parsed.get(key) != outcome:
+                log.warning("skipping unreadable document", document=outcome.document_id, error=outcome.reason)
+        kept[key] = outcome
+        if not isinstance(outcome, SkippedFile):
+            documents.append(outcome)
+        elif skipped is not None:
+            skipped.append(outcome)
     _PARSED.keep(spec, kept)
     return documents
 
 
+def _check_name(document_id: str) -> None:
+    """A file name that is not UTF-8 (a Latin-1 name from an old archive) reaches Python with its bad bytes as
+    lone surrogates, which no passage id, JSON answer or URI can carry: it took the whole build down."""
+    try:
+        document_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CorpusError(f"{printable_name(document_id)}: the file name is not UTF-8; not read") from None
+
+
+def printable_name(document_id: str) -> str:
+    """`document_id` with the bytes of a name that is not UTF-8 written as \\xNN escapes."""
+    return os.fsencode(document_id).decode("utf-8", errors="backslashreplace")
+
+
 class ParsedFiles:
-    """The documents each recent corpus spec was last read into, by (id, digest of the file's bytes).
+    """The documents each recent corpus spec was last read into, or why a file was skipped, by (id, digest of
+    the file's bytes; empty for a file that could not be read).
     Parsing is what reading costs (docutils took 9.7 CPU seconds over Django's 273 pages; hashing their
     bytes is milliseconds), and a watched corpus is re-read whole on every change."""
 
     def __init__(self, specs: int) -> None:
         self._specs = specs
-        self._by_spec: collections.OrderedDict[CorpusSpec, dict[tuple[str, bytes], SourceDocument]] = \
+        self._by_spec: collections.OrderedDict[CorpusSpec, dict[tuple[str, bytes], SourceDocument | SkippedFile]] = \
             collections.OrderedDict()
         self._lock = threading.Lock()  # loads run in worker threads
 
-    def of(self, spec: CorpusSpec) -> dict[tuple[str, bytes], SourceDocument]:
+    def of(self, spec: CorpusSpec) -> dict[tuple[str, bytes], SourceDocument | SkippedFile]:
         with self._lock:
             return dict(self._by_spec.get(spec, {}))
 
-    def keep(self, spec: CorpusSpec, documents: dict[tuple[str, bytes], SourceDocument]) -> None:
+    def keep(self, spec: CorpusSpec, documents: dict[tuple[str, bytes], SourceDocument | SkippedFile]) -> None:
         with self._lock:
             self._by_spec[spec] = documents
             self._by_spec.move_to_end(spec)

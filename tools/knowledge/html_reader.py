@@ -20,6 +20,7 @@ from typing import Any
 from .errors import CorpusError
 from .passages import SourceDocument
 from .sectioning import fallback_title, sections_from_headings
+from .text_decoding import scrub_controls
 
 MAX_HTML_BYTES = 16 * 1024 * 1024
 MAX_NESTING = 256  # real documentation pages nest tens deep; libxml2 refuses deeper trees by default
@@ -66,9 +67,11 @@ def read_html(document_id: str, data: bytes) -> SourceDocument:
     root = next((found for found in map(tree.css_first, _CONTENT_ROOTS) if found is not None), None)
     root = root or tree.body or tree.root
     text, headings = _render(root) if root is not None else ("", [])
+    # A page's &#27; or stray control bytes mean nothing to a reader (text_decoding.py); same length, same offsets.
+    text, headings = scrub_controls(text), [(offset, level, scrub_controls(title)) for offset, level, title in headings]
     title_node = tree.css_first("title")
     first_h1 = next((title for _, level, title in headings if level == 1), "")
-    page_title = _collapse(title_node.text(deep=True)) if title_node is not None else ""
+    page_title = _collapse(scrub_controls(title_node.text(deep=True))) if title_node is not None else ""
     return SourceDocument(document_id=document_id, title=first_h1 or page_title or fallback_title(document_id),
                           text=text, media_type="text/html", sections=sections_from_headings(text, 0, headings))
 

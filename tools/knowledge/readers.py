@@ -5,7 +5,8 @@ heading and YAML front matter (mdit-py-plugins) is read, not indexed: its `title
 document. reStructuredText sections come from docutils' doctree, in `.rst` files and in `.txt` files
 that show reST markup (rst_sniffing.py); PDF text from pypdf (one section per page); an HTML page's
 text and h1-h6 sections from html_reader.py; other plain text is one section. Offsets always index
-`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES).
+`SourceDocument.text`, which for PDF and HTML is the text extracted (EXTRACTED_MEDIA_TYPES). Bytes become
+text in text_decoding.py (BOMs, UTF-16, Latin-1 pages, binary files refused, control characters cut).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .errors import CorpusError
 from .passages import Section, SourceDocument
 from .rst_sniffing import looks_like_rst
 from .sectioning import fallback_title, sections_from_headings
+from .text_decoding import decode_text, scrub_controls
 
 # markdown-it logs every block rule it tries at DEBUG: tens of thousands of lines per corpus under
 # --log-level debug, drowning hexmcp's own. Its warnings still come through.
@@ -68,11 +70,11 @@ def parse_file(document_id: str, suffix: str, data: bytes) -> SourceDocument:
         from .html_reader import read_html  # selectolax loads only for a corpus that has HTML
 
         return read_html(document_id, data)
-    return parse_text(document_id, data.decode("utf-8", errors="replace"), suffix)
+    return parse_text(document_id, decode_text(document_id, data), suffix)
 
 
 def parse_text(document_id: str, text: str, suffix: str) -> SourceDocument:
-    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": parse_rst, ".txt": parse_txt}
+    parsers: dict[str, Callable[[str, str], SourceDocument]] = {".rst": _parse_rst_or_plain, ".txt": parse_txt}
     parser = parsers.get(suffix, parse_markdown if suffix in MARKDOWN_SUFFIXES else None)
     if parser is None:
         raise CorpusError(f"{document_id}: unsupported file type {suffix!r} (supported: {', '.join(SUFFIXES)})")
@@ -107,7 +109,10 @@ def parse_markdown(document_id: str, text: str) -> SourceDocument:
         elif token.type == "heading_open" and token.map:
             title = tokens[index + 1].content.strip()
             headings.append((starts[token.map[0]], int(token.tag[1:]), title))
-    title = str(meta.get("title") or "").strip()
+    # Only a scalar title: str() of a list or mapping that YAML aliases nest ("billion laughs" front matter, nine
+    # lists of nine aliases ten deep) builds billions of items, and the parse never ended.
+    declared = meta.get("title")
+    title = str(declared).strip() if isinstance(declared, (str, int, float)) else ""
     if not title:
         top = [h for h in headings if h[1] == 1]
         title = top[0][2] if top else fallback_title(document_id)
@@ -122,7 +127,7 @@ def _front_matter(content: str) -> dict[str, Any]:
 
     try:
         loaded = yaml.safe_load(content)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # PyYAML builds nested values recursively: `[[[[…` thousands deep
         return {}
     return loaded if isinstance(loaded, dict) else {}
 
@@ -222,6 +227,16 @@ def parse_txt(document_id: str, text: str) -> SourceDocument:
     return parse_plain(document_id, text)
 
 
+def _parse_rst_or_plain(document_id: str, text: str) -> SourceDocument:
+    """docutils parses nested blocks recursively: a page nested some hundreds deep (block quotes, lists) ends
+    in RecursionError. Its text is still worth finding, as plain text, rather than the page skipped."""
+    try:
+        return parse_rst(document_id, text)
+    except RecursionError:
+        logging.getLogger(__name__).warning("%s: nested too deep for docutils; read as plain text", document_id)
+        return parse_plain(document_id, text)
+
+
 def parse_plain(document_id: str, text: str) -> SourceDocument:
     sections = (Section(headings=(), start=0, end=len(text)),) if text.strip() else ()
     return SourceDocument(document_id=document_id, title=fallback_title(document_id), text=text,
@@ -236,7 +251,7 @@ def read_pdf(document_id: str, data: bytes) -> SourceDocument:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [scrub_controls(page.extract_text() or "") for page in reader.pages]
         info_title = (reader.metadata.title if reader.metadata else None) or ""
     except (PdfReadError, ValueError, KeyError) as error:
         raise CorpusError(f"{document_id}: not a readable PDF ({error})") from None

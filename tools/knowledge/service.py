@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from hexmcp.tools.cache_dir import default_cache_dir
 from hexmcp.tools.embedding.background_thread import run_in_background
 from hexmcp.tools.embedding.background_work import BackgroundWork
 
-from .corpus import CorpusSpec, discover, load_documents
+from .corpus import CorpusSpec, SkippedFile, discover, load_documents
 from .errors import CorpusError
 from .passages import SourceDocument
 from .vectors import VectorStoreError, VectorStoreErrorCode
@@ -81,6 +82,7 @@ class KnowledgeService:
         if not discover(config.corpus) and not config.corpus.bundled:  # listing only: parsing waits (above)
             raise CorpusError("--docs: no readable .md, .mdx, .txt, .rst, .pdf or .html file found")
         self.documents: dict[str, SourceDocument] = {}  # filled by ensure_documents
+        self.skipped: list[SkippedFile] = []  # the files the last read of the corpus could not read, for /health
         self._loading: asyncio.Future[None] | None = None
         self.http_base: str | None = None  # set by the HTTP composition: "http://host:port"
         self._index: KnowledgeIndex | None = None
@@ -132,7 +134,7 @@ class KnowledgeService:
         await asyncio.shield(self._loading)
 
     async def _load_documents(self) -> None:
-        documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
+        documents = await self._read_corpus()
         change = CorpusChange.between(self.documents, documents)
         self.documents = documents
         if not documents:
@@ -140,6 +142,12 @@ class KnowledgeService:
                 str(root) for root in self.config.corpus.roots])
         for listener in self.listeners:
             listener(change)
+
+    async def _read_corpus(self) -> dict[str, SourceDocument]:
+        skipped: list[SkippedFile] = []
+        documents = await asyncio.to_thread(load_documents, self.config.corpus, skipped)
+        self.skipped = skipped
+        return {d.document_id: d for d in documents}
 
     async def start(self) -> None:
         """Build the index (idempotent); returns when it is complete. A vector store that cannot be
@@ -196,7 +204,7 @@ class KnowledgeService:
         memory, so resources/read already has the new text), then re-index (only changed files
         re-embed) and swap the new index in."""
         await self.ensure_documents()
-        documents = {d.document_id: d for d in await asyncio.to_thread(load_documents, self.config.corpus)}
+        documents = await self._read_corpus()
         change = CorpusChange.between(self.documents, documents)
         if not change:
             return change
@@ -209,17 +217,49 @@ class KnowledgeService:
         return change
 
     async def watch(self, stop: asyncio.Event | None = None) -> None:
-        """Reload on every batch of file changes under the --docs roots (watchfiles), until `stop`."""
+        """Reload on every batch of file changes under the --docs roots (watchfiles), until `stop`. A root
+        that is deleted (a checkout switched, a build that wipes its output) takes its inotify watch with it,
+        and one made again in its place would never be seen: watching stops while any root is missing, the
+        last index keeps serving, and once they are all back the corpus is read again and watched anew."""
         if self.config.corpus.bundled:
             return  # the installed documentation does not change while serving
         from watchfiles import awatch
 
-        roots = [str(root) for root in self.config.corpus.roots]
-        async for _changes in awatch(*roots, stop_event=stop, recursive=True):
+        roots = self.config.corpus.roots
+        stop = stop or asyncio.Event()
+        watched_before = False
+        failures = 0  # in a row: a watcher that cannot start (the inotify limit) is retried less and less often
+        while not stop.is_set():
+            if not await _roots_present(roots, stop):
+                return
+            if watched_before:  # what the roots hold now was written while nothing watched them
+                await self._reload_logged()
+            watched_before = True
             try:
-                await self.reload()
-            except Exception:  # a bad edit must not end watching: log it, keep serving the last index
-                log.exception("re-indexing the changed corpus failed; the previous index stays")
+                async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True)) as batches:
+                    async for _changes in batches:
+                        failures = 0
+                        if not all(root.exists() for root in roots):
+                            log.warning("a --docs root is gone; serving the last index until it is back",
+                                        missing=[str(root) for root in roots if not root.exists()])
+                            break
+                        await self._reload_logged()
+            except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
+                # watchfiles raises on an event for a path it cannot decode (a file name that is not UTF-8)
+                # and ends its watch: watch again, after reading what may have changed meanwhile.
+                failures += 1
+                pause = min(ROOT_POLL_S * 2 ** (failures - 1), MAX_WATCH_RETRY_S)
+                cause = error.exceptions[0] if isinstance(error, ExceptionGroup) and error.exceptions else error
+                log.warning("the file watcher failed; watching the corpus again", error=str(cause)[:200],
+                            retry_in_s=pause)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), pause)
+
+    async def _reload_logged(self) -> None:
+        try:
+            await self.reload()
+        except Exception:  # a bad edit must not end watching: log it, keep serving the last index
+            log.exception("re-indexing the changed corpus failed; the previous index stays")
 
     def _build(self, publish: Callable[[KnowledgeIndex], None] | None, change: CorpusChange | None) -> KnowledgeIndex:
         """The first build opens the embedder and the store and keeps them; a re-index after `change`
@@ -288,7 +328,24 @@ class KnowledgeService:
         return {"documents": len(self.documents), "passages": len(index.passages) if index else None,
                 "index_version": index.version if index else None, "ready": index is not None,
                 "complete": complete, **({"vector_store_error": unavailable} if unavailable else {}),
+                **({"skipped": _skipped_report(self.skipped)} if self.skipped else {}),
                 **({"background": work.report()} if (work := self.background) is not None else {})}
+
+
+#: How often a missing --docs root is looked for while the last index serves (watch).
+ROOT_POLL_S = 1.0
+#: The longest wait before a watcher that keeps failing is started again.
+MAX_WATCH_RETRY_S = 60.0
+
+
+async def _roots_present(roots: tuple[Path, ...], stop: asyncio.Event) -> bool:
+    """Wait until every root exists (True) or `stop` is set (False)."""
+    while not all(root.exists() for root in roots):
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), ROOT_POLL_S)
+        if stop.is_set():
+            return False
+    return True
 
 
 def _store_unavailable(build: asyncio.Future[Any]) -> str | None:
@@ -299,3 +356,12 @@ def _store_unavailable(build: asyncio.Future[Any]) -> str | None:
     if isinstance(error, VectorStoreError) and error.code is VectorStoreErrorCode.UNAVAILABLE:
         return error.message
     return None
+
+
+#: The skipped files /health names (all are counted, and each was logged when it was skipped).
+SKIPPED_NAMED = 20
+
+
+def _skipped_report(skipped: list[SkippedFile]) -> dict[str, Any]:
+    return {"count": len(skipped), "files": [{"document": item.document_id, "reason": item.reason}
+                                             for item in skipped[:SKIPPED_NAMED]]}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -202,3 +205,70 @@ async def test_a_failed_reindex_does_not_lock_a_folder_store_out_of_the_next(cor
     await service.reload()  # opens the folder again: the failed build's store is closed, not left locking it
     found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "watering tomato plants"}})
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
+
+
+
+@contextlib.asynccontextmanager
+async def watched(root: Path, knowledge_cache: Path):
+    """A service over `root`, indexed, its watcher armed; the watcher task is yielded too, and stopped after."""
+    from hexmcp.tools.knowledge.service import KnowledgeService
+
+    (root / "a.md").write_text("# A\n\nThe first page.\n")
+    service = KnowledgeService(KnowledgeConfig(corpus=CorpusSpec(roots=[root]), cache_dir=knowledge_cache))
+    await service.start()
+    stop = asyncio.Event()
+    watching = asyncio.ensure_future(service.watch(stop))
+    try:
+        await asyncio.sleep(0.5)  # let the watcher arm
+        yield service, watching
+    finally:
+        stop.set()
+        await asyncio.wait_for(watching, 10)
+
+
+async def until(condition, seconds: float = 30) -> None:
+    async with asyncio.timeout(seconds):
+        while not condition():
+            await asyncio.sleep(0.1)
+
+
+async def test_the_watcher_follows_a_root_deleted_and_made_again(tmp_path: Path, knowledge_cache: Path) -> None:
+    """watchfiles loses a deleted root's watch and never sees the folder made again in its place
+    (bench/corpus_probes.py, group watch): the server kept serving the deleted folder's pages forever."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    async with watched(docs, knowledge_cache) as (service, watching):
+        shutil.rmtree(docs)
+        await asyncio.sleep(1.5)
+        assert set(service.documents) == {"a.md"} and not watching.done()  # the last corpus serves meanwhile
+        docs.mkdir()
+        (docs / "b.md").write_text("# B\n\nWritten while the folder was back but unwatched.\n")
+        await until(lambda: set(service.documents) == {"b.md"})
+        (docs / "c.md").write_text("# C\n\nWritten into the folder watched again.\n")
+        await until(lambda: set(service.documents) == {"b.md", "c.md"})
+
+
+async def test_the_watcher_outlives_a_file_name_that_is_not_utf8(tmp_path: Path, knowledge_cache: Path) -> None:
+    """watchfiles raises on an event for a path it cannot decode; out of the watch task, that stopped the
+    server (a background task's failure is fatal). Now watching resumes and later edits are seen."""
+    async with watched(tmp_path, knowledge_cache) as (service, watching):
+        Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.md")).write_text("# Latin-1 name\n\ntext\n")
+        await asyncio.sleep(1.5)
+        (tmp_path / "b.md").write_text("# B\n\nWritten after the bad name.\n")
+        await until(lambda: "b.md" in service.documents or watching.done())
+        assert not watching.done() and [s.document_id for s in service.skipped] == ["caf\\xe9.md"]
+
+
+async def test_health_names_the_files_the_corpus_could_not_read_until_they_are_fixed(
+        tmp_path: Path, knowledge_cache: Path) -> None:
+    from hexmcp.tools.knowledge.service import KnowledgeService
+
+    (tmp_path / "a.md").write_text("# A\n\nA page.\n")
+    (tmp_path / "logo.md").write_bytes(os.urandom(4096))
+    service = KnowledgeService(KnowledgeConfig(corpus=CorpusSpec(roots=[tmp_path]), cache_dir=knowledge_cache))
+    await service.ensure_documents()
+    assert service.describe()["skipped"] == {"count": 1, "files": [
+        {"document": "logo.md", "reason": "logo.md: binary data, not text; not read"}]}
+    (tmp_path / "logo.md").write_text("# Logo\n\nNow a page.\n")
+    await service.reload()
+    assert "skipped" not in service.describe() and set(service.documents) == {"a.md", "logo.md"}

@@ -43,6 +43,9 @@ def test_links_out_of_the_root_are_skipped_and_logged(root: Path) -> None:
     skipped = {entry["path"] for entry in logs if entry["event"].startswith("skipping a symlink")}
     assert skipped == {"secret.md", "guide/relative.md", "notes", "loop.md"}
     assert all(entry["log_level"] == "warning" for entry in logs if entry["event"].startswith("skipping"))
+    # a loop leads nowhere, not out of the root: the warning says which (bench/corpus_probes.py)
+    nowhere = {entry["path"] for entry in logs if "leads nowhere" in entry["event"]}
+    assert nowhere == {"loop.md"}
 
 
 def test_nothing_outside_reaches_the_documents_the_server_serves(root: Path) -> None:

@@ -383,3 +383,34 @@ def test_a_long_rest_passage_is_windowed_over_its_cleaned_body() -> None:
     for window in windows[1:]:
         assert window.startswith("Long\n\n") and ":ref:" not in window and "<target" not in window
     assert windows[-1].rstrip().endswith("word899")
+
+
+def _laughs(levels: int) -> str:
+    """YAML front matter whose `title` aliases nine lists of nine aliases `levels` deep (9**levels strings)."""
+    names = [chr(ord("a") + i) for i in range(levels + 1)]
+    rows = [f'{names[0]}: &{names[0]} ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]" for previous, name in zip(names, names[1:])]
+    return "---\n" + "\n".join(rows) + f"\ntitle: *{names[-1]}\n---\n# Body\n\nThe page's text.\n"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("front", [_laughs(10), "---\ntitle: " + "[" * 50_000 + "]" * 50_000 + "\n---\n# Body\n\ntext\n"],
+                         ids=["billion laughs", "50,000 deep"])
+def test_hostile_front_matter_is_ignored_and_the_page_read(front: str) -> None:
+    """The title of "billion laughs" front matter was str()-ed: billions of items, a parse that never ended
+    (bench/corpus_probes.py); PyYAML's recursion on deep nesting was not a YAMLError and lost the page."""
+    from hexmcp.tools.knowledge.readers import parse_markdown
+
+    document = parse_markdown("p.md", front)
+    assert document.title == "Body" and [s.headings for s in document.sections] == [("Body",)]
+
+
+@pytest.mark.parametrize("page", ["".join("   " * i + f"level{i}\n\n" for i in range(500)),
+                                  "".join("  " * i + f"- level{i}\n\n" for i in range(1000))],
+                         ids=["block quotes 500 deep", "lists 1,000 deep"])
+def test_rest_nested_past_docutils_recursion_is_read_as_plain_text(page: str) -> None:
+    from hexmcp.tools.knowledge.readers import parse_text
+
+    document = parse_text("deep.rst", page, ".rst")
+    assert document.media_type == "text/plain" and document.text == page
+    assert "level499" in " ".join(p.text for p in chunk_document(document))
