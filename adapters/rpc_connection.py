@@ -272,12 +272,12 @@ class RpcConnection:
         with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(request_id, trace_id)):
             return rpc_layer.error_reply(request_id, code, message, data, with_version=self._with_version)
 
-    def refused_unanswered(self, code: ErrorCode, message: str) -> None:
+    def refused_unanswered(self, code: ErrorCode, message: str) -> Rejection:
         """A refusal the transport answers its own way (a WebSocket close for a frame too large): logged
-        and reported like every other, with nothing sent."""
+        and reported like every other, with nothing sent; the transport's answer names its eventId."""
         trace_id = self._traces.next()
         with rpc_layer.bound(self.session_id, trace_id), rpc_layer.reporting_refusals(self._reporter(None, trace_id)):
-            rpc_layer.refusal(code, message)
+            return rpc_layer.refusal(code, message)
 
     def _reporter(self, request_id: jsonrpc.RequestId | None, trace_id: str) -> rpc_layer.RefusalReporter | None:
         """What tells the observers that hear refusals (the audit trail) about one refused message."""

@@ -109,14 +109,25 @@ def refusal(code: ErrorCode, message: str, data: dict[str, Any] | None = None) -
     fresh eventId so the id a client quotes can be found in the logs, and reported to whoever the
     transport set to hear refusals (the audit trail)."""
     rejection = Rejection(code=code, message=message, data=data, event_id=new_event_id())
-    log.info("request refused", code=code.value, reason=rejection.message, eventId=rejection.event_id)
+    if "traceId" in structlog.contextvars.get_contextvars():  # the transport bound this refusal's ids (`bound`)
+        _log_and_report(rejection)
+    else:
+        # Refused before the core (HTTP's 400/404/406/413/415/429, an upgrade turned away, a batch's invalid
+        # or busy item): a trace of its own, or the line would carry no traceId, or the one bound last in
+        # this task (a notification earlier in the same batch). Refusals are rare: not the hot path.
+        with structlog.contextvars.bound_contextvars(traceId=HTTP_TRACES.next()):
+            _log_and_report(rejection)
+    return rejection
+
+
+def _log_and_report(rejection: Rejection) -> None:
+    log.info("request refused", code=rejection.code.value, reason=rejection.message, eventId=rejection.event_id)
     reporter = REFUSAL_REPORTER.get()
     if reporter is not None:
         try:
             reporter(rejection)
         except Exception:  # the client's answer never depends on the audit
             log.exception("refusal reporter failed", eventId=rejection.event_id)
-    return rejection
 
 
 def error_reply(request_id: jsonrpc.RequestId | None, code: ErrorCode, message: str,

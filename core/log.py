@@ -37,6 +37,14 @@ set_request_ids = _REQUEST_IDS.set
 """`bind_request_ids` for the hot path: `set_request_ids((session_id, trace_id))` is one C call."""
 
 
+def current_request_ids() -> tuple[str | None, str | None]:
+    """The (sessionId, traceId) a line logged here would carry: structlog's bound context variables
+    first, then the ids the adapter bound for the request (`bind_request_ids`)."""
+    bound = structlog.contextvars.get_contextvars()
+    ids = _REQUEST_IDS.get() or (None, None)
+    return bound.get("sessionId", ids[0]), bound.get("traceId", ids[1])
+
+
 def add_request_ids(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     """The processor that writes the bound request ids into a line (after structlog's own context)."""
     ids = _REQUEST_IDS.get()
@@ -101,6 +109,9 @@ def configure_logging(level: str = "info", json_output: bool | None = None) -> N
         )
     )
     logging.basicConfig(handlers=[handler], level=numeric, force=True)
+    # A library's `warnings.warn` went to stderr as raw text over several lines (the source line below the
+    # message), which a JSON-lines reader cannot parse: as records of `py.warnings` they are lines like any.
+    logging.captureWarnings(True)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -20,6 +20,7 @@ import attrs
 import structlog
 
 from .errors import ErrorCode, Rejection, SemanticCode
+from .meta import META_EVENT_ID
 from .ports import RequestKey
 from .routing import Ok
 
@@ -63,7 +64,8 @@ class ObservedOutcome:
     error_code: SemanticCode | None
     """The rejection's semantic code (OUTCOME_ERROR, OUTCOME_CANCELLED); None otherwise."""
     event_id: str | None
-    """The eventId of the rejection, as the client received it; None for results."""
+    """The eventId of the rejection, or of a tool error (its `_meta["io.hexmcp/eventId"]`), as the client
+    received it; None for other results."""
     duration_s: float
     """From the start of serving to the outcome (monotonic clock)."""
     result: dict[str, Any] | None
@@ -193,8 +195,15 @@ def observed_outcome(outcome: Ok | Rejection | None, duration_s: float) -> Obser
         kind = OUTCOME_CANCELLED if outcome.code is ErrorCode.REQUEST_CANCELLED else OUTCOME_ERROR
         return ObservedOutcome(outcome=kind, error_code=outcome.code, event_id=outcome.event_id,
                                duration_s=duration_s, result=None)
-    kind = OUTCOME_TOOL_ERROR if outcome.result.get("isError") is True else OUTCOME_OK
-    return ObservedOutcome(outcome=kind, error_code=None, event_id=None, duration_s=duration_s, result=outcome.result)
+    if outcome.result.get("isError") is True:
+        # A tool error names its eventId in `_meta` (the core's tool failures, the gateway's): the audit line
+        # and the span carry that one, which the client got and the log line about the failure names.
+        meta = outcome.result.get("_meta")
+        event_id = meta.get(META_EVENT_ID) if isinstance(meta, dict) else None
+        return ObservedOutcome(outcome=OUTCOME_TOOL_ERROR, error_code=None,
+                               event_id=event_id if isinstance(event_id, str) else None,
+                               duration_s=duration_s, result=outcome.result)
+    return ObservedOutcome(outcome=OUTCOME_OK, error_code=None, event_id=None, duration_s=duration_s, result=outcome.result)
 
 
 def end_session(observers: list[RequestObserver], session: ObservedSession) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import structlog
 
 from hexmcp.core.ids import new_event_id
+from hexmcp.core.log import current_request_ids
 from hexmcp.core.observation import ObservedOutcome, ObservedRefusal, ObservedRequest, ObservedSession
 from hexmcp.core.tasks.model import TaskRecord
 
@@ -63,8 +64,7 @@ class AuditLog:
             return
         origin = self._task_origins.pop(record.task_id, None)
         if origin is None:  # created before this observer, or its line failed: the ids the task's context carries
-            ids = structlog.contextvars.get_contextvars()
-            origin = (ids.get("sessionId"), ids.get("traceId"))
+            origin = current_request_ids()
         event_id = _event_id_of(record.error) or new_event_id()
         self._write(task_record(record, event_id=event_id, session_id=origin[0], trace_id=origin[1],
                                 clients=self.clients), event_id)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from hexmcp.core import Rejection
+from hexmcp.core.log import current_request_ids
 from hexmcp.core.observation import ObservedRefusal, report_refusal
 from hexmcp.wire import jsonrpc
 
@@ -39,7 +40,7 @@ def refusal_reporter(observers: list[Any], request: HttpRequest, rest_prefix: st
         report_refusal(observers, ObservedRefusal(
             event_id=rejection.event_id, code=rejection.code, message=rejection.message, transport=transport,
             session_id=session.decode("latin-1") if session else None, client_id=client_identity(request),
-            trace_id=traceparent_trace_id(request),
+            trace_id=traceparent_trace_id(request) or current_request_ids()[1],  # else the log line's
             http_method=scope.get("method") or "GET", path=path,
             body_bytes=len(body) if body is not None else None,
             method=message.get("method") if message else None, params=message.get("params") if message else None,

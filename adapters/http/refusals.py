@@ -17,6 +17,7 @@ from ..rpc_layer import refusal
 from .asgi import RawHeaders, Scope, Send
 from .responses import respond_json
 from .status import http_status
+from .uvicorn_fence import UPGRADE_ANSWERED
 
 
 class Refused:
@@ -59,6 +60,7 @@ async def refuse_upgrade(scope: Scope, send: Send, code: ErrorCode, message: str
         await send({"type": "websocket.close", "code": 1008, "reason": message})
         return
     body = jsonrpc.dumps(jsonrpc.encode_rejection(None, rej))
+    UPGRADE_ANSWERED.set(rej.event_id)  # uvicorn's "without completing handshake" error is about this: dropped
     await send({"type": "websocket.http.response.start", "status": http_status(code),
                 "headers": [(b"content-type", b"application/json"), *(headers or [])]})
     await send({"type": "websocket.http.response.body", "body": body})

@@ -25,8 +25,10 @@ loudly, naming the piece, when a release moves any of what this module relies on
    around `serve()` and re-raises the caught signal afterwards, `handle_exit(sig, frame)` is what a
    signal calls, and setting `should_exit` stops the main loop. `startup(sockets)` returns with `started`
    set once the listeners are bound (or adopted) and accepting, which is when `listening` is called.
-3. The text of one of its log records (`INVALID_UTF8_MESSAGE`, on `uvicorn.error`), which
-   `ws/server_log.py` rewrites.
+3. The text of two of its log records on `uvicorn.error`, which `ws/server_log.py` rewrites or drops:
+   `INVALID_UTF8_MESSAGE`, and `UNFINISHED_HANDSHAKE_MESSAGE`, which its WebSocket protocol logs at ERROR
+   in the task that ran the app even when the app answered the upgrade with an HTTP refusal
+   (`websocket.http.response.*`), its handshake flag being set only by accept and close.
 
 On top of uvicorn's protocol (each refusal below is also reported to the audit trail, coalesced per peer
 and reason, by `connection_refusals.py`; only on the refusal paths):
@@ -63,6 +65,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import socket
@@ -443,4 +446,8 @@ class HookedServer(uvicorn.Server):
 
 UVICORN_ERROR_LOGGER = "uvicorn.error"
 INVALID_UTF8_MESSAGE = "Invalid UTF-8 sequence received from client."
+UNFINISHED_HANDSHAKE_MESSAGE = "ASGI callable returned without completing handshake."
+UPGRADE_ANSWERED: contextvars.ContextVar[str | None] = contextvars.ContextVar("hexmcp_upgrade_answered", default=None)
+"""The eventId of the HTTP refusal the app sent instead of accepting a WebSocket upgrade, in the task that
+ran the app (where uvicorn then logs `UNFINISHED_HANDSHAKE_MESSAGE`)."""
 """What uvicorn's websockets-sansio protocol logs, with a traceback, when a text frame is not UTF-8."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import functools
 import os
 import select
@@ -28,6 +29,7 @@ from hexmcp.wire import jsonrpc
 from hexmcp.wire.lines import LineSplitter
 
 from ..rpc_connection import DEFAULT_MAX_BATCH_MESSAGES, RpcConnection
+from .printed_lines import print_to_log
 from hexmcp.core.startup import ExitCode
 
 log = structlog.get_logger("hexmcp.adapters.stdio")
@@ -46,7 +48,7 @@ def claim_stdout() -> int:
     sys.stdout.flush()
     wire_fd = os.dup(1)
     os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    print_to_log()  # Python's prints become log lines (printed_lines.py); fd 1 itself now writes to stderr
     return wire_fd
 
 
@@ -311,9 +313,17 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     failed: list[BaseException] = []
     background: list[asyncio.Future[None]] = []
 
+    # The hooks start from the reader once the first input is handled, after it bound that input's request
+    # ids: each gets a copy of the context as it is now, before any request, and binds only the session,
+    # or its lines (a model load, a failure) would name the trace of whichever request came last.
+    startup_context = contextvars.copy_context()
+
     def start_background() -> None:
         if not background:
-            background.extend(asyncio.ensure_future(_watched(hook, failed, stop)) for hook in on_startup)
+            loop = asyncio.get_running_loop()
+            background.extend(loop.create_task(_watched(hook, failed, stop, connection.session_id),
+                                               context=startup_context.run(contextvars.copy_context))
+                              for hook in on_startup)
 
     reader = _LineReader(connection, writer, splitter, max_message_bytes)
     # A host writes `initialize` as soon as it has spawned us, so by now it is usually waiting in the
@@ -368,7 +378,9 @@ async def _end_session(connection: RpcConnection, writer: _WireWriter, backgroun
     await writer.close()
 
 
-async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseException], stop: asyncio.Event) -> None:
+async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseException], stop: asyncio.Event,
+                   session_id: str) -> None:
+    structlog.contextvars.bind_contextvars(sessionId=session_id)  # in this task's own context (start_background)
     try:
         await hook()
     except asyncio.CancelledError:

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import structlog
 
-from hexmcp.core import ErrorCode, McpServer, new_event_id
+from hexmcp.core import ErrorCode, McpServer, Rejection, new_event_id
 from hexmcp.wire import jsonrpc
 
 from ..http.asgi import Receive, Send
@@ -117,8 +117,8 @@ class WsConnection:
                 continue
             if _too_big(text, self.config.max_frame_bytes):
                 reason = f"message larger than {self.config.max_frame_bytes} bytes"
-                self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE, reason)  # logged and audited; the close says why
-                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE], reason))
+                refused = self.rpc.refused_unanswered(ErrorCode.PAYLOAD_TOO_LARGE, reason)  # logged and audited
+                self._decide(Ending(CLOSE_CODES[ErrorCode.PAYLOAD_TOO_LARGE], _quoting(refused)))  # the close says why
                 return
             await self._handle_text(text)
 
@@ -149,8 +149,11 @@ class WsConnection:
             self._ending.set_result(ending)
 
     def _overflowed(self) -> None:
-        self._decide(Ending(CLOSE_CODES[ErrorCode.SERVER_BUSY],
-                            f"send queue full ({self.config.send_queue_messages} messages): the client is not reading"))
+        if self._ending.done():
+            return
+        reason = f"send queue full ({self.config.send_queue_messages} messages): the client is not reading"
+        self._decide(Ending(CLOSE_CODES[ErrorCode.SERVER_BUSY], _quoting(self.rpc.refused_unanswered(
+            ErrorCode.SERVER_BUSY, reason))))
 
     def _reader_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -172,6 +175,12 @@ class WsConnection:
         if ending.code is not None:
             await _within(self.config.close_timeout_s,
                           self._send({"type": "websocket.close", "code": int(ending.code), "reason": ending.reason}))
+
+
+def _quoting(refused: Rejection) -> str:
+    """A close reason naming the eventId its log line carries (as the internal-error close does); a close
+    reason holds at most 123 bytes, and these are ASCII well under it."""
+    return f"{refused.message}; quote eventId {refused.event_id}"
 
 
 def _too_big(text: str, limit: int) -> bool:

@@ -296,6 +296,15 @@ def test_only_protocol_lines_on_stdout_even_when_a_tool_prints(stdio_server) -> 
     assert server.finish() == 0
     assert NOISE in server.stderr_text()
     assert f"{NOISE} (fd 1)" in server.stderr_text()
+    # The warning is a JSON log line of its own (it was raw text over two lines), naming the request's ids.
+    warned = [json.loads(line) for line in server.stderr_text().splitlines() if "(warning)" in line]
+    assert len(warned) == 1 and warned[0]["logger"] == "py.warnings", warned
+    assert warned[0].get("sessionId") and warned[0].get("traceId"), warned
+    # So is the print (it was raw text); the fd-1 write stays raw: it is below Python.
+    printed = [json.loads(line) for line in server.stderr_text().splitlines() if line.startswith("{")
+               and json.loads(line).get("logger") == "stdout"]
+    assert [r["event"] for r in printed] == [f"printed to stdout: {NOISE}"], printed
+    assert printed[0]["traceId"] == warned[0]["traceId"]
 
 
 def test_stderr_logs_are_json_with_correlation_ids(stdio_server) -> None:

@@ -127,3 +127,17 @@ async def test_the_span_is_current_while_the_tool_runs_and_not_after() -> None:
     (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/call look"]
     assert seen[0].span_id == span.context.span_id
     assert not trace.get_current_span().get_span_context().is_valid
+
+
+@pytest.mark.anyio
+async def test_a_span_names_the_event_id_the_client_got_for_a_tool_error_and_a_protocol_error() -> None:
+    """The tool error's span named no eventId (the observers saw None for every result): now the one in its
+    `_meta`, which the log line about it names too."""
+    observer, exporter = _traced()
+    client = CoreClient(_server(observer))
+    await client.initialize()
+    failed = await client.ok("tools/call", _call("broken"))
+    rejection = await client.rejected("tools/call", _call("no_such_tool"))
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert spans["tools/call broken"].attributes["hexmcp.event_id"] == failed["_meta"]["io.hexmcp/eventId"]
+    assert spans["tools/call no_such_tool"].attributes["hexmcp.event_id"] == rejection.event_id

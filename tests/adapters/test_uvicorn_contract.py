@@ -220,6 +220,13 @@ def test_uvicorn_still_logs_the_invalid_utf8_message_we_rewrite() -> None:
     assert uvicorn_fence.UVICORN_ERROR_LOGGER == "uvicorn.error"
 
 
+def test_uvicorn_still_logs_the_unfinished_handshake_error_we_drop_after_an_http_refusal() -> None:
+    from uvicorn.protocols.websockets import websockets_sansio_impl
+
+    source = inspect.getsource(websockets_sansio_impl.WebSocketsSansIOProtocol.run_asgi)
+    assert f'self.logger.error("{uvicorn_fence.UNFINISHED_HANDSHAKE_MESSAGE}")' in source
+
+
 # --- asyncio's FlowControlMixin (stdio's wire writer) -------------------------------------------------
 
 def test_the_stdio_writer_can_build_a_stream_writer_on_flow_control_mixin() -> None:

@@ -52,12 +52,17 @@ async def idle(endpoint: WsEndpoint, timeout: float = 5.0) -> None:
 
 async def closed_with(ws, timeout: float = 10.0) -> int:
     """Read until the server closes; the close code it sent."""
+    return (await closed_with_reason(ws, timeout))[0]
+
+
+async def closed_with_reason(ws, timeout: float = 10.0) -> tuple[int, str]:
+    """Read until the server closes; the close code it sent and its reason."""
     with pytest.raises(ConnectionClosed) as closed:
         async with asyncio.timeout(timeout):
             while True:
                 await ws.recv()
     assert closed.value.rcvd is not None, "no close frame received"
-    return closed.value.rcvd.code
+    return closed.value.rcvd.code, closed.value.rcvd.reason
 
 
 # --- frame size -------------------------------------------------------------------------------
@@ -68,7 +73,9 @@ async def test_oversize_frame_closes_with_1009_by_our_check(tight) -> None:
         await client.initialize()
         await client.send({"id": 99, "method": "tools/call",
                            "params": {"name": "echo", "arguments": {"text": "é" * OUR_LIMIT}}})
-        assert await closed_with(client.ws) == CloseCode.MESSAGE_TOO_BIG
+        code, reason = await closed_with_reason(client.ws)
+        assert code == CloseCode.MESSAGE_TOO_BIG
+        assert "quote eventId ev-" in reason  # the id its log line and audit line carry (it named none)
     await idle(tight.endpoint)
     assert tight.endpoint.closes[CloseCode.MESSAGE_TOO_BIG] == before + 1  # sent by us, not by uvicorn
 
@@ -143,7 +150,8 @@ async def test_slow_consumer_is_closed_with_1013_and_others_are_unaffected(tight
             assert answer["result"]["content"][0]["text"] == "fine"
         assert max(latencies) < 1.0
         # Now read: what was already on its way, then the close frame.
-        assert await closed_with(slow.ws) == CloseCode.TRY_AGAIN_LATER
+        code, reason = await closed_with_reason(slow.ws)
+        assert code == CloseCode.TRY_AGAIN_LATER and "quote eventId ev-" in reason, reason
         assert (await good.call("ping"))["result"] == {}
 
 

@@ -62,8 +62,10 @@ async def test_tool_errors_protocol_errors_and_cancellations_are_told_apart() ->
     recorder = Recorder("a", [])
     client = CoreClient(_server(recorder))
     await client.initialize()
-    await client.ok("tools/call", {"name": "broken", "arguments": {}})
+    failed = await client.ok("tools/call", {"name": "broken", "arguments": {}})
     assert recorder.outcomes[-1].outcome == OUTCOME_TOOL_ERROR
+    # The eventId the client got in the tool error's `_meta` (and its log line names): the audit's and the span's.
+    assert recorder.outcomes[-1].event_id == failed["_meta"]["io.hexmcp/eventId"]
     rejection = await client.rejected("tools/call", {"name": "nope", "arguments": {}})
     assert recorder.outcomes[-1].outcome == OUTCOME_ERROR
     assert recorder.outcomes[-1].event_id == rejection.event_id

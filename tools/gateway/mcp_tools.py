@@ -16,6 +16,7 @@ from typing import Annotated, Any, Callable, Literal, NotRequired, TypedDict
 import structlog
 
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, models
+from hexmcp.core.meta import META_ERROR_CODE, META_EVENT_ID
 from hexmcp.core.registrar import Registrar
 from hexmcp.core.schemas.from_types import schema_for
 from hexmcp.core.tools import json_text
@@ -78,9 +79,15 @@ class RoutedCompletionResult(TypedDict):
 
 
 def failure_result(failure: GatewayFailure) -> models.CallToolResult:
-    error = {"code": failure.code, "message": failure.message, "data": failure.data()}
+    """The tool error for a gateway failure, naming its eventId as the core's tool failures do: the id of the
+    line the gateway client logged about it, or of the line logged here for one that made no call."""
+    if failure.attempts == 0:  # refused before any call (no gateway configured): nothing logged it yet
+        log.warning("gateway tool failed", kind=failure.kind.name.lower(), code=failure.code, reason=failure.message,
+                    eventId=failure.event_id)
+    error = {"code": failure.code, "message": failure.message, "data": {**failure.data(), "eventId": failure.event_id}}
     return models.CallToolResult(content=[models.TextContent(text=json_text({"error": error}))], is_error=True,
-                                 meta={ERROR_META: error, "io.hexmcp/errorCode": failure.kind.error_code.value})
+                                 meta={ERROR_META: error, META_ERROR_CODE: failure.kind.error_code.value,
+                                       META_EVENT_ID: failure.event_id})
 
 
 class GatewayTools:

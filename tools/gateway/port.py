@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import attrs
 
-from hexmcp.core import PackErrorCode
+from hexmcp.core import PackErrorCode, new_event_id
 
 
 class GatewayErrorKind(enum.Enum):
@@ -66,6 +66,9 @@ class GatewayFailure:
     status: int | None = None
     """The last upstream HTTP status, if an answer came at all."""
     attempts: int = 1
+    event_id: str = attrs.field(factory=new_event_id, eq=False)
+    """What the client's answer and the log line about this failure both name (not compared: two failures
+    alike are equal whatever their ids)."""
 
     @property
     def code(self) -> int:

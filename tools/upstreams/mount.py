@@ -43,6 +43,8 @@ from hexmcp.client.target import Target
 from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
 from hexmcp.core.convert import from_wire
+from hexmcp.core.ids import new_event_id
+from hexmcp.core.meta import META_EVENT_ID
 from hexmcp.wire import jsonrpc
 
 from .refresh import CoalescingRefresh
@@ -364,7 +366,22 @@ class Upstream:
                     continue
                 raise ToolError(self._unavailable()) from None  # in flight when the upstream went
             called = from_wire(result, models.CallToolResult)
-            return attrs.evolve(called, content=[self._namespaced(block) for block in called.content])
+            content = [self._namespaced(block) for block in called.content]
+            if called.is_error:
+                return self._tool_error(tool, called, content)
+            return attrs.evolve(called, content=content)
+
+    def _tool_error(self, tool: str, called: models.CallToolResult,
+                    content: list[Any]) -> models.CallToolResult:
+        """The upstream's tool error, logged here under the request's ids and the eventId the client gets: the
+        upstream's own (a hexmcp upstream names one in `_meta`; its log is the upstream's stderr, not ours), or
+        one minted here for an upstream that names none."""
+        meta = dict(called.meta or {})
+        event_id = meta.get(META_EVENT_ID)
+        if not isinstance(event_id, str):
+            event_id = meta[META_EVENT_ID] = new_event_id()
+        log.info("upstream tool error", upstream=self.name, tool=tool, eventId=event_id)
+        return attrs.evolve(called, content=content, meta=meta)
 
     def _idle_deadline(self) -> _IdleDeadline:
         return _IdleDeadline(self.name, self.idle_timeout_s)

@@ -184,7 +184,8 @@ def test_a_gateway_failure_is_a_tool_error_carrying_the_design_code(served):
     assert result.is_error
     error = json.loads(result.content[0].text)["error"]
     assert error["code"] == GatewayErrorKind.RATE_LIMITED.value
-    assert error["data"] == {"code": -32002, "kind": "rate_limited", "status": 429, "attempts": 3}
+    assert error["data"] == {"code": -32002, "kind": "rate_limited", "status": 429, "attempts": 3,
+                             "eventId": result.meta["io.hexmcp/eventId"]}
 
 
 def test_list_models_tool_and_resources(served):

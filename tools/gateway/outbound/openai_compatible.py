@@ -276,7 +276,8 @@ class OpenAICompatibleGateway:
         self.calls[what, outcome.kind.name.lower() if isinstance(outcome, GatewayFailure) else "ok"] += 1
         if isinstance(outcome, GatewayFailure):
             log.warning(f"{what} failed", kind=outcome.kind.name.lower(), code=outcome.code, status=outcome.status,
-                        attempts=outcome.attempts, reason=outcome.message, latency_ms=latency_ms, **fields)
+                        attempts=outcome.attempts, reason=outcome.message, latency_ms=latency_ms,
+                        eventId=outcome.event_id, **fields)
         else:
             log.debug(f"{what} done", latency_ms=latency_ms, **fields)
 
