@@ -43,6 +43,7 @@ def _index(args: argparse.Namespace) -> Any:
     from hexmcp.tools.knowledge.corpus import CorpusSpec
     from hexmcp.tools.knowledge.indexing import index_corpus
 
-    spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude)
+    spec = CorpusSpec(roots=args.paths, include=args.docs_include, exclude=args.docs_exclude,
+                      gitignore=not args.docs_no_gitignore)
     return index_corpus(spec, cache_dir=default_cache_dir(), quantization=args.quantization or "int8",
                         progress_stream=sys.stderr)

@@ -14,7 +14,8 @@ non-ASCII and a newline, HTML with scripts, reST with unknown directives, MDX wi
 serve` on it and checks over the REST dialect: indexing completes, /health names every skipped file, search
 and fetch answers hold no control characters or half-decoded text, nothing outside the root or in .git/ is
 served, `indexDocuments` refuses hostile paths; the watcher re-indexes added, broken and removed files and
-survives the whole folder being deleted; 100,000 tiny files index with bounded memory; a bad --docs is one
+survives the whole folder being deleted, skips writes into a folder .gitignore names and re-reads a changed
+.gitignore; 100,000 tiny files index with bounded memory; a bad --docs is one
 line and a non-zero exit; `hexmcp stdio` answers the official `mcp` SDK client over the same folder; each
 reader ends within 30 s on pathological markup (in process).
 
@@ -159,6 +160,7 @@ def build_repository(base: Path) -> Path:
         (docs / version / "install.md").write_text(
             f"# Installing\n\nInstall release {version} with the installer; platypusversion.\n")
     (docs / os.fsdecode(b"caf\xe9-latin1-name.md")).write_text("# Latin-1 name\n\nA name from an old archive.\n")
+    (docs / ".gitignore").write_text("_build/\n")  # as a Sphinx project's checkout names its output
     (docs / "_build" / "html" / "latest").mkdir(parents=True)  # Sphinx's output, left in the checkout
     (docs / "_build" / "html" / "latest" / "install.html").write_text(
         "<html><body><main><h1>Installing</h1><p>Install release latest with the installer; platypusversion."
@@ -293,8 +295,9 @@ def odd_group(scratch: Path) -> None:
         versions = search_ids(rest, "installing a release with the installer")
         copies = [i for i in versions if i.endswith("install.md")]
         record("odd", "eight versions of a page answer once", len(copies) == 1, versions[:5])
-        record("odd", "build output (_build/html) beside its sources", None,
-               {"listed": sorted(i for i in listed if i.startswith("_build/")), "search": versions[:3]})
+        built = sorted(i for i in listed if i.startswith("_build/"))
+        record("odd", "build output (_build/html) that .gitignore names is not indexed",
+               not built and not any(i.startswith("_build/") for i in versions), {"listed": built, "search": versions[:3]})
         line = passages(rest, "salamanderline", 1)[2]
         record("odd", "a 2 MB line is indexed in bounded passages",
                bool(line) and line[0]["documentId"] == "one-line.md" and len(line[0]["text"]) <= 1000,
@@ -326,6 +329,25 @@ def watch_group(scratch: Path) -> None:
                 time.sleep(0.5)
             return rest.knowledge()
 
+        # A build writing into a folder .gitignore names re-reads nothing; changing .gitignore re-reads the rule.
+        (docs / ".gitignore").write_text("_build/\n")
+        time.sleep(3)
+        before = rest.knowledge().get("index_version")
+        (docs / "_build").mkdir()
+        for round_ in range(20):
+            (docs / "_build" / f"page-{round_}.md").write_text(f"# Built\n\nBuild output {round_}: tapirbuilt.\n")
+        time.sleep(5)
+        record("watch", "writes into an ignored build folder are not indexed (same index version)",
+               rest.knowledge().get("index_version") == before
+               and not any(i.startswith("_build/") for i in search_ids(rest, "tapirbuilt")),
+               {"index_version": [before, rest.knowledge().get("index_version")], "search": search_ids(rest, "tapirbuilt")[:2]})
+        (docs / ".gitignore").write_text("")
+        settle("un-ignored", lambda r: any(i.startswith("_build/") for i in search_ids(rest, "tapirbuilt")))
+        record("watch", "emptying .gitignore brings the build folder in",
+               any(i.startswith("_build/") for i in search_ids(rest, "tapirbuilt")), search_ids(rest, "tapirbuilt")[:2])
+        shutil.rmtree(docs / "_build")
+        (docs / ".gitignore").unlink()
+        settle("build removed", lambda r: not any(i.startswith("_build/") for i in search_ids(rest, "tapirbuilt")))
         (docs / "added.md").write_text("# Added\n\nAdded while serving: dugongadded.\n")
         settle("added", lambda r: "added.md" in search_ids(rest, "dugongadded"))
         record("watch", "an added page is searchable", "added.md" in search_ids(rest, "dugongadded"),

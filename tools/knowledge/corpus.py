@@ -3,7 +3,9 @@ include/exclude globs, or, without roots, hexmcp's own documentation as installe
 
 A document's id is its path relative to the root it was found under (POSIX separators), so ids are
 the same on every machine; a root that is a single file contributes that file's name.
-Glob patterns (fnmatch) match that relative path; `*` also crosses `/`. A symlink under a root is
+Glob patterns (fnmatch) match that relative path; `*` also crosses `/`. Files that the root's `.gitignore`
+files (and its repository's `.git/info/exclude`) ignore are left out unless `gitignore` is off (gitignore.py).
+A symlink under a root is
 followed only when it resolves inside that root (a link leading out is logged and skipped).
 """
 
@@ -22,6 +24,7 @@ import attrs
 import structlog
 
 from .errors import CorpusError
+from .gitignore import IgnoreRules
 from .passages import SourceDocument
 from .readers import SUFFIXES, parse_file, parse_text, read_file_bytes
 
@@ -41,6 +44,7 @@ class CorpusSpec:
     roots: tuple[Path, ...] = attrs.field(default=(), converter=lambda v: tuple(Path(p) for p in v))
     include: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     exclude: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    gitignore: bool = True  # honour the roots' .gitignore files (--docs-no-gitignore turns it off)
 
     @property
     def bundled(self) -> bool:
@@ -82,6 +86,7 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
             yield CorpusFile(document_id=root.name, path=root)
         return
     inside = root.resolve()
+    rules = IgnoreRules(root) if spec.gitignore else None
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root).as_posix()
         if path.is_symlink() and not _within(path, inside):
@@ -96,6 +101,8 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
                             target=target)
             continue
         if path.is_file() and spec.accepts(relative) and _within(path, inside):  # no way out through a parent
+            if rules is not None and rules.ignored(relative, is_dir=False):
+                continue
             yield CorpusFile(document_id=relative, path=path)
 
 

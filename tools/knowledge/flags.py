@@ -29,6 +29,9 @@ def add_corpus_filters(flags: Any) -> None:
                        help="only documents whose path under --docs matches (repeatable; * crosses /)")
     flags.add_argument("--docs-exclude", action="append", default=[], metavar="GLOB",
                        help="skip documents whose path under --docs matches (repeatable)")
+    flags.add_argument("--docs-no-gitignore", action="store_true",
+                       help="also index files that the --docs folders' .gitignore files (and .git/info/exclude) "
+                            "ignore; by default they are skipped")
 
 
 def knowledge_config(settings: argparse.Namespace) -> Any:
@@ -36,7 +39,8 @@ def knowledge_config(settings: argparse.Namespace) -> Any:
     from .service import KnowledgeConfig
 
     return KnowledgeConfig(corpus=CorpusSpec(roots=settings.docs, include=settings.docs_include,
-                                             exclude=settings.docs_exclude),
+                                             exclude=settings.docs_exclude,
+                                             gitignore=not getattr(settings, "docs_no_gitignore", False)),
                            url_base=settings.docs_url_base, quantization=getattr(settings, "quantization", None) or "int8",
                            vector_store=settings.vector_store,
                            preferred_version=getattr(settings, "docs_version", None))

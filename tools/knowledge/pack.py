@@ -17,7 +17,7 @@ class KnowledgePack(Pack):
     name = "knowledge"
     extra = "knowledge"
     extra_modules = ("markdown_it", "mdit_py_plugins", "docutils", "pypdf", "selectolax", "bm25s", "Stemmer", "faiss",
-                     "watchfiles")
+                     "watchfiles", "pathspec")
     offers = (KnowledgeBase,)
     order = 20
 

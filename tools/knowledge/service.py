@@ -223,7 +223,9 @@ class KnowledgeService:
         last index keeps serving, and once they are all back the corpus is read again and watched anew."""
         if self.config.corpus.bundled:
             return  # the installed documentation does not change while serving
-        from watchfiles import awatch
+        from watchfiles import DefaultFilter, awatch
+
+        from .watch_filter import CorpusChangeFilter
 
         roots = self.config.corpus.roots
         stop = stop or asyncio.Event()
@@ -236,7 +238,9 @@ class KnowledgeService:
                 await self._reload_logged()
             watched_before = True
             try:
-                async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True)) as batches:
+                watch_filter = CorpusChangeFilter(roots) if self.config.corpus.gitignore else DefaultFilter()
+                async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True,
+                                                      watch_filter=watch_filter)) as batches:
                     async for _changes in batches:
                         failures = 0
                         if not all(root.exists() for root in roots):
