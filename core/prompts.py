@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import inspect
 import typing
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, ContextManager
 
 import attrs
 
 from . import models
 from .context import ToolContext
 from .errors import ErrorCode, ProtocolError
+from .list_changes import ListChanges
 
 Renderer = Callable[..., Awaitable[Any]]
 Completer = Callable[[str, str, dict[str, str]], Awaitable[list[str]]]
@@ -49,20 +50,25 @@ def _description(hint: Any) -> str | None:
 class PromptRegistry:
     def __init__(self) -> None:
         self._prompts: dict[str, RegisteredPrompt] = {}
-        self.listeners: list[Callable[[], None]] = []
+        self._changes = ListChanges(self.definitions)
+        self.listeners = self._changes.listeners  # called when the listed prompts change (once per `batch()`)
+
+    def batch(self) -> ContextManager[None]:
+        """Add or drop many prompts, tell the listeners once (one list_changed, not one per prompt)."""
+        return self._changes.batch()
 
     def add(self, prompt: models.Prompt, renderer: Renderer, completer: Completer | None = None) -> None:
         wants_context = "ctx" in inspect.signature(renderer).parameters
+        previous = self._prompts.get(prompt.name)
         self._prompts[prompt.name] = RegisteredPrompt(definition=prompt, renderer=renderer,
                                                       wants_context=wants_context, completer=completer)
-        for listener in self.listeners:
-            listener()
+        if previous is None or previous.definition != prompt:
+            self._changes.changed()
 
     def remove(self, name: str) -> None:
         """Drop a prompt (one a mounted upstream no longer offers); listeners hear of it only if it was there."""
         if self._prompts.pop(name, None) is not None:
-            for listener in self.listeners:
-                listener()
+            self._changes.changed()
 
     def prompt(self, name: str | None = None, *, description: str | None = None, title: str | None = None,
                completer: Completer | None = None) -> Callable[[Renderer], Renderer]:

@@ -56,9 +56,10 @@ class Registrar:
 
     def add_tools(self, registry: Iterable[tuple[str, dict[str, Any], Handler]]) -> None:
         """Every `(name, input schema, handler)` of an existing registry, as `add_tool` adds one; a handler's
-        docstring is its description."""
-        for name, schema, handler in registry:
-            self.add_tool(name, handler, input_schema=schema, description=inspect.getdoc(handler) or "")
+        docstring is its description. Connected clients hear one tools/list_changed for all of them."""
+        with self.mcp.tools.batch():
+            for name, schema, handler in registry:
+                self.add_tool(name, handler, input_schema=schema, description=inspect.getdoc(handler) or "")
 
     def resource(self, uri: str, *, name: str | None = None, title: str | None = None,
                  description: str | None = None, mime_type: str | None = None,

@@ -8,14 +8,14 @@ literal character.
 from __future__ import annotations
 
 import base64
-import contextlib
 import re
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Awaitable, Callable, ContextManager
 
 import attrs
 
 from . import models
 from .errors import ErrorCode, ProtocolError
+from .list_changes import ListChanges
 
 Reader = Callable[..., Awaitable[Any]]
 Completer = Callable[[str, str, dict[str, str]], Awaitable[list[str]]]
@@ -49,48 +49,35 @@ class ResourceRegistry:
     def __init__(self) -> None:
         self._fixed: dict[str, tuple[models.Resource, Reader]] = {}
         self._templates: list[RegisteredTemplate] = []
-        self.listeners: list[Callable[[], None]] = []
-        self._batching = 0  # inside batch(): changes are told once, at its end
-        self._changed_in_batch = False
+        self._changes = ListChanges(lambda: (self.definitions(), self.template_definitions()))
+        self.listeners = self._changes.listeners  # called when the listed resources change (once per `batch()`)
 
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Make many changes, tell the listeners once (one list_changed, not one per resource)."""
-        self._batching += 1
-        try:
-            yield
-        finally:
-            self._batching -= 1
-            if not self._batching and self._changed_in_batch:
-                self._changed_in_batch = False
-                self._changed()
+    def batch(self) -> ContextManager[None]:
+        """Make many changes, tell the listeners once (one list_changed, not one per resource), and only if
+        the lists differ at the end (a re-registration of the same resources tells nobody)."""
+        return self._changes.batch()
 
     def add(self, resource: models.Resource, reader: Reader) -> None:
+        previous = self._fixed.get(resource.uri)
         self._fixed[resource.uri] = (resource, reader)
-        self._changed()
+        if previous is None or previous[0] != resource:  # a new reader alone lists nothing new
+            self._changes.changed()
 
     def add_template(self, template: models.ResourceTemplate, reader: Reader,
                      completer: Completer | None = None) -> None:
         self._templates.append(RegisteredTemplate(definition=template, pattern=template_pattern(template.uri_template),
                                                   reader=reader, completer=completer))
-        self._changed()
+        self._changes.changed()
 
     def remove(self, uri: str) -> None:
         if self._fixed.pop(uri, None) is not None:
-            self._changed()
+            self._changes.changed()
 
     def remove_template(self, uri_template: str) -> None:
         kept = [t for t in self._templates if t.definition.uri_template != uri_template]
         if len(kept) != len(self._templates):
             self._templates = kept
-            self._changed()
-
-    def _changed(self) -> None:
-        if self._batching:
-            self._changed_in_batch = True
-            return
-        for listener in self.listeners:
-            listener()
+            self._changes.changed()
 
     def definitions(self) -> list[models.Resource]:
         return [resource for resource, _ in self._fixed.values()]

@@ -10,7 +10,7 @@ written by hand. A tool returns a `CallToolResult`, text, content blocks, or a s
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, ContextManager
 
 import attrs
 
@@ -19,6 +19,7 @@ from .context import ToolContext
 from .convert import to_wire
 from .errors import ErrorCode, ProtocolError
 from .json_encoder import dumps
+from .list_changes import ListChanges
 from .schemas.quick_check import Check, compile_quick_check
 from .schemas.from_types import input_schema_for, schema_for
 from .tasks.model import LongRunning
@@ -95,7 +96,7 @@ class RegisteredTool:
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
-        self._listeners: list[Callable[[], None]] = []
+        self._changes = ListChanges(self.definitions)
         # `get(name)`: the tool of that name, or None. The dict's own bound method, a C call on every
         # tools/call instead of a Python one (`_tools` is never replaced, only changed).
         self.get: Callable[[str], RegisteredTool | None] = self._tools.get
@@ -107,7 +108,12 @@ class ToolRegistry:
         return [tool.definition for tool in self._tools.values()]
 
     def on_change(self, listener: Callable[[], None]) -> None:
-        self._listeners.append(listener)
+        """Call `listener` whenever the listed tools change (once per `batch()`)."""
+        self._changes.listeners.append(listener)
+
+    def batch(self) -> ContextManager[None]:
+        """Register or drop many tools, tell the listeners once (one list_changed, not one per tool)."""
+        return self._changes.batch()
 
     def add(
         self,
@@ -142,15 +148,15 @@ class ToolRegistry:
                               output_validator=make_validator(output_schema) if output_schema else None,
                               long_running=LongRunning.of(long_running),
                               output_checked_in_tests=output_checked_in_tests, takes_context=takes_context)
-        self._tools[name] = tool
-        for listener in self._listeners:
-            listener()
+        previous = self._tools.get(name)
+        self._tools[name] = tool  # a replaced tool keeps its place in the list
+        if previous is None or previous.definition != definition:  # a new handler alone lists nothing new
+            self._changes.changed()
         return tool
 
     def remove(self, name: str) -> None:
         if self._tools.pop(name, None) is not None:
-            for listener in self._listeners:
-                listener()
+            self._changes.changed()
 
     def tool(
         self,

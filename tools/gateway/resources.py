@@ -2,8 +2,9 @@
 
 `hexmcp://models` is the whole catalogue (JSON); each model is also a resource of its own,
 `hexmcp://models/<id>` (the id percent-encoded, since ids hold `/`), so when the gateway's list changes
-the registry's add/remove broadcasts `notifications/resources/list_changed`, and the catalogue itself
-gets `notifications/resources/updated`. Templates `hexmcp://models/{model}` and
+the registry broadcasts `notifications/resources/list_changed` once a model is added or dropped (not when
+only its entry changes: its listing is the same), and the catalogue itself gets
+`notifications/resources/updated`. Templates `hexmcp://models/{model}` and
 `hexmcp://categories/{category}` complete their argument.
 """
 
@@ -55,13 +56,14 @@ class ModelResources:
         current = {entry.id: entry.wire() for entry in await self._service.entries()}
         if current == self._published:
             return False
-        for gone in self._published.keys() - current.keys():
-            self._server.resources.remove(model_uri(gone))
-        for model_id, wire in current.items():
-            if self._published.get(model_id) != wire:
-                self._server.resources.add(_model_resource(model_id), self._reader_for(model_id))
-                if model_id in self._published:
-                    self._server.notify_resource_updated(model_uri(model_id))
+        with self._server.resources.batch():  # one list_changed, and only if the listed models changed
+            for gone in self._published.keys() - current.keys():
+                self._server.resources.remove(model_uri(gone))
+            for model_id, wire in current.items():
+                if self._published.get(model_id) != wire:
+                    self._server.resources.add(_model_resource(model_id), self._reader_for(model_id))
+                    if model_id in self._published:
+                        self._server.notify_resource_updated(model_uri(model_id))
         self._published = current
         self._server.notify_resource_updated(CATALOGUE_URI)
         return True

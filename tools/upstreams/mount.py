@@ -9,7 +9,8 @@ template of the same name or URI (or another upstream's) stays, and the upstream
 warning naming both. Its `run()` is a background task for the server's lifetime:
 
 - a `list_changed` from the upstream re-lists that kind (tools, resources or prompts), and the
-  registries' own change listeners tell every downstream client; re-lists coalesce (`refresh.py`): one
+  registries' own change listeners tell every downstream client, once per kind per sync and only when
+  the served list changed (a sync is one registry batch, core/list_changes.py); re-lists coalesce (`refresh.py`): one
   in flight per kind and at most one more owed, however fast the notifications come;
 - a lost connection (the process exited, the socket closed, a call found it unreachable) marks the
   upstream unavailable and reconnects with exponential backoff (`retry_initial_s` doubling up to
@@ -183,7 +184,7 @@ class Upstream:
                                                                                skipped))}
         taken = {resource.uri for resource in registry.definitions()} - self.resources
         taken_templates = {template.uri_template for template in registry.template_definitions()} - self.templates.keys()
-        with registry.batch():  # one list_changed for the whole sync
+        with registry.batch():  # one list_changed for the whole sync, none if nothing changed
             for stale in self.resources - resources.keys():
                 registry.remove(stale)
             for stale in self.templates.keys() - templates.keys():
@@ -227,13 +228,14 @@ class Upstream:
                    for prompt in await client.all_prompts(invalid=self._invalid("prompt", "name", skipped))}
         taken = {prompt.name for prompt in self.server.prompts.definitions()} - self.prompts.keys()
         prompts = {name: prompt for name, prompt in prompts.items() if not self._refused("prompt", name, taken)}
-        for stale in self.prompts.keys() - prompts.keys():
-            self.server.prompts.remove(stale)
-        for name, prompt in prompts.items():
-            if self.prompts.get(name) != prompt:
-                self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
-                                                      arguments=prompt.arguments), self._renderer(prompt.name),
-                                        self._completer(client, {"type": "ref/prompt", "name": prompt.name}))
+        with self.server.prompts.batch():  # one list_changed for the whole sync, none if nothing changed
+            for stale in self.prompts.keys() - prompts.keys():
+                self.server.prompts.remove(stale)
+            for name, prompt in prompts.items():
+                if self.prompts.get(name) != prompt:
+                    self.server.prompts.add(models.Prompt(name=name, title=prompt.title, description=prompt.description,
+                                                          arguments=prompt.arguments), self._renderer(prompt.name),
+                                            self._completer(client, {"type": "ref/prompt", "name": prompt.name}))
         self.prompts = prompts
         self._warn_skipped(("prompt",), skipped)
 
@@ -322,18 +324,19 @@ class Upstream:
                 del wanted[name]
         taken = {name for name in wanted if name in self.server.tools} - self.mounted
         wanted = {name: tool for name, tool in wanted.items() if not self._refused("tool", name, taken)}
-        for stale in self.mounted - wanted.keys():
-            self.server.tools.remove(stale)
-        for name, tool in list(wanted.items()):
-            definition = self._definition(name, tool)
-            current = self.server.tools.get(name)
-            if current is None or current.definition != models.Tool(name=name, **definition):
-                try:
-                    self.server.tools.add(name, self._forward(tool.name), **definition)
-                except SchemaError as error:  # checked there, before anything is registered
-                    skipped[("tool", _quoted(tool.name))] = f"its schema is not valid JSON Schema: {error.message}"
-                    self.server.tools.remove(name)  # an earlier version of it, if there was one
-                    del wanted[name]
+        with self.server.tools.batch():  # one list_changed for the whole sync, none if nothing changed
+            for stale in self.mounted - wanted.keys():
+                self.server.tools.remove(stale)
+            for name, tool in list(wanted.items()):
+                definition = self._definition(name, tool)
+                current = self.server.tools.get(name)
+                if current is None or current.definition != models.Tool(name=name, **definition):
+                    try:
+                        self.server.tools.add(name, self._forward(tool.name), **definition)
+                    except SchemaError as error:  # checked there, before anything is registered
+                        skipped[("tool", _quoted(tool.name))] = f"its schema is not valid JSON Schema: {error.message}"
+                        self.server.tools.remove(name)  # an earlier version of it, if there was one
+                        del wanted[name]
         self.mounted = set(wanted)
         self._warn_skipped(("tool",), skipped)
 

@@ -106,4 +106,7 @@ def test_a_change_in_the_gateways_list_is_announced():
     updated = peer.notified("notifications/resources/updated")
     assert {"uri": CATALOGUE_URI} in updated  # subscribed: told once
     assert len(updated) == 1
-    assert peer.notified("notifications/resources/list_changed")
+    # A model the gateway no longer serves stays listed (the catalogue lists the configured models; its entry
+    # now says `served: false`, which the catalogue's `updated` above announces): the list a client would
+    # re-list is the same, so it is not told to (core/list_changes.py).
+    assert not peer.notified("notifications/resources/list_changed")
