@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -241,11 +242,12 @@ class KnowledgeService:
                 watch_filter = CorpusChangeFilter(roots) if self.config.corpus.gitignore else DefaultFilter()
                 async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True,
                                                       watch_filter=watch_filter)) as batches:
-                    async for _changes in batches:
+                    async for changes in batches:
                         failures = 0
-                        if not all(root.exists() for root in roots):
-                            log.warning("a --docs root is gone; serving the last index until it is back",
-                                        missing=[str(root) for root in roots if not root.exists()])
+                        gone = _roots_deleted(roots, changes)
+                        if gone:
+                            log.warning("a --docs root was deleted; serving the last index until it is back",
+                                        missing=gone)
                             break
                         await self._reload_logged()
             except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
@@ -340,6 +342,16 @@ class KnowledgeService:
 ROOT_POLL_S = 1.0
 #: The longest wait before a watcher that keeps failing is started again.
 MAX_WATCH_RETRY_S = 60.0
+
+
+def _roots_deleted(roots: tuple[Path, ...], changes: set[tuple[Any, str]]) -> list[str]:
+    """The roots a batch of changes shows deleted, or that are missing now. Not the existence check alone: a
+    root deleted and made again before the batch is read (watchfiles debounces for over a second) exists again,
+    often under the same inode, but its watch died with the old folder and would never report a change."""
+    from watchfiles import Change
+
+    deleted = {os.path.abspath(path) for change, path in changes if change == Change.deleted}
+    return [str(root) for root in roots if not root.exists() or os.path.abspath(root) in deleted]
 
 
 async def _roots_present(roots: tuple[Path, ...], stop: asyncio.Event) -> bool:

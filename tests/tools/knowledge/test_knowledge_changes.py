@@ -248,6 +248,23 @@ async def test_the_watcher_follows_a_root_deleted_and_made_again(tmp_path: Path,
         await until(lambda: set(service.documents) == {"b.md", "c.md"})
 
 
+async def test_the_watcher_follows_a_root_deleted_and_made_again_at_once(tmp_path: Path, knowledge_cache: Path) -> None:
+    """A root deleted and made again before watchfiles hands over the batch (it debounces for over a second)
+    exists when the batch is read, often under the same inode, but its watch is dead: the deletion of the
+    root itself in the batch is what says so. Checking only that the roots exist missed it (a slow machine
+    turned the test above into this case)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    async with watched(docs, knowledge_cache) as (service, watching):
+        shutil.rmtree(docs)
+        docs.mkdir()
+        (docs / "b.md").write_text("# B\n\nWritten at once into the folder made again.\n")
+        await until(lambda: set(service.documents) == {"b.md"})
+        (docs / "c.md").write_text("# C\n\nWritten into the folder watched again.\n")
+        await until(lambda: set(service.documents) == {"b.md", "c.md"})
+        assert not watching.done()
+
+
 async def test_the_watcher_outlives_a_file_name_that_is_not_utf8(tmp_path: Path, knowledge_cache: Path) -> None:
     """watchfiles raises on an event for a path it cannot decode; out of the watch task, that stopped the
     server (a background task's failure is fatal). Now watching resumes and later edits are seen."""
