@@ -35,13 +35,19 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                         help="Host header values accepted besides loopback and the bound host (host[:port] or *)")
     parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN",
                         help="origins that get CORS headers (default: none, CORS off)")
-    parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024)
-    parser.add_argument("--request-timeout", type=float, default=120.0, metavar="SECONDS")
-    parser.add_argument("--body-timeout", type=float, default=30.0, metavar="SECONDS",
+    parser.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024, metavar="N",
+                        help="largest request body; beyond it 413 (default 4 MiB)")
+    parser.add_argument("--request-timeout", type=positive_seconds, default=120.0, metavar="SECONDS",
+                        help="deadline for answering a request (default 120)")
+    parser.add_argument("--body-timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="deadline for receiving a request body (408 beyond it; default 30)")
-    parser.add_argument("--max-concurrent-requests", type=int, default=256)
-    parser.add_argument("--max-sessions", type=int, default=10_000)
-    parser.add_argument("--session-idle-timeout", type=float, default=1800.0, metavar="SECONDS")
+    parser.add_argument("--max-concurrent-requests", type=positive_int, default=256, metavar="N",
+                        help="requests served at once; beyond it 503 + Retry-After (default 256)")
+    parser.add_argument("--max-sessions", type=positive_int, default=10_000, metavar="N",
+                        help="sessions held at once; beyond it an idle one is closed to make room, else 503 "
+                             "(default 10,000)")
+    parser.add_argument("--session-idle-timeout", type=positive_seconds, default=1800.0, metavar="SECONDS",
+                        help="a session without traffic for this long is closed (default 1800)")
     parser.add_argument("--head-timeout", type=positive_seconds, default=5.0, metavar="SECONDS",
                         help="close a connection whose request head is not complete within this (default 5)")
     parser.add_argument("--max-connections-per-address", type=positive_int, default=256, metavar="N",
@@ -65,7 +71,7 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
                         help="the same for all of one client's sessions (default 16 MiB)")
     parser.add_argument("--replay-bytes-total", type=positive_int, default=256 * 1024 * 1024, metavar="N",
                         help="the same for the whole server (default 256 MiB)")
-    parser.add_argument("--replay-retention", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--replay-retention", type=positive_seconds, default=60.0, metavar="SECONDS",
                         help="how long an SSE event stays kept for Last-Event-ID resumption (default 60)")
     add_scale_arguments(parser)
     add_serve_auth_flags(parser)

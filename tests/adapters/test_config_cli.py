@@ -94,7 +94,7 @@ def test_config_check_masks_every_secret(tmp_path: Path) -> None:
     ({"gateway": {"urll": "http://127.0.0.1:1/v1"}}, {}, "gateway.urll in hexmcp.toml: unknown key (did you mean url?)"),
     ({"serve": {"port": "eighty"}}, {}, "serve.port in hexmcp.toml: invalid int value: 'eighty'"),
     ({"gateway": {"retries": {"max": "many"}}}, {}, "gateway.retries.max in hexmcp.toml: must be a whole number"),
-    ({}, {"HEXMCP_MAX_SESSIONS": "lots"}, "HEXMCP_MAX_SESSIONS: invalid int value: 'lots'"),
+    ({}, {"HEXMCP_MAX_SESSIONS": "lots"}, "HEXMCP_MAX_SESSIONS: must be a positive integer, got 'lots'"),
 ])
 def test_config_check_refuses_with_one_line_and_exit_2(tmp_path: Path, document: dict[str, Any], env: dict[str, str],
                                                        line: str) -> None:
@@ -115,7 +115,7 @@ def test_config_check_names_a_command_it_does_not_know(command: str, reason: str
 
 
 @pytest.mark.parametrize(("document", "line"), [
-    ({"serve": {"max_sessions": 0.5}}, "invalid configuration: serve.max_sessions in hexmcp.toml: invalid int value: '0.5'"),
+    ({"serve": {"max_sessions": 0.5}}, "invalid configuration: serve.max_sessions in hexmcp.toml: must be a positive integer, got '0.5'"),
     ({"gateway": {"url": "http://127.0.0.1:1/v1", "retries": {"backoff": "random"}}},
      "invalid gateway configuration: gateway.retries.backoff in hexmcp.toml: must be one of linear, exponential, "
      "got 'random'"),
