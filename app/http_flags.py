@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from hexmcp.tools.flag_types import positive_int, positive_seconds
+from hexmcp.tools.flag_types import positive_int, positive_seconds, tolerance_seconds
 
 from .scale import add_scale_arguments
 from .serve_auth import add_serve_auth_flags
@@ -100,5 +100,5 @@ def add_oauth_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--oauth-scopes", nargs="*", default=[], metavar="RULE",
                        help="METHOD=SCOPE or tool:NAME=SCOPE rules over the defaults (mcp:read to list and read, "
                             "mcp:tools for tools/call); an empty SCOPE needs none")
-    group.add_argument("--oauth-leeway", type=float, default=30.0, metavar="SECONDS",
+    group.add_argument("--oauth-leeway", type=tolerance_seconds, default=30.0, metavar="SECONDS",
                        help="clock skew tolerated on token expiry and not-before (default 30)")

@@ -40,6 +40,18 @@ def seconds_or_off(text: str) -> float:
     return value
 
 
+def tolerance_seconds(text: str) -> float:
+    """argparse type for a tolerance (clock skew): 0 or a finite positive number of seconds. An infinite one
+    would make every token's expiry meaningless; `nan` compares false with everything, to the same effect."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be 0 or a finite positive number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or a finite positive number of seconds, got {text}")
+    return value
+
+
 def nice_increment(text: str) -> int:
     """argparse type for a niceness increment: 0 (unchanged) to 19 (the lowest priority there is)."""
     try:

@@ -102,6 +102,8 @@ def test_the_settings_refuse_non_positive_values(field: str) -> None:
     ("--body-timeout", "-3", "must be a positive number of seconds"),
     ("--session-idle-timeout", "0", "must be a positive number of seconds"),
     ("--replay-retention", "inf", "must be a positive number of seconds"),
+    ("--oauth-leeway", "inf", "must be 0 or a finite positive number of seconds"),  # no token would ever expire
+    ("--oauth-leeway", "-1", "must be 0 or a finite positive number of seconds"),
 ])
 def test_a_nonsensical_connection_flag_is_a_usage_error(flag: str, value: str, message: str,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
