@@ -290,7 +290,8 @@ class HandshakeEraTransport:
             elif isinstance(message, jsonrpc.Notification):
                 await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
             elif isinstance(message, jsonrpc.Response):
-                rpc_layer.take_answer(pending, message)
+                with rpc_layer.bound(core.session_id, rpc_layer.HTTP_TRACES.next()):  # a stray answer's log names its session
+                    rpc_layer.take_answer(pending, message)
             else:
                 assert isinstance(message, jsonrpc.Invalid)
                 errors.append(rpc_layer.invalid_reply(message))
