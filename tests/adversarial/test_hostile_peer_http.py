@@ -4,8 +4,10 @@ another session, and the 2026-07-28 era's `inputResponses`. A real server (uvico
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from typing import Any
+import logging
+from typing import Any, Iterator
 
 import httpx
 import pytest
@@ -82,3 +84,58 @@ def test_2026_input_responses_of_the_wrong_shape_are_invalid_params(live, answer
     assert second["error"]["code"] == jsonrpc.ERROR_CODES[ErrorCode.INVALID_PARAMS]
     assert expected in second["error"]["message"]
     wire.close()
+
+
+class _Errors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _uvicorn_errors() -> Iterator[list[str]]:
+    """What uvicorn logs as an error (an exception escaping the app, an answer never started)."""
+    handler, logger = _Errors(), logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_a_session_deleted_mid_question_ends_the_stream_quietly(live) -> None:
+    async def scenario(wire: Wire) -> bool:
+        async with httpx.AsyncClient(base_url=live.base, timeout=10) as client:
+            async with client.stream("POST", "/mcp", json=CALL, headers=wire.headers()) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data:") and "elicitation/create" in line:
+                        assert (await client.delete("/mcp", headers=wire.headers())).status_code == 200
+            return True
+
+    with _uvicorn_errors() as errors:
+        wire = _session(live)
+        assert asyncio.run(scenario(wire))
+        wire.close()
+    assert errors == []
+
+
+def test_a_session_deleted_mid_call_answers_a_json_post_with_404(live) -> None:
+    async def scenario(wire: Wire) -> httpx.Response:
+        body = {"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 2}}}
+        async with httpx.AsyncClient(base_url=live.base, timeout=10) as client:
+            post = asyncio.create_task(client.post("/mcp", json=body,
+                                                   headers={**wire.headers(), "accept": "application/json"}))
+            await asyncio.sleep(0.5)
+            assert (await client.delete("/mcp", headers=wire.headers())).status_code == 200
+            return await post
+
+    with _uvicorn_errors() as errors:
+        wire = _session(live)
+        response = asyncio.run(scenario(wire))
+        wire.close()
+    assert response.status_code == 404 and response.json()["id"] == 12
+    assert response.json()["error"]["code"] == jsonrpc.ERROR_CODES[ErrorCode.SESSION_NOT_FOUND]
+    assert errors == []
