@@ -188,7 +188,9 @@ class RpcConnection:
             await rpc_layer.serve_notification(self.session, message, self._traces.next())
             return None
         if isinstance(message, jsonrpc.Response):
-            rpc_layer.take_answer(self._pending, message)
+            # Bound here: read outside any request, the log line would otherwise name no session (or the last trace).
+            with rpc_layer.bound(self.session_id, self._traces.next()):
+                rpc_layer.take_answer(self._pending, message)
             return None
         assert isinstance(message, jsonrpc.Invalid)
         trace_id = self._traces.next()

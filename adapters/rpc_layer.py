@@ -159,7 +159,11 @@ async def ask_client(pending: PendingRequests, method: str, params: dict[str, An
     request_id, future = pending.open()
     try:
         await send(jsonrpc.encode_request(request_id, method, params, with_version=with_version))
-        response = await asyncio.wait_for(future, timeout_s)
+        # Not `wait_for`: on 3.11 it returns the answer and swallows a cancellation (the client's
+        # notifications/cancelled) that lands in the same loop pass as the answer, and the cancelled call
+        # is answered after all.
+        async with asyncio.timeout(timeout_s):
+            response = await future
     except TimeoutError:
         raise PeerRequestFailed(f"no answer to {method} within {timeout_s:.0f} s") from None
     finally:
@@ -170,7 +174,8 @@ async def ask_client(pending: PendingRequests, method: str, params: dict[str, An
 def take_answer(pending: PendingRequests, response: jsonrpc.Response) -> None:
     """A client's answer, to the request waiting for it (an unknown or late id is dropped)."""
     if not pending.resolve(response):
-        log.info("response to an unknown request ignored")
+        # Which id, so a client's stray answer (a duplicate, a late one, one to another session) can be traced.
+        log.info("response to an unknown request ignored", responseId=response.id)
 
 
 def no_more_answers(pending: PendingRequests, reason: str) -> None:

@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 from . import versions
+from .answers import answer_problem
 from .errors import ErrorCode, ProtocolError, ToolError
 from .params import LOG_LEVELS
 from .ports import Peer, PeerRequestFailed, RequestKey
@@ -32,17 +33,6 @@ class InputNeeded(Exception):
         super().__init__(", ".join(requests))
         self.requests = requests
         self.answers = answers
-
-
-def _valid_answer(kind: str, answer: Any) -> bool:
-    """The minimal shape of each kind of answer, so a client cannot complete a call with garbage."""
-    if not isinstance(answer, dict):
-        return False
-    if kind == "elicitation":
-        return answer.get("action") in ("accept", "decline", "cancel")
-    if kind == "sampling":
-        return "content" in answer and "role" in answer
-    return isinstance(answer.get("roots"), list)
 
 
 class ToolContext:
@@ -150,8 +140,7 @@ class ToolContext:
             self._require(kind)
         if self.task is not None:
             wire = {key: {"method": _QUESTION_KINDS[kind][0], "params": params} for key, (kind, params) in questions.items()}
-            kinds = {key: kind for key, (kind, _params) in questions.items()}
-            return await self.task.ask(wire, lambda key, answer: _valid_answer(kinds[key], answer))
+            return await self.task.ask(wire, lambda key, answer: answer_problem(*questions[key], answer) is None)
         if not self.stateless:
             return {key: await self._ask_live(kind, params) for key, (kind, params) in questions.items()}
         missing: dict[str, dict[str, Any]] = {}
@@ -160,8 +149,8 @@ class ToolContext:
             answer = self._answers.get(key)
             if answer is None:
                 missing[key] = {"method": _QUESTION_KINDS[kind][0], "params": params}
-            elif not _valid_answer(kind, answer):
-                raise ProtocolError(ErrorCode.INVALID_PARAMS, f"inputResponses.{key} is not a valid {kind} result",
+            elif (problem := answer_problem(kind, params, answer)) is not None:
+                raise ProtocolError(ErrorCode.INVALID_PARAMS, f"inputResponses.{key} is not a valid {kind} result: {problem}",
                                     {"path": f"$.inputResponses.{key}"})
             else:
                 answers[key] = answer
@@ -188,6 +177,10 @@ class ToolContext:
     async def _ask_live(self, kind: str, params: dict[str, Any]) -> dict[str, Any]:
         method, _capability = _QUESTION_KINDS[kind]
         try:
-            return await self._peer.request(method, params, related=self.request_key)
+            answer = await self._peer.request(method, params, related=self.request_key)
         except PeerRequestFailed as exc:
             raise ToolError(f"the client could not answer the {kind} request: {exc}") from None
+        problem = answer_problem(kind, params, answer)
+        if problem is not None:  # a tool must never act on (or crash on) an answer of the wrong shape
+            raise ToolError(f"the client's answer to {method} is not valid: {problem}")
+        return answer

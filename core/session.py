@@ -329,9 +329,15 @@ class Session:
         timeout = self.server.options.tool_timeout_s
         try:
             if timeout is None:  # the work awaited here, not in `_with_timeout`: this is every call's path
-                return await work
-            async with asyncio.timeout(timeout):
-                return await work
+                result = await work
+            else:
+                async with asyncio.timeout(timeout):
+                    result = await work
+            if entry.cancelled:  # the work swallowed the cancellation: a cancelled request still gets no answer
+                if current.cancelling():
+                    current.uncancel()
+                raise _cancelled()
+            return result
         except asyncio.CancelledError:
             if entry.cancelled:
                 current.uncancel()

@@ -16,6 +16,7 @@ import attrs
 import orjson
 
 from hexmcp.core import ErrorCode, PeerRequestFailed, Rejection, SemanticCode, json_encoder
+from hexmcp.core.json_types import json_type
 
 from . import json_numbers
 
@@ -165,7 +166,7 @@ def _encoding_problem(raw: bytes | str) -> str | None:
 
 def classify(message: Any, *, require_jsonrpc: bool = True) -> Message:
     if not isinstance(message, dict):
-        return Invalid(None, INVALID_REQUEST, f"a message must be a JSON object, not {_json_type(message)}")
+        return Invalid(None, INVALID_REQUEST, f"a message must be a JSON object, not {json_type(message)}")
     raw_id = message.get("id")
     kind = type(raw_id)  # exact str and int first: what every decoded id is, without a call
     msg_id = raw_id if kind is str or kind is int or valid_id(raw_id) else None
@@ -193,21 +194,7 @@ def _id_problem(raw_id: Any) -> str:
     if type(raw_id) is float and raw_id.is_integer() and abs(raw_id) >= 2**63:
         # orjson reads an integer past 64 bits as a double: the id as sent cannot be echoed.
         return "'id' must be a string or an integer this server can echo: integer id out of range (past 64 bits)"
-    return f"'id' must be a string or an integer, got {_json_type(raw_id)}"
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return f"'id' must be a string or an integer, got {json_type(raw_id)}"
 
 
 def encode_result(request_id: RequestId, result: dict[str, Any], *, with_version: bool = True) -> dict[str, Any]:

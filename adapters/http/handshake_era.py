@@ -15,6 +15,7 @@ share nothing but the requestState secret. GET and DELETE are then 405.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from typing import Any, Awaitable
 
@@ -123,6 +124,21 @@ class HandshakeEraTransport:
             answered = await self._serve(send, session.core, session.peer, session.pending, messages, batch,
                                          json_ok=json_ok, make_stream=session.new_stream, session_id=session.id,
                                          announce=created, task=request.serving_task(), slots=request.slot)
+        except asyncio.CancelledError:
+            if not session.peer.closed:
+                raise
+            # The session ended (a DELETE, expiry) while this POST was served: closing it cancelled the
+            # request and closed its stream. That is the client's doing, not a failure of the server's,
+            # so it must not reach uvicorn as an "Exception in ASGI application".
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                current.uncancel()
+            # A POST answered as JSON had not begun its answer: it gets the session's 404. One on SSE
+            # already ended with its stream, and uvicorn refuses a second start (RuntimeError).
+            with contextlib.suppress(RuntimeError):
+                await refuse(send, ErrorCode.SESSION_NOT_FOUND, "Session ended while the request was served",
+                             request_id=first_id)
+            return
         finally:
             session.active -= 1
             session.touch()
@@ -290,7 +306,8 @@ class HandshakeEraTransport:
             elif isinstance(message, jsonrpc.Notification):
                 await rpc_layer.serve_notification(core, message, rpc_layer.HTTP_TRACES.next())
             elif isinstance(message, jsonrpc.Response):
-                rpc_layer.take_answer(pending, message)
+                with rpc_layer.bound(core.session_id, rpc_layer.HTTP_TRACES.next()):  # a stray answer's log names its session
+                    rpc_layer.take_answer(pending, message)
             else:
                 assert isinstance(message, jsonrpc.Invalid)
                 errors.append(rpc_layer.invalid_reply(message))

@@ -293,7 +293,8 @@ async def _start_reading(fd: int, protocol: _LineReader) -> None:
 
 async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                       max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES, stdin_fd: int = 0,
-                      wire_fd: int | None = None, on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+                      wire_fd: int | None = None, on_startup: Sequence[Callable[[], Awaitable[None]]] = (),
+                      peer_timeout_s: float = 300.0) -> int:
     """Serve one client on stdin/stdout until EOF; returns the process exit code.
 
     `on_startup` hooks (loading a model, say) run in the background while the session is served;
@@ -306,7 +307,8 @@ async def serve_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX
     writer = _WireWriter(wire_fd)
     await writer.open()
     jsonrpc.install_task_errors(server)  # once per server, as the HTTP and WebSocket entry points do
-    connection = RpcConnection(server, writer.send, transport="stdio", max_batch_messages=max_batch_messages)
+    connection = RpcConnection(server, writer.send, transport="stdio", max_batch_messages=max_batch_messages,
+                               peer_timeout_s=peer_timeout_s)
     stop = asyncio.Event()
     _on_sigterm(stop)
     log.info("serving stdio", sessionId=connection.session_id, pid=os.getpid())
