@@ -87,7 +87,7 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
         return
     inside = root.resolve()
     rules = IgnoreRules(root) if spec.gitignore else None
-    for path in sorted(root.rglob("*")):
+    for path in _entries(root, rules):
         relative = path.relative_to(root).as_posix()
         if path.is_symlink() and not _within(path, inside):
             # A link to /etc/passwd or to $HOME dropped into a docs folder must not put that file in the
@@ -104,6 +104,27 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
             if rules is not None and rules.ignored(relative, is_dir=False):
                 continue
             yield CorpusFile(document_id=relative, path=path)
+
+
+def _entries(root: Path, rules: IgnoreRules | None) -> list[Path]:
+    """Every file and folder under `root` (symlinks listed, not followed, as `rglob` does), sorted, without
+    entering a folder whose files the corpus never takes: a hidden one or node_modules (DEFAULT_EXCLUDE leaves
+    out everything under them) and one the `.gitignore` rules ignore. A checkout's `.git`, virtualenv or
+    node_modules can hold far more files than its documentation, and a watched corpus is walked on every change."""
+    found: list[Path] = []
+    for folder, folders, files in os.walk(root):
+        base = Path(folder)
+        entered = []
+        for name in folders:
+            path = base / name
+            if name.startswith(".") or name == "node_modules" or (
+                    rules is not None and rules.ignored(path.relative_to(root).as_posix(), is_dir=True)):
+                continue
+            entered.append(name)
+            found.append(path)
+        folders[:] = entered
+        found.extend(base / name for name in files)
+    return sorted(found)
 
 
 def _within(path: Path, inside: Path) -> bool:

@@ -65,3 +65,23 @@ def test_a_root_that_is_itself_a_link_is_walked(root: Path, tmp_path: Path) -> N
     link = tmp_path / "docs-link"
     os.symlink(root, link)
     assert [item.document_id for item in discover(CorpusSpec(roots=[link]))] == ["alias.md", "guide/intro.md"]
+
+
+def test_folders_the_corpus_never_reads_are_not_walked(root: Path, tmp_path: Path) -> None:
+    """A checkout's virtualenv, node_modules and ignored build output are not entered: their files would all
+    be left out anyway, and walking them cost a repository root 1.2 s (against 0.13 s) on every read, with a
+    warning for each interpreter link a virtualenv holds. A link out of the root inside them is never seen."""
+    for folder in (".venv/bin", "node_modules/pkg", "_build/html"):
+        (root / folder).mkdir(parents=True)
+        os.symlink(tmp_path / "outside" / "secret.md", root / folder / "python.md")
+        (root / folder / "page.md").write_text("# Page\n\nBuilt or installed, not written.\n", encoding="utf-8")
+    (root / ".gitignore").write_text("_build/\n", encoding="utf-8")
+    with capture_logs() as logs:
+        found = discover(CorpusSpec(roots=[root]))
+    assert [item.document_id for item in found] == ["alias.md", "guide/intro.md"]
+    skipped = {entry["path"] for entry in logs if entry["event"].startswith("skipping a symlink")}
+    assert skipped == {"secret.md", "guide/relative.md", "notes", "loop.md"}
+    with capture_logs() as logs:  # without the rules, the build folder is read (and its link seen) again
+        found = discover(CorpusSpec(roots=[root], gitignore=False))
+    assert "_build/html/page.md" in [item.document_id for item in found]
+    assert "_build/html/python.md" in {entry["path"] for entry in logs if entry["event"].startswith("skipping a symlink")}
