@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from hexmcp.tools.flag_types import positive_int, positive_seconds, tolerance_seconds
+from hexmcp.tools.flag_types import positive_int, positive_seconds, seconds_or_off, tolerance_seconds
 
 from .scale import add_scale_arguments
 from .serve_auth import add_serve_auth_flags
@@ -62,9 +62,18 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-sessions-per-client", type=positive_int, default=128, metavar="N",
                         help="sessions one client holds; beyond it its least recently used idle one is replaced "
                              "(default 128)")
+    parser.add_argument("--max-streams", type=positive_int, default=1024, metavar="N",
+                        help="long-lived streams (GET, subscriptions/listen) held open at once, and WebSockets, each "
+                             "counted on its own; beyond it a client below its fair share is admitted by closing "
+                             "the largest holder's oldest idle one, else 503 + Retry-After (default 1,024)")
     parser.add_argument("--max-streams-per-client", type=positive_int, default=128, metavar="N",
-                        help="long-lived streams (GET, subscriptions/listen) and WebSockets one client holds open "
-                             "at once, each counted on its own; beyond it 503 + Retry-After (default 128)")
+                        help="long-lived streams (GET, subscriptions/listen) and WebSockets one client (an IPv6 "
+                             "address: its /64) holds open at once, each counted on its own; beyond it 503 + "
+                             "Retry-After (default 128)")
+    parser.add_argument("--stream-idle-timeout", type=seconds_or_off, default=1800.0, metavar="SECONDS",
+                        help="close a GET or subscriptions/listen stream, or a WebSocket, that carried nothing for "
+                             "this long and has no request in flight (a GET stream is resumed, a listen sent again); "
+                             "0: never (default 1800)")
     parser.add_argument("--replay-bytes-per-session", type=positive_int, default=2 * 1024 * 1024, metavar="N",
                         help="bytes of SSE events kept for resumption per session (default 2 MiB)")
     parser.add_argument("--replay-bytes-per-client", type=positive_int, default=16 * 1024 * 1024, metavar="N",

@@ -14,8 +14,10 @@ argument naming a file or resource, DNS rebinding (Host, Origin, both repeated, 
 WebSocket upgrade), CORS preflights, identity (forwarded addresses, sessions and tasks of another
 principal), tokens (expired, not yet valid, another audience or issuer, `alg: none`, HS256 keyed with the
 public key, unknown `kid`, in the query string), the memory and places one client can hold (WebSockets,
-GET and listen streams, resumptions, sessions; RSS measured) and slow clients. Clients are told apart by
-source address (127.0.0.2, 127.0.0.3, ...), as a server without authentication tells them apart.
+GET and listen streams, resumptions, sessions; RSS measured), a full server's fair share and the idle
+timeout of streams and sockets (on small servers: `--max-streams 32`, `--stream-idle-timeout 2`) and slow
+clients. Clients are told apart by source address (127.0.0.2, 127.0.0.3, ...), as a server without
+authentication tells them apart.
 
 Prints one row a probe (PASS / FAIL and what came back) and exits 1 when one failed. Not a benchmark:
 nothing is timed but deadlines. The `tokens` group and the OAuth half of `identity` need node's
@@ -540,11 +542,20 @@ def pinning_group() -> None:
             answer = await fresh_ping()
             record(group, f"7 clients hold {len(held)} WebSockets (RSS {before} -> {served.rss()} MB): "
                    "a fresh client is served", isinstance(answer, dict) and answer.get("id") == 1, answer)
-            rest, _ = await _websockets(served.port, ["127.0.0.9", "127.0.0.10"], 128)
-            held += rest
+            eighth, _ = await _websockets(served.port, ["127.0.0.9"], 128)  # the server's 1,024 are taken
+            ninth, admitted = await _websockets(served.port, ["127.0.0.10"], 128)
+            held += eighth + ninth
+            await asyncio.sleep(1)  # the closes reach the hoarders' sockets
+            closes = _close_codes(held)
+            record(group, f"a 9th client at the full 1,024: {admitted}, its fair share 1,024 // 9 = 113, "
+                   f"hoarders' oldest idle sockets closed {closes}", admitted == {101: 113, 503: 15}
+                   and closes == {1013: 113}, closes)
             answer = await fresh_ping()
-            record(group, f"known limit: 8+ clients fill the server's 1,024 ({len(held)} held): a fresh client "
-                   "gets 503", "503" in str(answer), answer)
+            await asyncio.sleep(1)
+            closes = _close_codes(held)
+            record(group, f"then a fresh client (fair share 1,024 // 10 = 102) is served, one more hoarder's "
+                   f"socket closed: {closes}", isinstance(answer, dict) and answer.get("id") == 1
+                   and closes == {1013: 114}, answer)
             for ws in held:
                 await ws.close()
 
@@ -601,6 +612,86 @@ def pinning_group() -> None:
         asyncio.run(sessions())
         alive = httpx.post(f"{served.base}/mcp/ping", json={}, timeout=10).status_code
         record(group, f"alive after pinning (RSS {before} -> {served.rss()} MB)", alive == 200, alive)
+
+
+def _close_codes(sockets: list[Any]) -> dict[int, int]:
+    """How many of `sockets` the server closed, by close code."""
+    codes: dict[int, int] = {}
+    for ws in sockets:
+        if ws.close_code is not None:
+            codes[ws.close_code] = codes.get(ws.close_code, 0) + 1
+    return codes
+
+
+def fair_share_group() -> None:
+    """Fair share on a small server (32 places, 8 per client), and the idle timeout (2 s) (ADR 1214)."""
+    group = "pinning"
+    try:
+        _fair_share_probes(group)
+    except AssertionError as refused:  # a server from before ADR 1214 (`--against`) refuses the flags
+        record(group, "fair share and idle timeout: the server takes --max-streams, --stream-idle-timeout",
+               False, str(refused)[:90])
+
+
+def _fair_share_probes(group: str) -> None:
+    with serve([*LIGHT, "--no-knowledge", "--max-streams", "32", "--max-streams-per-client", "8",
+                "--stream-idle-timeout", "0"]) as served:
+
+        async def streams() -> None:
+            async with contextlib.AsyncExitStack() as held:
+                clients = [await held.enter_async_context(_client(served.base, f"127.0.0.{n}")) for n in range(2, 6)]
+                opened = []
+                for client in clients:  # 4 clients x 8 GET streams: the server's 32
+                    for _ in range(8):
+                        response = await held.enter_async_context(client.stream("GET", "/mcp",
+                                                                                headers=await _session(client)))
+                        opened.append(response.aiter_lines())
+                        await anext(opened[-1])  # the priming event: the stream is open
+                fresh = await held.enter_async_context(_client(served.base, "127.0.0.9"))
+                async with _listen(fresh) as listen:
+                    ended = sum(await asyncio.gather(*(_ended(lines, 2.0) for lines in opened)))
+                    record(group, f"4 clients hold a server's 32 streams: a fresh client's listen stream "
+                           f"{listen.status_code}, hoarders' GET streams ended {ended} (to be resumed)",
+                           listen.status_code == 200 and ended == 1, {"ended": ended})
+
+        asyncio.run(streams())
+
+    with serve([*LIGHT, "--no-knowledge", "--stream-idle-timeout", "2"]) as served:
+
+        async def idle() -> None:
+            from websockets.asyncio.client import connect
+
+            async with _client(served.base, "127.0.0.2") as client, contextlib.AsyncExitStack() as held, \
+                    connect(f"ws://127.0.0.1:{served.port}/ws", local_addr=("127.0.0.2", 0)) as socket_:
+                get = await held.enter_async_context(client.stream("GET", "/mcp", headers=await _session(client)))
+                listen = await held.enter_async_context(_listen(client))
+                started = time.monotonic()
+                ended = await asyncio.gather(_ended(get.aiter_lines(), 6.0), _ended(listen.aiter_lines(), 6.0),
+                                             _ended(_frames(socket_), 6.0))
+                record(group, f"idle timeout 2 s: GET stream, listen stream, WebSocket ended {ended} within "
+                       f"{time.monotonic() - started:.1f} s, the socket with {socket_.close_code} "
+                       f"'{socket_.close_reason}'", ended == [1, 1, 1] and socket_.close_code == 1000, ended)
+
+        asyncio.run(idle())
+
+
+async def _frames(ws: Any) -> AsyncIterator[str]:
+    from websockets.exceptions import ConnectionClosed
+
+    with contextlib.suppress(ConnectionClosed):
+        while True:
+            yield await ws.recv()
+
+
+async def _ended(lines: AsyncIterator[str], within: float) -> int:
+    """1 if the stream whose `lines` these are ends within `within` seconds, else 0."""
+    try:
+        async with asyncio.timeout(within):
+            async for _ in lines:
+                pass
+        return 1
+    except (TimeoutError, httpx.HTTPError):
+        return 0
 
 
 # --- slow clients --------------------------------------------------------------------------------------------------
@@ -664,6 +755,7 @@ def main(argv: list[str] | None = None) -> int:
             oauth_groups(wanted)
         if "pinning" in wanted:
             pinning_group()
+            fair_share_group()
         if "slow" in wanted:
             slow_group()
     return summary(args.json)

@@ -53,9 +53,15 @@ class HttpConfig:
     max_streams: int = attrs.field(default=1024, validator=positive)
     """Long-lived streams (GET and subscriptions/listen, both eras together) open at once."""
     max_streams_per_client: int = attrs.field(default=128, validator=positive)
-    """Long-lived streams one client (`client_identity`) holds open at once; beyond it 503 + Retry-After,
-    so one client cannot take every place of `max_streams`. The WebSocket endpoint mounted on this app caps
-    one client's sockets with the same number (`WsConfig.from_http`)."""
+    """Long-lived streams one client (`client_identity`, an IPv6 address counted by its /64) holds open at once;
+    beyond it 503 + Retry-After, so one client cannot take every place of `max_streams`; when `max_streams` is
+    full, a client below its fair share is admitted by closing the largest holder's oldest idle stream. The
+    WebSocket endpoint mounted on this app caps one client's sockets with the same number
+    (`WsConfig.from_http`)."""
+    stream_idle_timeout_s: float | None = attrs.field(default=1800.0, validator=positive)
+    """A long-lived stream (GET, subscriptions/listen), or a WebSocket on this app (`WsConfig.from_http`), that
+    carried nothing for this long and has no request in flight is closed (a GET stream can be resumed, a
+    listen sent again); the same default as `session_idle_timeout_s`. None: never (ADR 1214)."""
     replay_events: int = attrs.field(default=256, validator=positive)
     """SSE events kept per stream for `Last-Event-ID` resumption."""
     replay_bytes_per_session: int = attrs.field(default=2 * MIB, validator=positive)

@@ -29,7 +29,7 @@ class McpEndpoint:
         self.sessions = SessionStore(server, config)
         # GET streams and subscriptions/listen streams: one count, whichever era opened them.
         self.streams = HeldOpen(what="open streams", per_client=config.max_streams_per_client,
-                                total=config.max_streams)
+                                total=config.max_streams, idle_timeout_s=config.stream_idle_timeout_s)
         self.handshake_era = HandshakeEraTransport(server, config, self.sessions, self.streams)
         self.stateless_era = StatelessEraTransport(server, config, self.streams)
 

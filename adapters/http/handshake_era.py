@@ -28,11 +28,13 @@ from .. import rpc_layer
 from ..held_open import HeldOpen
 from ..retry_hint import retry_after_header
 from . import dispatch
+from .address_group import held_key
 from .asgi import RawHeaders, Receive, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import GONE, unless_gone, until_done_or_gone
 from .headers import check_body_version
+from .held_streams import HeldGetStream
 from .json_body import json_body, readable_id
 from .limits import ConcurrencyLimit, release_slot
 from .peer import HttpPeer
@@ -324,17 +326,19 @@ class HandshakeEraTransport:
         session = await self._session_for(request, send)
         if session is None:
             return
-        client = client_identity(request)
-        refused = self.streams.take(client)
+        client = held_key(client_identity(request))
+        held = HeldGetStream(session)
+        refused = self.streams.take(client, held)
         if refused is not None:
             await refuse(send, ErrorCode.SERVER_BUSY, refused, headers=[(b"retry-after", b"5")])
             return
         try:
-            await self._stream(request, receive, send, session)
+            await self._stream(request, receive, send, session, held)
         finally:
-            self.streams.give(client)
+            self.streams.give(client, held)
 
-    async def _stream(self, request: HttpRequest, receive: Receive, send: Send, session: HttpSession) -> None:
+    async def _stream(self, request: HttpRequest, receive: Receive, send: Send, session: HttpSession,
+                      held: HeldGetStream) -> None:
         last_event_id = request.header(b"last-event-id")
         resumed = None
         if last_event_id and last_event_id.strip():
@@ -359,6 +363,7 @@ class HandshakeEraTransport:
             await stream.open(send, [], priming=version >= PRIMING_SINCE)
         release_slot(request)
         session.active += 1
+        held.attach(stream, send)
         try:
             await hold_open(stream, receive, self.config.keepalive_s)
         finally:

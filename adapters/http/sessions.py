@@ -2,10 +2,11 @@
 
 Clients often never DELETE their session (the 0.1.13 conformance harness never does), so sessions
 expire after `session_idle_timeout_s` without traffic, and when the table is full the least recently
-used idle session makes room. A session with a request in flight or a stream open is never evicted.
-One client (`client_identity`) holds at most `max_sessions_per_client`: beyond it its own least recently
-used idle session makes room, so a client opening session after session only ever evicts its own. What
-the sessions' streams keep for resumption is counted in bytes by one `replay.ReplayLedger`.
+used idle session of the client holding the most sessions makes room (ADR 1214). A session with a request
+in flight or a stream open is never evicted (an idle stream is closed after `stream_idle_timeout_s`). One
+client (`client_identity`) holds at most `max_sessions_per_client`: beyond it its own least recently used
+idle session makes room, so a client opening session after session only ever evicts its own. What the
+sessions' streams keep for resumption is counted in bytes by one `replay.ReplayLedger`.
 """
 
 from __future__ import annotations
@@ -112,28 +113,41 @@ class SessionStore:
         client = client_id or "unknown"
         own = self._by_client.get(client)
         if own is not None and len(own) >= self._config.max_sessions_per_client:
-            idle = [s for s in own.values() if s.active == 0]
-            if not idle:
+            victim = _least_recently_used_idle(own)
+            if victim is None:
                 return None
-            victim = min(idle, key=lambda s: s.last_used)
             log.info("session of a client at its cap evicted to make room", sessionId=victim.id)
             await self.remove(victim.id)
         if len(self._sessions) >= self._config.max_sessions:
             await self.sweep()
         if len(self._sessions) >= self._config.max_sessions:
-            for victim in list(self._sessions.values()):
-                if victim.active == 0:
-                    log.info("session evicted to make room", sessionId=victim.id)
-                    await self.remove(victim.id)
-                    break
-            else:
+            victim = self._largest_holders_idle_session()
+            if victim is None:
                 return None
+            log.info("session of the largest holder evicted to make room", sessionId=victim.id,
+                     client=victim.client_id, held=self.held_by(victim.client_id or "unknown"), newcomer=client)
+            await self.remove(victim.id)
         # 128 random bits, hex: unguessable and within the visible-ASCII range the spec requires.
         session = HttpSession(secrets.token_hex(16), self._server, self._config, client_id,
                               replay=self.replay.session(client))
         self._sessions[session.id] = session
         self._by_client.setdefault(client, {})[session.id] = session
         return session
+
+    def _largest_holders_idle_session(self) -> HttpSession | None:
+        """The least recently used idle session of the client holding the most (the next largest when all of
+        its sessions are busy), so a full table costs the biggest holder, not whoever was idle longest (ADR
+        1214). Runs only when the table is full."""
+        if not self._by_client:
+            return None
+        victim = _least_recently_used_idle(max(self._by_client.values(), key=len))
+        if victim is not None:
+            return victim
+        for own in sorted(self._by_client.values(), key=len, reverse=True):
+            victim = _least_recently_used_idle(own)
+            if victim is not None:
+                return victim
+        return None
 
     async def remove(self, session_id: str) -> bool:
         session = self._sessions.pop(session_id, None)
@@ -168,3 +182,8 @@ class SessionStore:
     async def close_all(self) -> None:
         for session_id in list(self._sessions):
             await self.remove(session_id)
+
+
+def _least_recently_used_idle(sessions: dict[str, HttpSession]) -> HttpSession | None:
+    idle = [s for s in sessions.values() if s.active == 0]
+    return min(idle, key=lambda s: s.last_used) if idle else None

@@ -45,7 +45,7 @@ class EventStream:
                  account: SessionReplay | None = None) -> None:
         self.stream_id = stream_id  # None: not resumable
         self._retry_ms = retry_ms
-        self._seq = 0
+        self._seq = 0  # events framed so far, resumable or not
         self._replay = replay
         self._account = account  # bytes kept are counted there (`replay.py`); None: only `replay` events bound them
         self._kept: deque[tuple[int, bytes, KeptEvent | None]] = deque()
@@ -60,10 +60,15 @@ class EventStream:
     def attached(self) -> bool:
         return self._send is not None
 
+    @property
+    def events(self) -> int:
+        """Events written so far: what the idle timeout watches (`held_streams.py`)."""
+        return self._seq
+
     def _frame(self, data: bytes, *, priming: bool = False) -> bytes:
+        self._seq += 1
         if self.stream_id is None:
             return b"event: message\ndata: " + data + b"\n\n"
-        self._seq += 1
         head = f"id: {self.stream_id}_{self._seq}\n".encode()
         if priming and self._retry_ms is not None:
             head += f"retry: {self._retry_ms}\n".encode()
@@ -144,6 +149,15 @@ class EventStream:
         async with self._lock:
             self.finished.set()
             await self._end()
+
+    async def let_go(self, send: Send) -> None:
+        """End the response attached on `send`, if it still is, and tell its holder to let go (`replaced`), as
+        a resumption does; the stream itself goes on, kept for the client to resume (fair share, idle timeout)."""
+        async with self._lock:
+            if self._send is send:
+                await self._end()
+                self.replaced.set()
+                self.replaced = asyncio.Event()
 
     def detach(self, send: Send) -> None:
         if self._send is send:

@@ -27,10 +27,12 @@ from .. import rpc_layer
 from ..held_open import HeldOpen
 from ..retry_hint import retry_after_header
 from . import dispatch, headers
+from .address_group import held_key
 from .asgi import Receive, Scope, Send
 from .client_identity import client_identity
 from .config import HttpConfig
 from .disconnects import GONE, unless_gone, until_done_or_gone
+from .held_streams import HeldListen
 from .json_body import json_body, readable_id
 from .limits import release_slot
 from .peer import HttpPeer
@@ -154,21 +156,22 @@ class StatelessEraTransport:
                          "Not Acceptable: subscriptions/listen streams need Accept: text/event-stream",
                          status=406, request_id=request.id)
             return
-        client = client_identity(http)
-        refused = self.streams.take(client)
+        client = held_key(client_identity(http))
+        held = HeldListen()
+        refused = self.streams.take(client, held)
         if refused is not None:
             await refuse(send, ErrorCode.SERVER_BUSY, refused, request_id=request.id, headers=[(b"retry-after", b"5")])
             return
         release_slot(http)
         reply, core = self._open(http, send, request)
         try:
-            await reply.start_stream()  # headers now: the client waits on this stream for a long time
+            held.attach(core, await reply.start_stream())  # headers now: the client waits on this stream for long
             work = asyncio.ensure_future(dispatch.run(core, request, None))
             self._listening[core] = work
             await self._answer(receive, reply, core, request, work, keepalive_s=self.config.keepalive_s,
                                keepalive=reply.stream.comment)  # type: ignore[union-attr]
         finally:
-            self.streams.give(client)
+            self.streams.give(client, held)
             self._listening.pop(core, None)
 
 

@@ -48,8 +48,12 @@ class WsConfig:
     max_connections: int = attrs.field(default=1024, validator=positive)
     """Open sockets at once; the handshake beyond it gets HTTP 503."""
     max_connections_per_client: int = attrs.field(default=128, validator=positive)
-    """Open sockets of one client (`client_identity`) at once; its handshake beyond it gets HTTP 503, so one
-    client cannot take every place of `max_connections` (idle sockets are never closed by the server)."""
+    """Open sockets of one client (`client_identity`, an IPv6 address counted by its /64) at once; its handshake
+    beyond it gets HTTP 503, so one client cannot take every place of `max_connections`. When those are all
+    taken, a client below its fair share is admitted by closing the largest holder's oldest idle socket (1013)."""
+    idle_timeout_s: float | None = attrs.field(default=1800.0, validator=positive)
+    """A socket that sent nothing for this long (each request is answered, so a client's pings count) and has
+    no request in flight is closed with 1000 (None: never; uvicorn's pings only tell a dead client apart)."""
     max_in_flight: int = attrs.field(default=512, validator=positive)
     """Requests one socket may have running; beyond it each gets a -32005 error frame."""
     client_request_timeout_s: float = attrs.field(default=300.0, validator=positive)
@@ -68,7 +72,8 @@ class WsConfig:
         shared = dict(auth_token=http.auth_token, bound_host=http.host, allowed_hosts=http.allowed_hosts,
                       allowed_origins=(*http.allowed_origins, *http.cors_origins),
                       client_request_timeout_s=http.client_request_timeout_s, shutdown_grace_s=http.drain_timeout_s,
-                      max_connections_per_client=http.max_streams_per_client)
+                      max_connections=http.max_streams, max_connections_per_client=http.max_streams_per_client,
+                      idle_timeout_s=http.stream_idle_timeout_s)
         shared.update(overrides)
         return cls(**shared)
 

@@ -11,7 +11,9 @@ Three things end a connection, and each picks its close code exactly once (`_dec
 - the client breaks a bound: oversize message → 1009, a full send queue → 1013; in-flight work is
   cancelled, since its answers could not be delivered anyway;
 - the server shuts down (`shutdown()`): new requests get -32005 error frames while the ones already
-  received finish (responses to our own elicitation/sampling requests are still read), then 1001.
+  received finish (responses to our own elicitation/sampling requests are still read), then 1001;
+- the server lets go of it (`let_go`, ADR 1214), only while no request is in flight: idle too long → 1000,
+  or closed to admit another client while this one holds more than its fair share → 1013.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .outbox import Outbox
 log = structlog.get_logger("hexmcp.adapters.ws")
 
 SESSION_HEADER = b"mcp-session-id"
+MAX_REASON_BYTES = 123  # RFC 6455 §5.5: a control frame's payload is at most 125 bytes, 2 of them the code
 
 
 @attrs.frozen
@@ -95,6 +98,21 @@ class WsConnection:
                         inFlight=self.rpc.in_flight)
         self._decide(Ending(CloseCode.GOING_AWAY, "server shutting down"))
         await self.done.wait()
+
+    # --- as a place held open (`held_open.Holder`) ------------------------------------------------
+
+    def idle(self) -> bool:
+        """No request in flight (a call waiting on the client's sampling answer is one): closing it cuts off nothing."""
+        return self.rpc.in_flight == 0
+
+    def activity(self) -> int:
+        """Messages sent: every request gets an answer, so this moves whenever the client asks anything."""
+        return self.outbox.sent
+
+    def let_go(self, reason: str, *, idle: bool) -> None:
+        """Close with 1000 (idle) or 1013 (try again later: made room for another client), saying why."""
+        code = CloseCode.NORMAL if idle else CloseCode.TRY_AGAIN_LATER
+        self._decide(Ending(code, reason.encode()[:MAX_REASON_BYTES].decode(errors="ignore")))
 
     # --- reading ---------------------------------------------------------------------------------
 

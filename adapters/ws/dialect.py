@@ -55,7 +55,7 @@ class CloseCode(enum.IntEnum):
     """The close codes this adapter sends (RFC 6455 §7.4.1)."""
 
     NORMAL = 1000
-    """Not sent by us today; a client may close with it."""
+    """A socket idle for `WsConfig.idle_timeout_s`, with nothing in flight; a client may close with it too."""
     GOING_AWAY = 1001
     """The server is shutting down; requests received before were answered first."""
     MESSAGE_TOO_BIG = 1009
@@ -63,7 +63,8 @@ class CloseCode(enum.IntEnum):
     INTERNAL_ERROR = 1011
     """A bug on our side, or (sent by uvicorn) a client that did not answer a keepalive ping."""
     TRY_AGAIN_LATER = 1013
-    """The client did not read its messages and the bounded send queue overflowed."""
+    """The client did not read its messages and the bounded send queue overflowed; or the server was full and
+    this idle socket's client held more than its fair share (`held_open.py`)."""
 
 
 # The one table from the core's semantic codes to close codes, for the refusals that end a socket.

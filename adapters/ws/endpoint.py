@@ -18,6 +18,7 @@ from hexmcp.core import ErrorCode, McpServer
 from hexmcp.wire import jsonrpc
 
 from ..held_open import HeldOpen
+from ..http.address_group import held_key
 from ..http.asgi import Receive, Scope, Send
 from ..http.client_identity import client_identity
 from ..http.request import request_of
@@ -41,7 +42,7 @@ class WsEndpoint:
         self.guard = HandshakeGuard(self.config)
         self.connections: set[WsConnection] = set()
         self.held = HeldOpen(what="WebSocket connections", per_client=self.config.max_connections_per_client,
-                             total=self.config.max_connections)
+                             total=self.config.max_connections, idle_timeout_s=self.config.idle_timeout_s)
         self.closes: collections.Counter[int | None] = collections.Counter()
         """How connections ended, by the close code we sent (None: the client left first). For operators and tests."""
         self.stopping = False
@@ -62,19 +63,22 @@ class WsEndpoint:
             await refuse(scope, send, refusal)
             return
         client = client_identity(request_of(scope))
-        refused = self.held.take(client)
+        key = held_key(client)
+        place = _Place()
+        refused = self.held.take(key, place)
         if refused is not None:
             await refuse(scope, send, Refusal(code=ErrorCode.SERVER_BUSY, message=refused,
                                               headers=((b"retry-after", b"1"),)))
             return
         connection = WsConnection(self.server, self.config, choose_dialect(scope.get("subprotocols") or ()),
                                   receive, send, client_id=client, slots=self.slots)
+        place.connection = connection
         self.connections.add(connection)
         try:
             await connection.run()
         finally:
             self.connections.discard(connection)
-            self.held.give(client)
+            self.held.give(key, place)
             self.closes[connection.ended.code if connection.ended else None] += 1
 
     def share_concurrency(self, slots: Slots) -> None:
@@ -100,6 +104,27 @@ class WsEndpoint:
         open_now = list(self.connections)
         log.info("websocket shutdown", connections=len(open_now))
         await asyncio.gather(*(c.shutdown(self.config.shutdown_grace_s) for c in open_now), return_exceptions=True)
+
+
+class _Place:
+    """A socket's place in `WsEndpoint.held`, taken before the socket is accepted: until then (`connection`
+    None) nothing may close it."""
+
+    connection: WsConnection | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.connection.session_id if self.connection is not None else "-"
+
+    def idle(self) -> bool:
+        return self.connection is not None and self.connection.idle()
+
+    def activity(self) -> int:
+        return self.connection.activity() if self.connection is not None else 0
+
+    def let_go(self, reason: str, *, idle: bool) -> None:
+        if self.connection is not None:
+            self.connection.let_go(reason, idle=idle)
 
 
 def websocket_route(server: McpServer, config: WsConfig | None = None) -> WebSocketRoute:
