@@ -21,6 +21,7 @@ with starting(default_cache_dir()):  # importing the core and every flag's modul
 
     from .commands.client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
     from .commands.audit import add_audit_command, run_audit
+    from .client_answers import add_client_answer_flag
     from .config.layers import add_config_support, parse_with_config
     from .guard import GuardSetupError, add_guard_arguments
     from .http_flags import add_http_flags
@@ -42,6 +43,7 @@ def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
     add_task_flags(parser)
     add_guard_arguments(parser)
     add_session_cap_flags(parser)
+    add_client_answer_flag(parser)
 
 
 # Commands whose parser is built alone when the command line starts with one: building every command's

@@ -415,7 +415,7 @@ async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseExcepti
 
 def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
               max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES, stdin_fd: int = 0, wire_fd: int | None = None,
-              on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+              on_startup: Sequence[Callable[[], Awaitable[None]]] = (), peer_timeout_s: float = 300.0) -> int:
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
@@ -424,7 +424,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes,
                                       max_batch_messages=max_batch_messages, stdin_fd=stdin_fd,
-                                      wire_fd=wire_fd, on_startup=on_startup))
+                                      wire_fd=wire_fd, on_startup=on_startup, peer_timeout_s=peer_timeout_s))
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -9,8 +9,6 @@ the stray writes in the protocol stream either.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +18,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from ..fixtures.noisy_pack.hexmcp_noisy import NOISE
+from ..support.hand_installed import pack_environment
 
 PACK = Path(__file__).resolve().parents[1] / "fixtures" / "noisy_pack" / "hexmcp_noisy.py"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -28,16 +27,7 @@ SERVE = [sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--
 
 @pytest.fixture(scope="module")
 def with_pack(tmp_path_factory) -> dict[str, str]:
-    """An environment where the noisy pack is installed: its module and a .dist-info folder declaring its
-    entry point, on PYTHONPATH; the pack-scan cache in a cache folder of its own."""
-    site = tmp_path_factory.mktemp("site")
-    shutil.copy(PACK, site / PACK.name)
-    info = site / "hexmcp_noisy-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hexmcp-noisy\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[hexmcp.packs]\nnoisy = hexmcp_noisy:NoisyPack\n")
-    cache = tmp_path_factory.mktemp("cache")
-    return {**os.environ, "PYTHONPATH": str(site), "HEXMCP_CACHE_DIR": str(cache), "HEXMCP_LOG_LEVEL": "warning"}
+    return pack_environment(tmp_path_factory.mktemp("noisy"), PACK, "noisy", "NoisyPack")
 
 
 @pytest.mark.anyio
