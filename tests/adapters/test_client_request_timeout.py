@@ -18,13 +18,13 @@ from hexmcp.app.serving import http_config
 
 from ..support.hand_installed import pack_environment
 
-PACK = Path(__file__).resolve().parents[1] / "fixtures" / "asking_pack" / "hexmcp_asking.py"
+PACK = Path(__file__).resolve().parents[1] / "fixtures" / "probe_pack" / "hexmcp_probe.py"
 SERVE = [sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--no-knowledge"]
 
 
 @pytest.fixture(scope="module")
 def with_pack(tmp_path_factory) -> dict[str, str]:
-    return pack_environment(tmp_path_factory.mktemp("asking"), PACK, "asking", "AskingPack")
+    return pack_environment(tmp_path_factory.mktemp("probe"), PACK, "probe", "ProbePack")
 
 
 @pytest.mark.slow

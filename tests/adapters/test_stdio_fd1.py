@@ -1,6 +1,6 @@
 """`hexmcp stdio`: nothing but protocol messages on stdout, at the file-descriptor level.
 
-A real `hexmcp stdio` with a third-party pack (tests/fixtures/noisy_pack) that writes to fd 1 at import,
+A real `hexmcp stdio` with a third-party pack (tests/fixtures/probe_pack) that writes to fd 1 at import,
 from its tool, and through a child process; the official SDK client must read only valid messages, and
 the text must land on stderr. A host that starts the server with stderr closed must not get the log and
 the stray writes in the protocol stream either.
@@ -17,17 +17,17 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ..fixtures.noisy_pack.hexmcp_noisy import NOISE
 from ..support.hand_installed import pack_environment
 
-PACK = Path(__file__).resolve().parents[1] / "fixtures" / "noisy_pack" / "hexmcp_noisy.py"
+PACK = Path(__file__).resolve().parents[1] / "fixtures" / "probe_pack" / "hexmcp_probe.py"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 SERVE = [sys.executable, "-m", "hexmcp.app.cli", "stdio", "--no-classifier", "--no-knowledge"]
+NOISE = "NOISY-PACK"  # what the pack writes starts so (not imported here: importing it writes to fd 1)
 
 
 @pytest.fixture(scope="module")
 def with_pack(tmp_path_factory) -> dict[str, str]:
-    return pack_environment(tmp_path_factory.mktemp("noisy"), PACK, "noisy", "NoisyPack")
+    return pack_environment(tmp_path_factory.mktemp("probe"), PACK, "probe", "ProbePack")
 
 
 @pytest.mark.anyio
