@@ -145,9 +145,10 @@ def invalid_reply(message: jsonrpc.Invalid, *, with_version: bool = True) -> dic
 SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-def pending_requests() -> PendingRequests:
-    """Where the requests the server sends its client wait for their answers: ids `s-1`, `s-2`..."""
-    return PendingRequests(id_prefix="s-")
+def pending_requests(*, shared: bool = False) -> PendingRequests:
+    """Where the requests the server sends its client wait for their answers: ids `s-1`, `s-2`... in one
+    client's table; `shared` (one table for every client's answers): ids no other client can guess."""
+    return PendingRequests(id_prefix="s-", unguessable=shared)
 
 
 async def ask_client(pending: PendingRequests, method: str, params: dict[str, Any], send: SendMessage,

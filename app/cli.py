@@ -21,6 +21,7 @@ with starting(default_cache_dir()):  # importing the core and every flag's modul
 
     from .commands.client_args import COMMANDS as CLIENT_COMMANDS, add_client_commands, take_trailing_words
     from .commands.audit import add_audit_command, run_audit
+    from .client_answers import add_client_answer_flag
     from .config.layers import add_config_support, parse_with_config
     from .guard import GuardSetupError, add_guard_arguments
     from .http_flags import add_http_flags
@@ -42,6 +43,7 @@ def _add_serving_flags(parser: argparse.ArgumentParser) -> None:
     add_task_flags(parser)
     add_guard_arguments(parser)
     add_session_cap_flags(parser)
+    add_client_answer_flag(parser)
 
 
 # Commands whose parser is built alone when the command line starts with one: building every command's
@@ -95,20 +97,34 @@ def main(argv: list[str] | None = None) -> int:
         _say(argv, f"the cache directory {cache_dir} is unusable: {untrusted}; fix: {untrusted_fix(cache_dir)}")
         return ExitCode.CACHE_DIR_UNUSABLE
     with starting(cache_dir):
+        wire_fd = _claim_stdout_for_stdio(argv)
         try:
             args = parse_args(argv)
         except PackProblem as problem:  # an installed pack that cannot be loaded
             _say(argv, problem.line)
             return problem.exit_code
     try:
-        return _dispatch(args, argv)
+        return _dispatch(args, argv, wire_fd)
     except (PackProblem, GuardSetupError) as error:  # found before anything is served
         line = error.line if isinstance(error, PackProblem) else str(error)
         print(f"hexmcp {args.command}: {line}", file=sys.stderr, flush=True)
         return error.exit_code if isinstance(error, PackProblem) else ExitCode.USAGE
 
 
-def _dispatch(args: argparse.Namespace, argv: list[str] | None) -> int:
+def _claim_stdout_for_stdio(argv: list[str] | None) -> int | None:
+    """For `hexmcp stdio`, the protocol's private descriptor, taken before the command line is parsed:
+    parsing imports every installed pack (their flags), and what a pack or a library it imports prints
+    or writes to fd 1 then must land on stderr, not in the stream the host reads. Help goes to stdout as
+    usual: nobody speaks the protocol to `hexmcp stdio --help`."""
+    words = sys.argv[1:] if argv is None else argv
+    if not words or words[0] != "stdio" or {"-h", "--help"} & set(words):
+        return None
+    from hexmcp.adapters.stdio import claim_stdout
+
+    return claim_stdout()
+
+
+def _dispatch(args: argparse.Namespace, argv: list[str] | None, wire_fd: int | None) -> int:
     if args.command in CLIENT_COMMANDS:  # hexmcp as a client: no server, no model, no tools to load
         from .extras import CLIENT_MODULES, require
 
@@ -122,19 +138,20 @@ def _dispatch(args: argparse.Namespace, argv: list[str] | None) -> int:
         return run_config_check(args, build_parser, os.environ)
     if args.command == "audit":
         return run_audit(args)
-    return _run_server_command(args, argv)
+    return _run_server_command(args, argv, wire_fd)
 
 
-def _run_server_command(args: argparse.Namespace, argv: list[str] | None) -> int:
+def _run_server_command(args: argparse.Namespace, argv: list[str] | None, wire_fd: int | None) -> int:
     from hexmcp.core.log import configure_logging
 
     from . import serving
 
     if args.command == "stdio":
         with starting(default_cache_dir()):  # composing: imports and registrations, no garbage to speak of
-            from hexmcp.adapters.stdio import claim_stdout
+            if wire_fd is None:  # not taken before parsing (main: the first word was not `stdio`)
+                from hexmcp.adapters.stdio import claim_stdout
 
-            wire_fd = claim_stdout()  # before anything else can print
+                wire_fd = claim_stdout()
             configure_logging(args.log_level)
             built = serving.Serving.build(args, installed_packs())
         return serving.run_stdio_serving(built, args, wire_fd=wire_fd)

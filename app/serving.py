@@ -16,6 +16,7 @@ from hexmcp.core import McpServer, ServerOptions
 from hexmcp.core.startup import ExitCode
 from hexmcp.core.pack import BackgroundTask, Pack, PackProblem
 
+from .client_answers import client_request_timeout
 from .compose import Composition, compose
 from .guard import audit_of, install_guards
 from .session_caps import apply_session_caps
@@ -155,6 +156,7 @@ def http_config(settings: argparse.Namespace) -> Any:
                           replay_retention_s=settings.replay_retention,
                           max_connections_per_address=settings.max_connections_per_address,
                           max_connections=settings.max_connections, drain_timeout_s=settings.drain_timeout,
+                          client_request_timeout_s=client_request_timeout(settings),
                           **auth_settings(settings))
     except ValueError as error:
         raise PackProblem(str(error)) from None
@@ -196,6 +198,6 @@ def run_stdio_serving(serving: Serving, settings: argparse.Namespace, *, wire_fd
     try:
         return run_stdio(serving.server, max_message_bytes=settings.max_message_bytes,
                          max_batch_messages=settings.max_batch_messages, wire_fd=wire_fd,
-                         on_startup=serving.background)
+                         on_startup=serving.background, peer_timeout_s=client_request_timeout(settings))
     finally:
         serving.close()

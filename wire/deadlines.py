@@ -42,6 +42,7 @@ class Deadlines:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = _NEVER
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.cut: str | None = None  # why everything waiting was timed out early (`expire_all(reason)`)
 
     def __len__(self) -> int:
         return len(self._due)
@@ -85,8 +86,10 @@ class Deadlines:
         # The timer stays armed: at worst it fires once for nothing and re-arms for what is left.
         self._due.pop(future, None)
 
-    def expire_all(self) -> None:
-        """Time out everything still waiting, now (shutdown: nothing may wait its deadline out)."""
+    def expire_all(self, reason: str | None = None) -> None:
+        """Time out everything still waiting, now (shutdown: nothing may wait its deadline out). `reason`,
+        kept in `cut`, lets whoever answers a timed-out request say why it ended early."""
+        self.cut = reason
         if self._timer is not None:
             self._timer.cancel()
         self._timer, self._timer_at = None, _NEVER
@@ -99,6 +102,7 @@ class Deadlines:
             self._loop, self._timer, self._timer_at = loop, None, _NEVER
             self._due.clear()
             self._expired.clear()
+            self.cut = None
         deadline = loop.time() + seconds
         if not self._due:
             self._ordered, self._last = True, deadline

@@ -10,22 +10,29 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 
 from .jsonrpc import RequestId, Response
 
 
 class PendingRequests:
-    def __init__(self, id_prefix: str | None = None) -> None:
+    def __init__(self, id_prefix: str | None = None, *, unguessable: bool = False) -> None:
         """Ids are 1, 2, 3...; with `id_prefix`, strings (`"s-1"`: the server's, never confused with the
-        client's own ids in logs)."""
+        client's own ids in logs). `unguessable`: the prefix and 128 random bits instead of a count, for a
+        table several clients answer into (whoever knows an id may answer its request)."""
         self._prefix = id_prefix
         self._numbers = itertools.count(1)
+        self._unguessable = unguessable
         self._waiting: dict[RequestId, asyncio.Future[Response]] = {}
 
     def open(self) -> tuple[RequestId, asyncio.Future[Response]]:
         """A fresh id, and the future its answer will complete; waiting until `close(id)`."""
-        number = next(self._numbers)
-        request_id: RequestId = number if self._prefix is None else f"{self._prefix}{number}"
+        request_id: RequestId
+        if self._unguessable:
+            request_id = f"{self._prefix or ''}{secrets.token_urlsafe(16)}"
+        else:
+            number = next(self._numbers)
+            request_id = number if self._prefix is None else f"{self._prefix}{number}"
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
         return request_id, future

@@ -57,6 +57,7 @@ StartupHook = Callable[[], Awaitable[None]]
 # How long /health keeps answering "failed" before the process stops, so a probe polling it can read why.
 FAILURE_LINGER_S = 1.0
 DRAIN_POLL_S = 0.05  # how often the drain looks at the in-flight count (only while stopping)
+CUT_GRACE_S = 0.5  # how long the drain waits for the answers of the requests it cut at its deadline
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method",
                 "Mcp-Name", "Last-Event-ID"]
 
@@ -295,14 +296,31 @@ class HttpApp:
         log.info("drained", cut=cut, seconds=round(asyncio.get_running_loop().time() - began, 3))
 
     async def _requests_finished(self) -> int:
-        """Return when no HTTP request holds a slot or is still sending its body, or when the drain deadline passes (uvicorn
-        cancels what is left when its own graceful timeout, the same deadline, runs out): how many are left."""
-        deadline = asyncio.get_running_loop().time() + self.config.drain_timeout_s
-        while (self.limit.in_flight or self.bodies.reading) and asyncio.get_running_loop().time() < deadline:
+        """Return when no HTTP request holds a slot or is still sending its body, or when the drain deadline passes:
+        how many were left. Those are cut then, each answered -32005 (503) naming the drain (`_cut_requests`)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.drain_timeout_s
+        while (self.limit.in_flight or self.bodies.reading) and loop.time() < deadline:
             await asyncio.sleep(DRAIN_POLL_S)
-        if self.limit.in_flight:
-            log.warning("drain deadline passed with requests in flight", inFlight=self.limit.in_flight)
-        return self.limit.in_flight
+        cut = self.limit.in_flight
+        if cut:
+            log.warning("drain deadline passed with requests in flight; cutting them", inFlight=cut)
+            await self._cut_requests()
+        return cut
+
+    async def _cut_requests(self) -> None:
+        """Time out every request still running, now, with the drain as the reason: each answers -32005 naming
+        it, as a request past its own deadline answers -32001. Left to uvicorn, whose graceful timeout is the
+        same deadline, they were cancelled under it: a bare 500 and "Exception in ASGI application" in the log.
+        Waits (at most CUT_GRACE_S) for their answers to be written. Requests under no deadline (none is
+        configured, or a subscriptions/listen stream, which `server.shutdown` ends) are not cut here."""
+        reason = f"The server is shutting down: the drain deadline ({self.config.drain_timeout_s:g} s) passed"
+        for deadlines in (self.mcp.handshake_era.deadlines, self.mcp.stateless_era.deadlines, self.rest.deadlines):
+            deadlines.expire_all(reason)
+        loop = asyncio.get_running_loop()
+        until = loop.time() + CUT_GRACE_S
+        while self.limit.in_flight and loop.time() < until:
+            await asyncio.sleep(DRAIN_POLL_S)
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

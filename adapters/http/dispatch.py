@@ -34,5 +34,7 @@ async def run_in_own_task(core: Session, request: jsonrpc.Request, deadlines: De
 
 def _timed_out(core: Session, request: jsonrpc.Request, trace_id: str, deadlines: Deadlines) -> Outcome:
     with rpc_layer.bound(core.session_id, trace_id):
+        if deadlines.cut is not None:  # the drain deadline passed (HttpApp.shutdown), not the request's own
+            return rpc_layer.refusal(ErrorCode.SERVER_BUSY, f"{deadlines.cut}: {request.method}")
         return rpc_layer.refusal(ErrorCode.REQUEST_TIMEOUT,
                                  f"Request timed out after {deadlines.timeout_s:g} s: {request.method}")

@@ -63,7 +63,9 @@ class HandshakeEraTransport:
         self.server = server
         self.config = config
         self.sessions = sessions
-        self.stateless_pending = rpc_layer.pending_requests()
+        # One table for every sessionless POST: answers come back on other POSTs, from any client, so the
+        # ids must be ones only the asked client has seen.
+        self.stateless_pending = rpc_layer.pending_requests(shared=True)
         self._stateless_ids = itertools.count(1)
         self.streams = streams if streams is not None else HeldOpen(
             what="open streams", per_client=config.max_streams_per_client, total=config.max_streams)

@@ -45,11 +45,31 @@ _SIGTERM_GRACE_S = 10.0  # what `hexmcp serve` gives requests in flight at SIGTE
 
 def claim_stdout() -> int:
     """Return a private descriptor for the protocol and send everything else written to fd 1 to stderr."""
-    sys.stdout.flush()
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    _fill_closed_standard_fds()
     wire_fd = os.dup(1)
     os.dup2(2, 1)
     print_to_log()  # Python's prints become log lines (printed_lines.py); fd 1 itself now writes to stderr
     return wire_fd
+
+
+def _fill_closed_standard_fds() -> None:
+    """Open the null device on whichever of fds 0-2 the host left closed (`hexmcp stdio 2>&-`).
+
+    A descriptor takes the lowest free number: with fd 2 closed, the wire's duplicate would be fd 2, and
+    pointing fd 1 at "stderr" would send every log line and every stray write into the protocol stream.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: `fd`, every lower one being open
+            if null != fd:  # cannot happen, but a wrong guess must not leave `fd` closed
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stderr is None:  # Python found fd 2 closed at start; the log and the printed lines write here
+        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 class _WireWriter:
@@ -395,7 +415,7 @@ async def _watched(hook: Callable[[], Awaitable[None]], failed: list[BaseExcepti
 
 def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
               max_batch_messages: int = DEFAULT_MAX_BATCH_MESSAGES, stdin_fd: int = 0, wire_fd: int | None = None,
-              on_startup: Sequence[Callable[[], Awaitable[None]]] = ()) -> int:
+              on_startup: Sequence[Callable[[], Awaitable[None]]] = (), peer_timeout_s: float = 300.0) -> int:
     """Serve one client on stdin/stdout until EOF (blocking); returns the process exit code.
 
     uvloop, when installed, costs less per message than the stdlib loop (pipe reads and writes, task
@@ -404,7 +424,7 @@ def run_stdio(server: McpServer, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         return runner.run(serve_stdio(server, max_message_bytes=max_message_bytes,
                                       max_batch_messages=max_batch_messages, stdin_fd=stdin_fd,
-                                      wire_fd=wire_fd, on_startup=on_startup))
+                                      wire_fd=wire_fd, on_startup=on_startup, peer_timeout_s=peer_timeout_s))
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -105,20 +105,41 @@ def test_sigterm_drains_in_flight_work_refuses_new_connections_and_exits_0() -> 
 
 
 @pytest.mark.timeout(90)
-def test_the_drain_deadline_cancels_what_outlives_it_and_still_exits_0() -> None:
-    with serve_process(*LIGHT, "--upstream", DEMO_UPSTREAM, "--drain-timeout", "1") as served:
+def test_the_drain_deadline_cuts_what_outlives_it_with_an_answer_naming_the_drain_and_exits_0(tmp_path) -> None:
+    """A call still running at the drain deadline is answered 503 / -32005 naming the drain, on the REST
+    dialect and on JSON-RPC, with no traceback in the log (it was uvicorn's bare 500 for a cancelled response
+    and "Exception in ASGI application")."""
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as stderr, serve_process(*LIGHT, "--upstream", DEMO_UPSTREAM, "--drain-timeout", "1",
+                                                  stderr=stderr) as served:
         served.wait_for_tool("demo__slow")
-        connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
-        body = json.dumps({"name": "demo__slow", "arguments": {"seconds": 60, "steps": 60}})
-        connection.request("POST", "/mcp/tools/call", body=body, headers={"content-type": "application/json"})
-        time.sleep(1.0)  # the call has reached the upstream by now (its 60 steps report every second)
+        arguments = {"name": "demo__slow", "arguments": {"seconds": 60, "steps": 60}}
+        rest = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+        rest.request("POST", "/mcp/tools/call", body=json.dumps(arguments), headers={"content-type": "application/json"})
+        rpc = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+        rpc.request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                                     "params": arguments}),
+                    headers={"content-type": "application/json", "accept": "application/json, text/event-stream",
+                             "mcp-protocol-version": "2025-06-18"})
+        time.sleep(1.0)  # the calls have reached the upstream by now (its 60 steps report every second)
         started = time.monotonic()
         served.process.send_signal(signal.SIGTERM)
         assert served.process.wait(timeout=30) == 0
         # Bounded by the deadline (1 s) plus uvicorn's floor and the interpreter's exit, not by the 60 s call.
         assert time.monotonic() - started < 20
-        # The cancelled call gets an error (uvicorn's 500 for a cancelled response), not a hang and not a result.
-        assert connection.getresponse().status >= 500
+        answered = rest.getresponse()
+        assert answered.status == 503
+        assert "the drain deadline (1 s) passed" in answered.read().decode()
+        answered = rpc.getresponse()
+        body = answered.read().decode()
+        assert answered.status == 200, (answered.status, body)  # a served request's answer, as a -32001 timeout's
+        error = json.loads(body)
+        assert error["id"] == 7 and error["error"]["code"] == -32005, error
+        assert "the drain deadline (1 s) passed: tools/call" in error["error"]["message"], error
+    text = log.read_text()
+    assert "Traceback" not in text and "Exception in ASGI application" not in text, text[-2000:]
+    cut = [json.loads(line) for line in text.splitlines() if "cutting them" in line]
+    assert len(cut) == 1 and cut[0]["inFlight"] == 2, cut
 
 
 @pytest.mark.timeout(90)

@@ -34,6 +34,16 @@ EmbedMany = Callable[[list[str]], np.ndarray]
 #: Told after each document's evidence is in: (documents read afresh so far, documents in all). /health's
 #: progress for the extraction, the build's longest step on a cold start.
 DocumentRead = Callable[[int, int], None]
+#: Called from the build thread between documents and, in the steps that relate concepts, every few
+#: hundred passages or concepts; whatever it raises stops the build there (the service's stop at SIGTERM:
+#: a thread cannot be killed, and the interpreter waits for it before exiting).
+Checkpoint = Callable[[], None]
+_EMBED_SLICE = 256  # titles embedded between two checkpoints
+_SCAN_SLICE = 256  # passages scanned between two checkpoints
+
+
+def _never_stop() -> None:
+    pass
 
 
 class EvidenceCache:
@@ -71,25 +81,32 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
                        index_version: str, glossary: Glossary, *, embed_many: EmbedMany, dimension: int,
                        embed_query: EmbedQuery | None = None, nearest_passages: NearestPassages | None = None,
                        cache: EvidenceCache | None = None, pages: PageCatalog | None = None,
-                       progress: DocumentRead | None = None) -> ConceptBase:
+                       progress: DocumentRead | None = None, checkpoint: Checkpoint = _never_stop) -> ConceptBase:
     """`pages` groups the copies of one page (the knowledge index's catalogue): they count once.
-    `progress` is told after each document's evidence is in (DocumentRead)."""
+    `progress` is told after each document's evidence is in (DocumentRead); `checkpoint` may stop the
+    build at any of its calls (Checkpoint)."""
     started = time.perf_counter()
     cache = cache or EvidenceCache()
     cache.forget_except(documents)
     by_document: dict[str, list[KnowledgePassage]] = collections.defaultdict(list)
     for passage in passages:
         by_document[passage.document_id].append(passage)
-    evidence, extracted = _evidence(documents, by_document, cache, progress)
+    evidence, extracted = _evidence(documents, by_document, cache, progress, checkpoint)
     extraction_seconds = time.perf_counter() - started
 
     def embed_titles(titles: list[str]) -> np.ndarray:
-        return cache.embed(titles, embed_many, dimension)
+        parts = []
+        for start in range(0, len(titles), _EMBED_SLICE):
+            checkpoint()
+            parts.append(cache.embed(titles[start:start + _EMBED_SLICE], embed_many, dimension))
+        return np.concatenate(parts) if parts else cache.embed([], embed_many, dimension)
 
     page_of = (lambda d: pages.page(d).key) if pages is not None else None  # noqa: E731 - used once, below
     drafts = draft_concepts(evidence, glossary, len(by_document), embed_titles, page_of)
+    checkpoint()
     index = AliasIndex((d.id, name) for d in drafts for name in (d.title, *d.aliases))
-    counts, passage_concepts = _mentions(index, passages)
+    counts, passage_concepts = _mentions(index, passages, checkpoint)
+    checkpoint()
     defining = defining_strengths(drafts, passages)
     place = places(passages, pages)
     preference = {d: pages.page(d).documents.index(d) for d in by_document} if pages is not None else {}
@@ -97,11 +114,17 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
     kept = [d for d in drafts if d.glossary is not None or frequency[d.id] >= 2
             or any(e.kind in relations.DEFINING_KINDS for e in d.evidence)]
     by_id = {p.passage_id: p for p in passages}
-    support = {d.id: _support(counts.get(d.id, {}), defining.get(d.id, {}), passages, by_id, place, preference)
-               for d in kept}
+    support = {}
+    for number, draft in enumerate(kept):
+        if number % _SCAN_SLICE == 0:
+            checkpoint()
+        support[draft.id] = _support(counts.get(draft.id, {}), defining.get(draft.id, {}), passages, by_id, place,
+                                     preference)
+    checkpoint()
     concepts = [_concept(d, documents, by_id, support[d.id], index_version) for d in kept]
     vectors = embed_titles([c.title for c in concepts])
-    graph = _graph(kept, concepts, documents, passage_concepts, frequency, vectors)
+    graph = _graph(kept, concepts, documents, passage_concepts, frequency, vectors, checkpoint)
+    checkpoint()
     glossary_digest = hashlib.sha256(repr(glossary.entries).encode()).hexdigest()[:8]
     stats = BuildStats(documents=len(by_document), passages=len(passages), evidence=len(evidence),
                        concepts=len(concepts), edges=graph.graph.number_of_edges(), extracted_documents=extracted,
@@ -116,12 +139,14 @@ def build_concept_base(documents: Mapping[str, KnowledgeDocument], passages: Seq
 
 
 def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[str, list[KnowledgePassage]],
-              cache: EvidenceCache, progress: DocumentRead | None = None) -> tuple[list[Evidence], int]:
+              cache: EvidenceCache, progress: DocumentRead | None = None, checkpoint: Checkpoint = _never_stop
+              ) -> tuple[list[Evidence], int]:
     """Every document's evidence, in document order, and how many documents were read afresh (not cached)."""
     corpus_ids = frozenset(documents)
     evidence: list[Evidence] = []
     extracted = 0
     for document_id in sorted(by_document):
+        checkpoint()
         found, fresh = cache.evidence_of(documents[document_id], by_document[document_id], corpus_ids)
         evidence.extend(found)
         extracted += fresh
@@ -131,24 +156,30 @@ def _evidence(documents: Mapping[str, KnowledgeDocument], by_document: Mapping[s
 
 
 def _graph(kept: Sequence[Draft], concepts: Sequence[Concept], documents: Mapping[str, KnowledgeDocument],
-           passage_concepts: list[set[str]], frequency: Mapping[str, int], vectors: np.ndarray) -> ConceptGraph:
+           passage_concepts: list[set[str]], frequency: Mapping[str, int], vectors: np.ndarray,
+           checkpoint: Checkpoint = _never_stop) -> ConceptGraph:
     """The concepts and the documents as nodes, with every kind of derived or glossary edge between them
     (`passage_concepts`: the concepts each passage mentions, those not kept included)."""
     kept_ids = {d.id for d in kept}
     edges = [*relations.glossary_edges(kept, kept_ids), *relations.defined_in_edges(kept),
-             *relations.heading_edges(kept), *relations.link_edges(kept),
-             *relations.co_occurrence_edges([present & kept_ids for present in passage_concepts], frequency),
-             *relations.similarity_edges([c.id for c in concepts], vectors)]
+             *relations.heading_edges(kept), *relations.link_edges(kept)]
+    checkpoint()
+    edges.extend(relations.co_occurrence_edges([present & kept_ids for present in passage_concepts], frequency))
+    checkpoint()
+    edges.extend(relations.similarity_edges([c.id for c in concepts], vectors))
+    checkpoint()
     nodes = {c.id: ("concept", c.title) for c in concepts}
     nodes.update({relations.document_node(d.document_id): ("document", d.title) for d in documents.values()})
     return ConceptGraph(nodes, edges)
 
 
-def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage]
+def _mentions(index: AliasIndex, passages: Sequence[KnowledgePassage], checkpoint: Checkpoint = _never_stop
               ) -> tuple[dict[str, dict[int, int]], list[set[str]]]:
     counts: dict[str, dict[int, int]] = collections.defaultdict(dict)
     present: list[set[str]] = []
     for position, passage in enumerate(passages):
+        if position % _SCAN_SLICE == 0:
+            checkpoint()
         here: set[str] = set()
         for mention in index.scan(passage.text):
             slot = counts[mention.concept_id]

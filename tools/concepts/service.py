@@ -102,10 +102,13 @@ class ConceptService:
 
             stopping = threading.Event()
 
-            def read(extracted: int, total: int) -> None:  # from the build thread, after each document
+            def keep_going() -> None:  # from the build thread: between documents, and often while relating
                 if stopping.is_set():
-                    log.info("concept extraction stopped with the server", documents=work.done, total=total)
+                    log.info("concept extraction stopped with the server", documents=work.done, total=work.total,
+                             step=work.step)
                     raise ConceptBuildStopped("the server is stopping")
+
+            def read(extracted: int, total: int) -> None:  # from the build thread, after each document
                 work.total = total
                 if work.done + 1 >= total:
                     work.step = "relating concepts"  # drafting, mentions, the graph: no count to show
@@ -116,11 +119,12 @@ class ConceptService:
                     build_concept_base, index.documents, index.passages, index.version, self.glossary,
                     embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
                     nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None),
-                    progress=read),
+                    progress=read, checkpoint=keep_going),
                     name="hexmcp-concepts")
             except asyncio.CancelledError:
                 # The server is stopping (its start-up hook, or a rebuild, is cancelled): tell the thread to stop
-                # after the document it is reading, or the process would wait for the whole extraction to exit.
+                # at its next checkpoint (after the document it is reading, or a slice of the relating steps),
+                # or the process would wait for the whole build to exit.
                 stopping.set()
                 raise
             finally:
