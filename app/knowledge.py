@@ -10,9 +10,9 @@ from hexmcp.tools.cache_dir import default_cache_dir
 
 
 def add_index_flags(parser: argparse.ArgumentParser) -> None:
-    from hexmcp.tools.knowledge.flags import add_corpus_filters
+    from hexmcp.tools.knowledge.flags import add_corpus_filters, document_path
 
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index (as --docs)")
+    parser.add_argument("paths", nargs="+", metavar="PATH", type=document_path, help="files or folders to index (as --docs)")
     add_corpus_filters(parser)
     parser.add_argument("--quantization", choices=["int8", "fp32", "int8row"], help="embedding model precision")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
