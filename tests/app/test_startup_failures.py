@@ -151,3 +151,30 @@ def test_workers_share_one_state_secret_and_a_sigterm_while_they_start_stops_the
     assert len(_Child.started) == 2 and all(child.returncode == 0 for child in _Child.started)
     secrets = {child.env["HEXMCP_STATE_SECRET"] for child in _Child.started}
     assert len(secrets) == 1 and len(secrets.pop()) == 64
+
+
+def test_sigterm_while_index_runs_keeps_the_finished_documents_and_says_so(tmp_path) -> None:
+    # Before: SIGTERM's default action killed `hexmcp index` (status -15) with nothing said; Ctrl-C already
+    # ended it with this line. A fresh cache, so there is indexing to interrupt.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for number in range(60):
+        (corpus / f"page{number}.md").write_text(f"# Page {number}\n\n" + "Words about routing. " * 400,
+                                                 encoding="utf-8")
+    indexing = subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", "index", str(corpus)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "CI": "true", "HEXMCP_CACHE_DIR": str(tmp_path / "cache")})
+    seen = b""
+    try:
+        while b"indexing:" not in seen:  # the first progress line: the model is loaded, passages are embedding
+            chunk = os.read(indexing.stderr.fileno(), 4096)
+            assert chunk, seen.decode()[-800:]
+            seen += chunk
+        indexing.send_signal(signal.SIGTERM)
+        out, err = indexing.communicate(timeout=30)
+    finally:
+        if indexing.poll() is None:
+            indexing.kill()
+    assert indexing.returncode == 128 + signal.SIGTERM and out == b"", (indexing.returncode, err.decode()[-800:])
+    assert (seen + err).decode().strip().splitlines()[-1] == (
+        "hexmcp index: interrupted; finished documents are saved, run it again to resume")
