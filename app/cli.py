@@ -26,6 +26,7 @@ with starting(default_cache_dir()):  # importing the core and every flag's modul
     from .guard import GuardSetupError, add_guard_arguments
     from .http_flags import add_http_flags
     from .knowledge import add_index_flags
+    from .one_line_parser import OneLineErrorParser
     from .packs import installed_packs
     from .serving import VERSION
     from .session_caps import add_session_cap_flags
@@ -65,7 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The `hexmcp` parser: every command's, or with `only` (one of BUILT_ALONE) that command's and `config`."""
-    parser = argparse.ArgumentParser(prog="hexmcp", description="hexmcp: an MCP server for semantic routing tools")
+    parser = OneLineErrorParser(prog="hexmcp", description="hexmcp: an MCP server for semantic routing tools")
     parser.add_argument("--version", action="version", version=f"hexmcp {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
     if only in (None, "stdio"):

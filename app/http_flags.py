@@ -6,16 +6,51 @@ from __future__ import annotations
 import argparse
 import os
 
-from hexmcp.tools.flag_types import positive_int, positive_seconds, seconds_or_off, tolerance_seconds
+from hexmcp.tools.flag_types import port_number, positive_int, positive_seconds, seconds_or_off, tolerance_seconds
 
 from .scale import add_scale_arguments
 from .serve_auth import add_serve_auth_flags
 
 
+def proxy_network(text: str) -> str:
+    """argparse type for --trusted-proxies: an address or CIDR, checked here; the server reads it again
+    (adapters/http/forwarded.py), and a bad one there was a traceback after start-up began."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an IP address or CIDR (10.0.0.0/8, ::1), got {text!r}") from None
+    return text
+
+
+def allowed_origin(text: str) -> str:
+    """argparse type for --allowed-origins and --cors-origins: the HTTP guard's own rules, checked before
+    start-up rather than as a traceback when the app is built."""
+    return _guard_accepts(text, allowed_origins=[text])
+
+
+def allowed_host(text: str) -> str:
+    """argparse type for --allowed-hosts, as allowed_origin."""
+    return _guard_accepts(text, allowed_hosts=[text])
+
+
+def _guard_accepts(text: str, **entries: list[str]) -> str:
+    from hexmcp.adapters.http.guard import HostOriginGuard
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    try:
+        HostOriginGuard(bound_host="127.0.0.1", **entries)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def add_http_flags(parser: argparse.ArgumentParser) -> None:
     env = os.environ.get
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: local only)")
-    parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--port", type=port_number, default=8090)
     parser.add_argument("--stateless", action="store_true",
                         help="no sessions: every POST stands alone, so instances can sit behind a plain load "
                              "balancer (set the same HEXMCP_STATE_SECRET on all of them)")
@@ -24,16 +59,16 @@ def add_http_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--auth-token-name", default="token", metavar="NAME",
                         help="the identity of clients presenting --auth-token, for rate limits, tasks and the "
                              "audit trail (default: token)")
-    parser.add_argument("--trusted-proxies", nargs="*", default=[], metavar="CIDR",
+    parser.add_argument("--trusted-proxies", nargs="*", default=[], metavar="CIDR", type=proxy_network,
                         help="reverse proxies (addresses or CIDRs) whose X-Forwarded-For names the client; "
                              "from anyone else the header is ignored (default: none)")
     add_oauth_flags(parser)
-    parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN",
+    parser.add_argument("--allowed-origins", nargs="*", default=[], metavar="ORIGIN", type=allowed_origin,
                         help="Origins accepted besides this server's own (loopback on its port) "
                              "(scheme://host[:port], a bare host, or *)")
-    parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST",
+    parser.add_argument("--allowed-hosts", nargs="*", default=[], metavar="HOST", type=allowed_host,
                         help="Host header values accepted besides loopback and the bound host (host[:port] or *)")
-    parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN",
+    parser.add_argument("--cors-origins", nargs="*", default=[], metavar="ORIGIN", type=allowed_origin,
                         help="origins that get CORS headers (default: none, CORS off)")
     parser.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024, metavar="N",
                         help="largest request body; beyond it 413 (default 4 MiB)")

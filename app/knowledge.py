@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any
 
@@ -10,9 +11,9 @@ from hexmcp.tools.cache_dir import default_cache_dir
 
 
 def add_index_flags(parser: argparse.ArgumentParser) -> None:
-    from hexmcp.tools.knowledge.flags import add_corpus_filters
+    from hexmcp.tools.knowledge.flags import add_corpus_filters, document_path
 
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to index (as --docs)")
+    parser.add_argument("paths", nargs="+", metavar="PATH", type=document_path, help="files or folders to index (as --docs)")
     add_corpus_filters(parser)
     parser.add_argument("--quantization", choices=["int8", "fp32", "int8row"], help="embedding model precision")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
@@ -25,18 +26,30 @@ def run_index(args: argparse.Namespace) -> int:
     from .extras import require
 
     require("hexmcp index", "knowledge", KnowledgePack.extra_modules)
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         summary = _index(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         print("hexmcp index: interrupted; finished documents are saved, run it again to resume", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGTERM if isinstance(stop, _Terminated) else 130
     except Exception as error:
         problem = KnowledgePack().explain(error)
         if problem is None:
             raise
         raise problem from error
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(summary.line())
     return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a container stopped, a job cancelled) ends the run as Ctrl-C does: the same line, the
+    documents finished so far kept; by default it killed the process with nothing said."""
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def _index(args: argparse.Namespace) -> Any:

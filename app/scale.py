@@ -9,10 +9,22 @@ from typing import Any
 from hexmcp.tools.flag_types import positive_int, positive_seconds
 
 DEFAULT_DRAIN_TIMEOUT_S = 10.0
+MAX_WORKERS = 256
+"""Each worker loads its own model and index (~220 MiB): more than this is a typo, and `--workers 1e6`
+started processes until the machine gave out."""
+
+
+def worker_count(text: str) -> int:
+    """argparse type for --workers: 1 to MAX_WORKERS."""
+    value = positive_int(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_WORKERS} (each worker loads its own model), "
+                                         f"got {value}")
+    return value
 
 
 def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=positive_int, default=1, metavar="N",
+    parser.add_argument("--workers", type=worker_count, default=1, metavar="N",
                         help="server processes sharing the port (default 1); each loads its own model and index")
     parser.add_argument("--drain-timeout", type=positive_seconds, default=DEFAULT_DRAIN_TIMEOUT_S, metavar="SECONDS",
                         help="on SIGTERM, how long requests already received may run before they are cancelled "

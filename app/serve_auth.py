@@ -69,6 +69,10 @@ def settle_serve_auth(settings: argparse.Namespace) -> None:
     if not authenticated and not is_loopback(settings.host) and not settings.allow_unauthenticated:
         raise PackProblem(f"refusing to serve on {settings.host or 'every interface'} without authentication; "
                           f"fix: {_FIX}")
+    if getattr(settings, "stateless", False) and not os.environ.get(STATE_SECRET_ENV):
+        print(f"hexmcp serve: warning: --stateless without ${STATE_SECRET_ENV}: this instance seals multi "
+              "round-trip requests with a key of its own, which other instances behind the balancer refuse; "
+              "set the same secret on all of them", file=sys.stderr, flush=True)
 
 
 def is_loopback(host: str) -> bool:

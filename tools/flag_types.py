@@ -18,6 +18,12 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """argparse type for a port to listen on: 0 (any free one) to 65535. Checked when parsed, so every path
+    that binds (one server, or --workers' parent) gets the same one line, not OverflowError from bind()."""
+    return _int_between(text, 0, 65535, "a port number (0-65535)")
+
+
 def positive_seconds(text: str) -> float:
     """argparse type for deadlines: a number of seconds above zero (0 would cut every connection)."""
     try:
@@ -54,10 +60,14 @@ def tolerance_seconds(text: str) -> float:
 
 def nice_increment(text: str) -> int:
     """argparse type for a niceness increment: 0 (unchanged) to 19 (the lowest priority there is)."""
+    return _int_between(text, 0, 19, "an integer from 0 to 19")
+
+
+def _int_between(text: str, low: int, high: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 19, got {text!r}") from None
-    if not 0 <= value <= 19:
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 19, got {value}")
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
     return value

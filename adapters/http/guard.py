@@ -72,6 +72,20 @@ def _server_port(scope: Scope) -> int | None:
     return server[1] if server else None
 
 
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-_")
+
+
+def _check_name(name: str, entry: str, what: str) -> None:
+    """A configured host name: a DNS name, an IPv4 address or a bracketed IPv6 one. Anything else ('a b',
+    '%%', '*.example.com', which is not a pattern here) could never equal a Host or Origin a client sends."""
+    if not name:
+        raise ValueError(f"{what} {entry!r} has no name")
+    bracketed = name.startswith("[") and name.endswith("]")
+    allowed = set("0123456789abcdef:.") if bracketed else _NAME_CHARACTERS
+    if not set(name[1:-1] if bracketed else name) <= allowed:
+        raise ValueError(f"{what} {entry!r} is not a host name or address")
+
+
 class HostOriginGuard:
     def __init__(self, *, bound_host: str, allowed_hosts: Iterable[str] = (),
                  allowed_origins: Iterable[str] = ()) -> None:
@@ -88,8 +102,7 @@ class HostOriginGuard:
             if entry == "*":
                 continue
             name, port = _split_host(entry)
-            if not name:
-                raise ValueError(f"allowed host {entry!r} has no name")
+            _check_name(name, entry, "allowed host")
             (self.host_ports.add((name, port)) if port else self.host_names.add(name))
         self.own_names = frozenset(self.host_names)  # this server's names: as an Origin, on its own port only
         self.origin_names: set[str] = set()  # names configured as origins: any scheme, any port
@@ -101,9 +114,12 @@ class HostOriginGuard:
                 parts = urlsplit(entry)
                 if parts.scheme not in ("http", "https") or not parts.netloc:
                     raise ValueError(f"allowed origin {entry!r} is not scheme://host[:port]")
+                _check_name(_split_host(parts.netloc)[0], entry, "allowed origin")
                 self.origins.add(f"{parts.scheme}://{parts.netloc.lower()}")
             else:
-                self.origin_names.add(_split_host(entry)[0])  # a bare name: any scheme, any port
+                name = _split_host(entry)[0]
+                _check_name(name, entry, "allowed origin")
+                self.origin_names.add(name)  # a bare name: any scheme, any port
         # Clients send the same few Host and Origin values on every request: remember the verdicts.
         self.host_allowed = functools.lru_cache(maxsize=256)(self.host_allowed)  # type: ignore[method-assign]
         self.origin_allowed = functools.lru_cache(maxsize=256)(self.origin_allowed)  # type: ignore[method-assign]

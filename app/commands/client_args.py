@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 from hexmcp.core import versions
 
@@ -62,5 +62,19 @@ def take_trailing_words(parser: argparse.ArgumentParser, args: argparse.Namespac
     if extra and args.command in COMMANDS and not any(word.startswith("-") for word in extra):
         args.words = [*args.words, *extra]
     elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        _refuse_unknown(parser, args.command, extra)
     return args
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> NoReturn:
+    """The usage error for words no flag took, said by the command's own parser (`hexmcp serve: ...`),
+    with the flag a misspelt one is closest to."""
+    from hexmcp.core.suggestions import did_you_mean
+
+    from ..config.schema import command_parsers
+
+    own = command_parsers(parser).get(command, parser)
+    flags = [flag for action in own._actions for flag in action.option_strings if flag.startswith("--")]
+    first = next((word.partition("=")[0] for word in extra if word.startswith("--")), None)
+    hint = did_you_mean(first, flags) if first else ""
+    own.error(f"unrecognized arguments: {' '.join(extra)}{hint}")

@@ -86,15 +86,23 @@ class Layers:
 def add_config_support(commands: Any) -> None:
     """`--config FILE` on every command of `commands` (the `hexmcp` subparsers), then `hexmcp config check`."""
     for parser in {id(p): p for p in commands.choices.values()}.values():
-        parser.add_argument("--config", metavar="FILE",
+        parser.add_argument("--config", metavar="FILE", type=_config_file_name,
                             help=f"TOML config file (default: ${CONFIG_ENV}); flag > HEXMCP_<FLAG> > file > default")
     config = commands.add_parser("config", help="check a config file", description="check a config file")
     actions = config.add_subparsers(dest="config_command", required=True)
     check = actions.add_parser("check", help="validate FILE and print the effective settings (secrets masked)")
-    check.add_argument("file", nargs="?", metavar="FILE", help=f"the TOML file (default: ${CONFIG_ENV}; none: env only)")
+    check.add_argument("file", type=_config_file_name, nargs="?", metavar="FILE", help=f"the TOML file (default: ${CONFIG_ENV}; none: env only)")
     check.add_argument("--command", action="append", dest="commands", metavar="COMMAND",
                        help="the command whose settings to print (repeatable; default: serve)")
     check.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of text")
+
+
+def _config_file_name(text: str) -> str:
+    """argparse type for --config: not empty. An empty one was read as no file at all, so `--config
+    "$MISSPELT_VARIABLE"` served on defaults without a word; an empty $HEXMCP_CONFIG still means none."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a TOML file, got an empty string")
+    return text
 
 
 def parse_with_config(build: Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None,

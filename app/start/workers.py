@@ -13,6 +13,7 @@ socket rather than uvicorn's supervisor or SO_REUSEPORT: docs/adr/0931-scaling-o
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -32,6 +33,7 @@ WORKER_INDEX_ENV = "HEXMCP_WORKER_INDEX"
 """Set by the parent for its workers: 0..N-1, for the logs."""
 TOKEN_ENV = "HEXMCP_AUTH_TOKEN"
 TOKEN_FILE_ENV = "HEXMCP_AUTH_TOKEN_FILE"
+STATE_SECRET_ENV = "HEXMCP_STATE_SECRET"
 _TOKEN_FLAGS = ("--auth-token", "--auth-token-file")
 _SHORTEST_TOKEN_PREFIX = len("--aut")  # argparse takes unique prefixes; "--au" would also name --audit-*
 ACCEPT_BACKLOG = 2048  # uvicorn's default
@@ -65,19 +67,26 @@ def supervise(host: str, port: int, workers: int, argv: Sequence[str], *, auth_t
     env.pop(TOKEN_FILE_ENV, None)
     if auth_token:
         env[TOKEN_ENV] = auth_token
+    if not env.get(STATE_SECRET_ENV):  # else each worker seals request state with a key the others refuse
+        env[STATE_SECRET_ENV] = secrets.token_hex(32)
     argv = without_token_flags(argv)
-    children = [subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", *argv],
-                                 env={**env, WORKER_INDEX_ENV: str(index)}, pass_fds=(listener.fileno(),))
-                for index in range(workers)]
-    listener.close()  # only the workers hold it now: once they all close it, new connections are refused
-    log.info("workers started", workers=workers, pids=[child.pid for child in children])
     stop_requested: list[int] = []
 
     def on_signal(sig: int, frame: object) -> None:
         stop_requested.append(sig)
 
+    # Before the first worker starts: a SIGTERM while they start would otherwise end this parent alone
+    # and leave the started workers serving, orphaned; now it stops the starting and them.
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        children: list[subprocess.Popen[bytes]] = []
+        for index in range(workers):
+            if stop_requested:
+                break
+            children.append(subprocess.Popen([sys.executable, "-m", "hexmcp.app.cli", *argv],
+                                             env={**env, WORKER_INDEX_ENV: str(index)}, pass_fds=(listener.fileno(),)))
+        listener.close()  # only the workers hold it now: once they all close it, new connections are refused
+        log.info("workers started", workers=len(children), pids=[child.pid for child in children])
         return _watch(children, stop_requested)
     finally:
         for sig, handler in previous.items():

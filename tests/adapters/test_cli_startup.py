@@ -165,7 +165,7 @@ def test_a_port_out_of_range_stops_serve_with_one_line(flags, env):
                          input=b"", capture_output=True, timeout=60, check=False, env={**os.environ, **env})
     lines = out.stderr.decode().strip().splitlines()
     assert out.returncode == 2, out.stderr.decode()[-500:]
-    assert len(lines) == 1 and "port must be a port number (0-65535)" in lines[0], lines
+    assert len(lines) == 1 and "must be a port number (0-65535)" in lines[0] and "PORT" in lines[0].upper(), lines
 
 
 def test_a_port_in_use_stops_serve_with_one_line():

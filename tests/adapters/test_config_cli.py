@@ -92,7 +92,7 @@ def test_config_check_masks_every_secret(tmp_path: Path) -> None:
     ({"serve": {"prot": 1}}, {}, "serve.prot in hexmcp.toml: unknown key for hexmcp serve (did you mean serve.port?)"),
     ({"server": {"port": 8091}}, {}, "server.port in hexmcp.toml: unknown key (did you mean serve.port?)"),
     ({"gateway": {"urll": "http://127.0.0.1:1/v1"}}, {}, "gateway.urll in hexmcp.toml: unknown key (did you mean url?)"),
-    ({"serve": {"port": "eighty"}}, {}, "serve.port in hexmcp.toml: invalid int value: 'eighty'"),
+    ({"serve": {"port": "eighty"}}, {}, "serve.port in hexmcp.toml: must be a port number (0-65535), got 'eighty'"),
     ({"gateway": {"retries": {"max": "many"}}}, {}, "gateway.retries.max in hexmcp.toml: must be a whole number"),
     ({}, {"HEXMCP_MAX_SESSIONS": "lots"}, "HEXMCP_MAX_SESSIONS: must be a positive integer, got 'lots'"),
 ])

@@ -160,8 +160,8 @@ def test_an_empty_variable_is_unset_and_existing_variables_keep_working(tmp_path
     ({"serve": {"max_message_bytes": 9}}, "serve.max_message_bytes in hexmcp.toml: unknown key for hexmcp serve"),
     ({"serve": 3}, "serve in hexmcp.toml: must be a table"),
     ({"port": True}, "port in hexmcp.toml: must be a string or a number, got a boolean"),
-    ({"serve": {"port": "eighty"}}, "serve.port in hexmcp.toml: invalid int value: 'eighty'"),
-    ({"serve": {"port": 80.5}}, "serve.port in hexmcp.toml: invalid int value: '80.5'"),
+    ({"serve": {"port": "eighty"}}, "serve.port in hexmcp.toml: must be a port number (0-65535), got 'eighty'"),
+    ({"serve": {"port": 80.5}}, "serve.port in hexmcp.toml: must be a port number (0-65535), got '80.5'"),
     ({"stateless": "yes"}, "stateless in hexmcp.toml: must be true or false, got a string"),
     ({"docs": "README.md"}, "docs in hexmcp.toml: must be an array, got a string"),
     ({"log_level": "loud"}, "log_level in hexmcp.toml: must be one of debug, info, warning, error, got 'loud'"),
@@ -205,7 +205,7 @@ def test_an_unknown_key_is_named_in_full_with_the_closest_valid_key(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("env", "line"), [
-    ({"HEXMCP_PORT": "x"}, "HEXMCP_PORT: invalid int value: 'x'"),
+    ({"HEXMCP_PORT": "x"}, "HEXMCP_PORT: must be a port number (0-65535), got 'x'"),
     ({"HEXMCP_STATELESS": "maybe"}, "HEXMCP_STATELESS: must be one of"),
     ({"HEXMCP_LOG_LEVEL": "loud"}, "HEXMCP_LOG_LEVEL: must be one of debug, info, warning, error, got 'loud'"),
     ({"HEXMCP_ALLOWED_ORIGINS": "'unclosed"}, "HEXMCP_ALLOWED_ORIGINS: is not a space-separated list"),

@@ -6,8 +6,16 @@ import argparse
 from typing import Any
 
 
+def document_path(text: str) -> str:
+    """argparse type for --docs and `hexmcp index`'s paths: not empty. Path("") is the current directory,
+    so `--docs "$UNSET_VARIABLE"` indexed whatever folder the server was started in."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a file or folder, got an empty string")
+    return text
+
+
 def add_knowledge_flags(flags: argparse._ArgumentGroup) -> None:
-    flags.add_argument("--docs", action="append", default=[], metavar="PATH",
+    flags.add_argument("--docs", action="append", default=[], metavar="PATH", type=document_path,
                        help="a file or folder of .md/.mdx/.txt/.rst/.pdf/.html documents for the knowledge tools "
                             "(repeatable; default: hexmcp's own README and ADRs)")
     add_corpus_filters(flags)
