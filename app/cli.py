@@ -11,6 +11,7 @@ import functools
 import os
 import sys
 
+from hexmcp.adapters.standard_fds import fill_closed_standard_fds
 from hexmcp.tools.cache_dir import default_cache_dir, untrusted_fix, untrusted_reason
 
 from .start.phase import starting
@@ -93,6 +94,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    fill_closed_standard_fds()  # `hexmcp serve 2>&-` must serve, not die at its first log line
     cache_dir = default_cache_dir()
     if (untrusted := untrusted_reason(cache_dir)) is not None:  # before anything is read from it
         _say(argv, f"the cache directory {cache_dir} is unusable: {untrusted}; fix: {untrusted_fix(cache_dir)}")

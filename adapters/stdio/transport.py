@@ -29,6 +29,7 @@ from hexmcp.wire import jsonrpc
 from hexmcp.wire.lines import LineSplitter
 
 from ..rpc_connection import DEFAULT_MAX_BATCH_MESSAGES, RpcConnection
+from ..standard_fds import fill_closed_standard_fds
 from .printed_lines import print_to_log
 from hexmcp.core.startup import ExitCode
 
@@ -47,29 +48,11 @@ def claim_stdout() -> int:
     """Return a private descriptor for the protocol and send everything else written to fd 1 to stderr."""
     if sys.stdout is not None:
         sys.stdout.flush()
-    _fill_closed_standard_fds()
+    fill_closed_standard_fds()
     wire_fd = os.dup(1)
     os.dup2(2, 1)
     print_to_log()  # Python's prints become log lines (printed_lines.py); fd 1 itself now writes to stderr
     return wire_fd
-
-
-def _fill_closed_standard_fds() -> None:
-    """Open the null device on whichever of fds 0-2 the host left closed (`hexmcp stdio 2>&-`).
-
-    A descriptor takes the lowest free number: with fd 2 closed, the wire's duplicate would be fd 2, and
-    pointing fd 1 at "stderr" would send every log line and every stray write into the protocol stream.
-    """
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: `fd`, every lower one being open
-            if null != fd:  # cannot happen, but a wrong guess must not leave `fd` closed
-                os.dup2(null, fd)
-                os.close(null)
-    if sys.stderr is None:  # Python found fd 2 closed at start; the log and the printed lines write here
-        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
 
 
 class _WireWriter:
