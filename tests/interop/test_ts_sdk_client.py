@@ -9,106 +9,35 @@ pinned version on first use (tests/support/npm_package.py) and cached, as the co
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conformance.official.harness import node_binary
-from tests.support.npm_package import RegistryUnreachable, install_package
+from tests.support.npm_package import RegistryUnreachable
 from tests.support.serve_process import serve_process
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+from .ts_client import drive, judge, sdk_modules, stdio_command, write_corpus
 
-SDK = ("@modelcontextprotocol/sdk", "1.32.2")
-CLIENT = Path(__file__).with_name("ts_sdk_client.mjs")
-TOOLS = {"list_categories", "classify_text", "search", "fetch", "listDocuments", "searchPassages", "indexDocuments",
-         "listModels", "routeCompletion", "resolveConcept", "explainConcept", "queryGraph", "analyzeGraph",
-         "linkEntities"}
-NO_GATEWAY = {"listModels", "routeCompletion"}  # they answer a tool error (-32005) until --gateway-url is given
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")
 def sdk() -> Path:
     try:
-        return install_package(*SDK) / "node_modules"
+        return sdk_modules()
     except RegistryUnreachable as error:
         pytest.skip(f"npm could not reach its registry: {error}")
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two named documents and a dozen notes: enough that indexDocuments reports progress several times and
-    is still running when the client cancels it on the first report."""
-    folder = tmp_path_factory.mktemp("interop-docs")
-    (folder / "alpha.md").write_text("# Alpha\n\nThe alpha document is about routers and embeddings.\n\n"
-                                     "## Routing\n\nRouting sends prompts to models. Beta is its companion.\n")
-    (folder / "beta.md").write_text("# Beta\n\nBeta covers the MCP transports: stdio and HTTP. See Alpha.\n")
-    for n in range(12):
-        sections = "\n\n".join(f"## Part {k}\n\nNote {n} part {k} says routing, embeddings and transports "
-                               f"matter for item {n * 10 + k}. " * 3 for k in range(4))
-        (folder / f"note-{n:02}.md").write_text(f"# Note {n}\n\n{sections}\n")
-    return folder
-
-
-def drive(sdk: Path, **config: Any) -> dict[str, Any]:
-    done = subprocess.run([str(node_binary()), str(CLIENT), json.dumps({"sdk": str(sdk), **config})],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def judge(report: dict[str, Any]) -> None:
-    steps = report["steps"]
-    failed = {name: step["detail"] for name, step in steps.items() if not step["ok"]}
-    assert not failed, f"steps the TypeScript SDK client failed: {json.dumps(failed, indent=1)}"
-    # A progress report the server sent before it read the cancellation may cross it on the wire (the SDK
-    # drops it and says so); anything else the SDK reports is a stray answer or a malformed message.
-    stray = [error for error in report["errors"]
-             if not (error["step"] == "cancel" and error["error"].startswith("Received a progress notification"))]
-    assert stray == [], f"the client saw stray or malformed messages: {stray}"
-    detail = {name: step["detail"] for name, step in steps.items()}
-
-    assert detail["initialize"]["server"]["name"] == "hexmcp"
-    assert {"tools", "prompts", "resources", "logging", "completions"} <= set(detail["initialize"]["capabilities"])
-    listed = {tool["name"]: tool for tool in detail["tools/list"]}
-    assert set(listed) == TOOLS
-    for name, tool in listed.items():
-        if name == "indexDocuments":
-            continue
-        call = detail[f"call {name}"]
-        if name in NO_GATEWAY:
-            assert call["isError"] and "-32005" in call["text"], (name, call)
-            continue
-        assert not call["isError"], (name, call)
-        assert call["structured"] == tool["output"], (name, call)  # the SDK itself checked it against the schema
-    assert detail["call resolveConcept"]["text"].count('"kind":"concept"') >= 1  # explainConcept had a real id
-
-    refused = {name: value for name, value in detail.items()
-               if name.endswith("without its required arguments") or name == "call classify_text with a wrong type"}
-    assert len(refused) >= 10
-    for name, outcome in refused.items():
-        assert outcome["kind"] == "tool-error" or (outcome["kind"] == "rpc-error" and outcome["code"] == -32602), \
-            (name, outcome)
-    assert detail["call an unknown tool"]["kind"] == "rpc-error" and detail["call an unknown tool"]["code"] == -32602
-
-    assert "hexmcp://docs/{path}" in detail["resources/templates/list"]
-    assert detail["resources/read document template"][0]["text"].startswith("# Alpha")
-    assert detail["completion/complete"] == ["math"]
-    assert detail["prompts/get"] == ["user"]
-    assert detail["progress"]["notifications"] >= 2 and not detail["progress"]["isError"]
-    assert detail["progress"]["last"]["progress"] == detail["progress"]["last"]["total"]
-    assert detail["cancel"] == "cancelled"
-    assert detail["reconnect"] == len(TOOLS)
+    return write_corpus(tmp_path_factory.mktemp("interop-docs"))
 
 
 def test_stdio(sdk: Path, corpus: Path) -> None:
-    report = drive(sdk, transport="stdio",
-                   command=[sys.executable, "-m", "hexmcp.app.cli", "stdio", "--docs", str(corpus)])
+    report = drive(sdk, transport="stdio", command=stdio_command(corpus))
     judge(report)
+    assert report["steps"]["initialize"]["detail"]["protocolVersion"] == "2025-11-25"
 
 
 def test_streamable_http(sdk: Path, corpus: Path) -> None:

@@ -17,6 +17,7 @@ const { Client } = await load('client/index.js');
 const types = await load('types.js');
 
 const steps = {};
+let negotiated = null;
 const errors = []; // what the SDK reports through onerror while the session is open: stray answers, bad frames
 let current = null; // the step running when an error is reported
 async function step(name, body) {
@@ -44,6 +45,18 @@ async function connect() {
     { capabilities: { roots: { listChanged: true }, sampling: {}, elicitation: {} } });
   client.setRequestHandler(types.ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///interop', name: 'interop' }] }));
   const open = await transport();
+  // The version the server answered initialize with, read off the wire: older SDKs keep it to themselves.
+  let deliver;
+  Object.defineProperty(open, 'onmessage', {
+    configurable: true,
+    get: () => deliver,
+    set: (handler) => {
+      deliver = (message, extra) => {
+        negotiated ??= message?.result?.protocolVersion ?? null;
+        return handler?.(message, extra);
+      };
+    },
+  });
   let closing = false;
   client.onerror = (error) => { if (!closing) errors.push({ step: current, error: String(error?.message ?? error) }); };
   await client.connect(open);
@@ -68,7 +81,7 @@ let tools = [];
 let prompts = [];
 let templates = [];
 await step('initialize', async () => ({
-  protocolVersion: open.protocolVersion ?? null,
+  protocolVersion: negotiated,
   server: client.getServerVersion(),
   capabilities: Object.keys(client.getServerCapabilities() ?? {}).sort(),
 }));
@@ -99,7 +112,8 @@ for (const tool of tools) {
   if (tool.name === 'explainConcept' || tool.name === 'queryGraph') args = { conceptId };
   await step(`call ${tool.name}`, async () => {
     const result = await client.callTool({ name: tool.name, arguments: args ?? {} });
-    if (tool.name === 'resolveConcept') conceptId = result.structuredContent?.items?.[0]?.id ?? null;
+    // Before 2025-06-18 there is no structuredContent: the same JSON is the text.
+    if (tool.name === 'resolveConcept') conceptId = (result.structuredContent ?? JSON.parse(text(result))).items?.[0]?.id ?? null;
     return summary(result);
   });
   if ((tool.inputSchema.required ?? []).length) {
