@@ -52,6 +52,7 @@ def drive(sdk: Path, **config: Any) -> dict[str, Any]:
 
 
 def judge(report: dict[str, Any]) -> None:
+    print(json.dumps(report, indent=1))  # the whole session, for a failure's captured output
     steps = report["steps"]
     failed = {name: step["detail"] for name, step in steps.items() if not step["ok"]}
     assert not failed, f"steps the TypeScript SDK client failed: {json.dumps(failed, indent=1)}"
