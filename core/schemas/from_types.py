@@ -45,7 +45,7 @@ def schema_for(hint: Any) -> dict[str, Any]:
         options = [schema_for(a) for a in args]
         return {"anyOf": options}
     if origin is typing.Literal:
-        return {"enum": list(args)}
+        return _enum_schema(list(args))
     if origin in (list, tuple, set, frozenset) or hint in (list, tuple, set):
         schema: dict[str, Any] = {"type": "array"}
         if args and args[-1] is not Ellipsis:
@@ -57,13 +57,35 @@ def schema_for(hint: Any) -> dict[str, Any]:
             schema["additionalProperties"] = schema_for(args[1])
         return schema
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return {"enum": [member.value for member in hint]}
+        return _enum_schema([member.value for member in hint])
     if isinstance(hint, type) and attrs.has(hint):
         return _object_schema(typing.get_type_hints(hint, include_extras=True),
                               required={a.name for a in attrs.fields(hint) if a.default is attrs.NOTHING})
     if typing.is_typeddict(hint):
         return _object_schema(typing.get_type_hints(hint, include_extras=True), required=set(hint.__required_keys__))
     raise TypeError(f"cannot derive a JSON schema for {hint!r}")
+
+
+def _json_type(value: Any) -> str | None:
+    if isinstance(value, bool):  # before int: a bool is an int to Python, not to JSON Schema
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "null" if value is None else None
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """`enum`, with the `type` its values share: the function-declaration subset some model providers
+    accept (Gemini's, which hosts such as VS Code hand a tool's input schema to verbatim) refuses an enum
+    without a type, and with it the whole tool list. Values of mixed types keep the bare enum."""
+    kinds = {_json_type(value) for value in values}
+    if len(kinds) == 1 and None not in kinds:
+        return {"type": kinds.pop(), "enum": values}
+    return {"enum": values}
 
 
 def _object_schema(hints: dict[str, Any], required: set[str]) -> dict[str, Any]:

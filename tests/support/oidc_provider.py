@@ -19,12 +19,12 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
 
-from tests.conformance.official.harness import cache_dir, node_binary
+from tests.conformance.official.harness import node_binary
+from tests.support.npm_package import RegistryUnreachable, install_package
 
 PACKAGE = "oidc-provider"
 VERSION = "9.13.3"
 SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
-NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
 SCOPES = ["mcp:read", "mcp:tools", "mcp:admin"]
 TEST_CLIENT = {"client_id": "hexmcp-tests", "client_secret": "tests-secret-0123456789abcdef0123456789",
                "grant_types": ["client_credentials"], "response_types": [], "redirect_uris": []}
@@ -34,28 +34,12 @@ RESOURCE_SERVER = {"client_id": "hexmcp-rs", "client_secret": "rs-secret-0123456
                    "grant_types": [], "response_types": [], "redirect_uris": []}
 
 
-class ProviderUnreachable(Exception):
-    """npm could not reach the registry to install oidc-provider."""
+ProviderUnreachable = RegistryUnreachable  # npm could not reach the registry to install oidc-provider
 
 
 def install() -> Path:
     """The folder whose node_modules holds oidc-provider, installed on first use."""
-    folder = cache_dir() / f"{PACKAGE}-{VERSION}"
-    package = folder / "node_modules" / PACKAGE / "package.json"
-    if package.exists() and json.loads(package.read_text()).get("version") == VERSION:
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "package.json").write_text('{"private": true, "type": "module"}\n')
-    node = node_binary()
-    npm_cli = node.parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-    done = subprocess.run([str(node), str(npm_cli), "install", "--no-audit", "--no-fund", "--loglevel=error",
-                           "--save-exact", f"{PACKAGE}@{VERSION}"], cwd=folder, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=600)
-    if done.returncode != 0 or not package.exists():
-        if any(word in done.stderr for word in NETWORK_ERRORS):
-            raise ProviderUnreachable(done.stderr.strip()[-500:])
-        raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed: {done.stderr.strip()[-2000:]}")
-    return folder
+    return install_package(PACKAGE, VERSION)
 
 
 def new_key() -> dict[str, Any]:

@@ -20,8 +20,9 @@ LISTED_BEFORE = Path(__file__).parent / "data" / "listed_definitions.json"
 
 
 def canonical(schema: Any) -> Any:
-    """`{"const": x}` as `{"enum": [x]}` (what `Literal[x]` gives) and `{"type": [a, b]}` as `anyOf` of
-    each (what `a | b` gives), everywhere: each pair validates exactly the same values."""
+    """`{"const": x}` as `{"enum": [x]}` (what `Literal[x]` gives), `{"type": [a, b]}` as `anyOf` of
+    each (what `a | b` gives), and an enum of strings without the `"type": "string"` a Literal adds,
+    everywhere: each pair validates exactly the same values."""
     if isinstance(schema, list):
         return [canonical(item) for item in schema]
     if not isinstance(schema, dict):
@@ -29,6 +30,8 @@ def canonical(schema: Any) -> Any:
     found = {key: canonical(value) for key, value in schema.items()}
     if "const" in found:
         found["enum"] = [found.pop("const")]
+    if found.get("type") == "string" and all(isinstance(value, str) for value in found.get("enum", [None])):
+        del found["type"]
     if isinstance(found.get("type"), list):
         found["anyOf"] = [{"type": kind} for kind in found.pop("type")]
     return found
@@ -37,6 +40,8 @@ def canonical(schema: Any) -> Any:
 def test_canonical_spells_the_equivalent_forms_alike() -> None:
     assert canonical({"const": "graph"}) == canonical({"enum": ["graph"]})
     assert canonical({"type": ["string", "null"]}) == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert canonical({"type": "string", "enum": ["a"]}) == {"enum": ["a"]}
+    assert canonical({"type": "string"}) == {"type": "string"}
 
 
 @pytest.mark.anyio
