@@ -7,8 +7,8 @@ against the same server idle (issue 31: background work must not slow the foregr
     python -m bench.watch_latency --corpus 100000 --rounds 1 --no-burst
 
 `--tree` names the checkout whose code serves (its own `.venv`; default this one): run it for main and for
-a branch to compare before and after. Generated corpora are tiny pages in folders of 100, one in ten with
-text, as bench/corpus_probes.py's `many` group makes them. The server runs `--no-classifier`, so what is
+a branch to compare before and after. Generated corpora are tiny pages in folders of 100
+(1 in 100 has text), as bench/corpus_probes.py's `many` group makes them. The server runs `--no-classifier`, so what is
 measured is the knowledge pack (and the concept extraction that follows each new index). CPU per change is
 the server's user+system seconds from the write until /health shows no background work, minus what the
 same server spends idle answering the same /health polls for as long (measured in the same run).
@@ -59,7 +59,7 @@ def generate(docs: Path, files: int) -> None:
         folder = docs / f"f{n // 100:04d}"
         if n % 100 == 0:
             folder.mkdir(parents=True)
-        body = f"# Page {n}\n\nPage {n} about lynx{n} and the {n % 7} ways to configure it.\n" if n % 10 == 0 else ""
+        body = f"# Page {n}\n\nPage {n} about lynx{n} and the {n % 7} ways to configure it.\n" if n % 100 == 0 else ""
         (folder / f"p{n}.md").write_text(body)
 
 
@@ -97,8 +97,9 @@ class Server:
     def settled(self, report: dict[str, Any] | None = None) -> bool:
         """No background work anywhere (index, concepts) and a complete index."""
         report = report or self.health()
-        knowledge = _find(report, "knowledge") or {}
-        return bool(knowledge.get("complete")) and '"background"' not in json.dumps(report)
+        knowledge = report.get("knowledge") or {}
+        return bool(knowledge.get("complete")) and not report.get("background") and not any(
+            isinstance(part, dict) and part.get("background") for part in report.values())
 
     def wait_settled(self, deadline_s: float = 900) -> float:
         started = time.monotonic()

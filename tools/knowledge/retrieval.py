@@ -69,7 +69,7 @@ class KnowledgeIndex:
                                      previous._terms_of(self.passages) if previous is not None else None)
         self._embed_query = embed_query
         self._store = store
-        self.pages = PageCatalog(documents, preferred_version)
+        self.pages = PageCatalog(documents, preferred_version, previous.pages if previous is not None else None)
         self._document_number = {d: n for n, d in enumerate(self.documents)}
         self._passage_document = np.array([self._document_number.get(p.document_id, -1) for p in self.passages],
                                           dtype=np.int64)
