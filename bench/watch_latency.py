@@ -7,8 +7,8 @@ against the same server idle (issue 31: background work must not slow the foregr
     python -m bench.watch_latency --corpus 100000 --rounds 1 --no-burst
 
 `--tree` names the checkout whose code serves (its own `.venv`; default this one): run it for main and for
-a branch to compare before and after. Generated corpora are tiny pages in folders of 100
-(1 in 100 has text), as bench/corpus_probes.py's `many` group makes them. The server runs `--no-classifier`, so what is
+a branch to compare before and after. Generated corpora are tiny pages in folders of 100 (1 in 100 has
+text), as bench/corpus_probes.py's `many` group makes them. The server runs `--no-classifier`, so what is
 measured is the knowledge pack (and the concept extraction that follows each new index). CPU per change is
 the server's user+system seconds from the write until /health shows no background work, minus what the
 same server spends idle answering the same /health polls for as long (measured in the same run).
