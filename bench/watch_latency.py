@@ -22,19 +22,19 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 
+from bench.corpus_probes import find_key
+from bench.hostile_probes import serve
 from bench.stats import percentile
-from tests.support.net import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DJANGO = ROOT / "bench" / "data" / "corpora" / "django" / "docs"
@@ -63,28 +63,10 @@ def generate(docs: Path, files: int) -> None:
         (folder / f"p{n}.md").write_text(body)
 
 
-@contextlib.contextmanager
-def serve(tree: Path, docs: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    port = free_port()
-    with open(log, "wb") as stderr:
-        process = subprocess.Popen([str(tree / ".venv" / "bin" / "python"), "-m", "hexmcp.app.cli", "serve",
-                                    "--no-classifier", "--docs", str(docs), "--port", str(port)], cwd=tree,
-                                   stdout=subprocess.DEVNULL, stderr=stderr)
-    process.port = port  # type: ignore[attr-defined]
-    try:
-        yield process
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 class Server:
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], port: int) -> None:
         self.process = process
-        self.client = httpx.Client(base_url=f"http://127.0.0.1:{process.port}", timeout=600)  # type: ignore[attr-defined]
+        self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
 
     def health(self) -> dict[str, Any]:
         with contextlib.suppress(httpx.TransportError):
@@ -92,7 +74,7 @@ class Server:
         return {}
 
     def knowledge(self) -> dict[str, Any]:
-        return _find(self.health(), "knowledge") or {}
+        return find_key(self.health(), "knowledge") or {}
 
     def settled(self, report: dict[str, Any] | None = None) -> bool:
         """No background work anywhere (index, concepts) and a complete index."""
@@ -118,17 +100,6 @@ class Server:
         return elapsed, [item["documentId"] for item in items]
 
 
-def _find(value: Any, key: str) -> Any:
-    if isinstance(value, dict):
-        if key in value:
-            return value[key]
-        for item in value.values():
-            found = _find(item, key)
-            if found is not None:
-                return found
-    return None
-
-
 def idle_cpu_rate(server: Server, seconds: float = 3.0) -> float:
     """CPU seconds per second the server spends answering /health polls at POLL_S while idle."""
     pid = server.process.pid
@@ -148,7 +119,7 @@ def one_change(server: Server, page: Path, word: str, document_id: str, idle_rat
     page.write_text(f"# Changed page\n\nThis page now talks about {word}, and nothing else.\n")
     while True:
         report = server.health()
-        knowledge = _find(report, "knowledge") or {}
+        knowledge = find_key(report, "knowledge") or {}
         if knowledge.get("index_version") not in (version, None) and knowledge.get("complete"):
             break
         assert time.monotonic() - started < SETTLE_DEADLINE_S, "the change was never indexed"
@@ -222,12 +193,8 @@ def run(tree: Path, corpus: str, rounds: int, with_burst: bool, scratch: Path) -
         generate(docs, int(corpus))
         pages = [docs / f"f{n // 100:04d}" / f"p{n}.md" for n in range(5, int(corpus), max(1, int(corpus) // 40))][:40]
     result: dict[str, Any] = {"tree": str(tree.name), "corpus": corpus}
-    with serve(tree, docs, scratch / f"{tree.name}-{corpus}.log") as process:
-        server = Server(process)
-        deadline = time.monotonic() + 120
-        while not server.health():
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
+    with serve(["--no-classifier", "--docs", str(docs)], scratch / f"{tree.name}-{corpus}.log", tree) as (process, port):
+        server = Server(process, port)
         result["first_index_s"] = server.wait_settled()
         knowledge = server.knowledge()
         result["documents"], result["passages"] = knowledge.get("documents"), knowledge.get("passages")
