@@ -207,6 +207,7 @@ def run(tree: Path, corpus: str, rounds: int, with_burst: bool, scratch: Path) -
             page = pages[n % len(pages)]
             document_id = page.relative_to(docs).as_posix()
             changes.append(one_change(server, page, f"quokkachange{n}", document_id, idle_rate))
+            print(json.dumps({"change": n, **{k: round(v, 3) for k, v in changes[-1].items()}}), flush=True)
         result["rss_after_mb"] = rss_mb(process.pid)
         for key in ("indexed_s", "searchable_s", "settled_s", "cpu_s"):
             result[f"{key}_median"] = statistics.median(c[key] for c in changes)

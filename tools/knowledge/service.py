@@ -251,6 +251,9 @@ class KnowledgeService:
                 return
             if watched_before:  # what the roots hold now was written while nothing watched them
                 await self._reload_logged()
+            # The new watch arms after that read: a file written in between is named by no event, so the first
+            # batch after a restart is read whole, as every batch was before changes were read by their paths.
+            whole = watched_before
             watched_before = True
             try:
                 watch_filter = CorpusChangeFilter(roots) if self.config.corpus.gitignore else DefaultFilter()
@@ -263,7 +266,8 @@ class KnowledgeService:
                             log.warning("a --docs root was deleted; serving the last index until it is back",
                                         missing=gone)
                             break
-                        await self._reload_logged({path for _, path in changes})
+                        await self._reload_logged(None if whole else {path for _, path in changes})
+                        whole = False
             except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
                 # watchfiles raises on an event for a path it cannot decode (a file name that is not UTF-8)
                 # and ends its watch: watch again, after reading what may have changed meanwhile.
