@@ -228,12 +228,16 @@ async def test_a_watched_corpus_follows_each_kind_of_change_as_a_full_rebuild_wo
     stop = asyncio.Event()
     watching = asyncio.ensure_future(service.watch(stop))
 
+    last = service.reads.copy()  # the reads counted when the previous change had settled
+
     async def settled(how: str) -> None:
         fresh = build_index(load_documents(spec), embedder, ExactStore(embedder.dimension), cache_dir=knowledge_cache)
-        reads = service.reads[how]
-        async with asyncio.timeout(15):
-            while service._index.version != fresh.version or service.reads[how] == reads:
+        async with asyncio.timeout(30):
+            while service._index.version != fresh.version:
                 await asyncio.sleep(0.05)
+        assert service.reads[how] > last[how], (how, service.reads, last)  # read by its paths, or whole
+        last.clear()
+        last.update(service.reads)
         index = service._index
         assert {i: d.text for i, d in service.documents.items()} == {i: d.text for i, d in fresh.documents.items()}
         assert [p.passage_id for p in index.passages] == [p.passage_id for p in fresh.passages]
