@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from bench.corpus_probes import find_key
+from bench.corpus_probes import find_key, write_tiny_pages
 from bench.hostile_probes import serve
 from bench.stats import percentile
 
@@ -55,12 +55,8 @@ def rss_mb(pid: int) -> float:
 
 
 def generate(docs: Path, files: int) -> None:
-    for n in range(files):
-        folder = docs / f"f{n // 100:04d}"
-        if n % 100 == 0:
-            folder.mkdir(parents=True)
-        body = f"# Page {n}\n\nPage {n} about lynx{n} and the {n % 7} ways to configure it.\n" if n % 100 == 0 else ""
-        (folder / f"p{n}.md").write_text(body)
+    write_tiny_pages(docs, files, lambda n: f"# Page {n}\n\nPage {n} about lynx{n} and the {n % 7} ways to configure it.\n"
+                     if n % 100 == 0 else "")
 
 
 class Server:
