@@ -40,7 +40,7 @@ import time
 import traceback
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 
@@ -441,16 +441,20 @@ def during_group(scratch: Path, pages: int = 150) -> None:
                {"page001 listed": "page001.md" in listed, "stale": stale})
 
 
-def many_group(scratch: Path, files: int = 100_000) -> None:
-    """100,000 tiny files in 1,000 folders, all but 100 empty (no passages, so nothing to embed: the cost
-    measured is listing, reading, parsing and watching them)."""
-    docs = scratch / "many"
+def write_tiny_pages(docs: Path, files: int, body: Callable[[int], str]) -> None:
+    """`files` pages `f0000/p0.md` ... in folders of 100, page n holding `body(n)` (bench/watch_latency.py too)."""
     for n in range(files):
         folder = docs / f"f{n // 100:04d}"
         if n % 100 == 0:
             folder.mkdir(parents=True)
-        body = f"# Page {n}\n\ntiny page {n} about lynxmany{n}.\n" if n % 1000 == 0 else ""
-        (folder / f"p{n}.md").write_text(body)
+        (folder / f"p{n}.md").write_text(body(n))
+
+
+def many_group(scratch: Path, files: int = 100_000) -> None:
+    """100,000 tiny files in 1,000 folders, all but 100 empty (no passages, so nothing to embed: the cost
+    measured is listing, reading, parsing and watching them)."""
+    docs = scratch / "many"
+    write_tiny_pages(docs, files, lambda n: f"# Page {n}\n\ntiny page {n} about lynxmany{n}.\n" if n % 1000 == 0 else "")
     with serve(["--docs", str(docs)], scratch / "many.log") as (process, port):
         rest = Rest(port)
         started = time.monotonic()

@@ -311,11 +311,14 @@ def stdio_group(docs: Path) -> None:
 
 
 @contextlib.contextmanager
-def serve(args: list[str], log: Path | None = None) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    """`hexmcp serve` with `args` on a free port, once /health answers; its stderr into `log`, if given."""
+def serve(args: list[str], log: Path | None = None, tree: Path | None = None
+          ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`hexmcp serve` with `args` on a free port, once /health answers; its stderr into `log`, if given.
+    `tree`: another checkout whose own `.venv` serves (main, to compare a branch with it)."""
     port = free_port()
+    cli = [str(tree / ".venv" / "bin" / "python"), "-m", "hexmcp.app.cli"] if tree is not None else CLI
     with open(log or os.devnull, "wb") as stderr:
-        process = subprocess.Popen([*CLI, "serve", *args, "--port", str(port)], cwd=ROOT,
+        process = subprocess.Popen([*cli, "serve", *args, "--port", str(port)], cwd=tree or ROOT,
                                    stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         wait_healthy(process, port)

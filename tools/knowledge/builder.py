@@ -108,15 +108,53 @@ class VectorCache:
             log.warning("cannot write the passage-vector cache", error=str(error))
 
 
-def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked], keys: dict[str, str]) -> str:
+def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked], keys: dict[str, str],
+                  text_digest: Callable[[SourceDocument], bytes] | None = None) -> str:
     """Changes with any document's text (passages' offsets, which citations give, move with it even where
     the indexed text does not) and with anything that changes what is embedded (`keys`: each document's
-    vector-cache key)."""
+    vector-cache key). `text_digest`: a document's text digest where one is kept (DocumentMemo)."""
     digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
     for document, _ in sorted(chunked, key=lambda item: item[0].document_id):
         digest.update(f"{document.document_id}\x1f{keys[document.document_id]}\x1f".encode())
-        digest.update(hashlib.sha256(document.text.encode("utf-8")).digest())
+        digest.update(text_digest(document) if text_digest is not None else _text_digest(document))
     return digest.hexdigest()[:16]
+
+
+def _text_digest(document: SourceDocument) -> bytes:
+    return hashlib.sha256(document.text.encode("utf-8")).digest()
+
+
+class DocumentMemo:
+    """What builds derived from each document — its passages, its vector-cache key, its text's digest — kept
+    for the document object they came from. A watched corpus keeps an unchanged file's SourceDocument (the
+    corpus reader re-reads only changed paths), so a re-index chunks and hashes only what changed, and the
+    unchanged passages are the same objects, whose BM25 terms the next index reuses (lexical.py)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, tuple[SourceDocument, tuple[Passage, ...], str, bytes]] = {}
+        self._settings: tuple[str, bool, int] | None = None  # what the kept passages and keys depend on
+
+    def chunked(self, documents: Sequence[SourceDocument], embedder: object, max_chars: int
+                ) -> tuple[list[Chunked], dict[str, str]]:
+        """Each document with its passages, and each one's vector-cache key; derived again only where the
+        document is not the object last seen under its id. Documents no longer given are forgotten."""
+        settings = (embedder.model_key, getattr(embedder, "token_offsets", None) is not None,  # type: ignore[attr-defined]
+                    max_chars)
+        kept = self._by_id if settings == self._settings else {}
+        by_id: dict[str, tuple[SourceDocument, tuple[Passage, ...], str, bytes]] = {}
+        for document in documents:
+            entry = kept.get(document.document_id)
+            if entry is None or entry[0] is not document:
+                chunks = chunk_document(document, max_chars)
+                entry = (document, chunks, document_key(embedder, chunks), _text_digest(document))
+            by_id[document.document_id] = entry
+        self._by_id, self._settings = by_id, settings
+        return ([(document, chunks) for document, chunks, _, _ in by_id.values()],
+                {document_id: key for document_id, (_, _, key, _) in by_id.items()})
+
+    def text_digest(self, document: SourceDocument) -> bytes:
+        entry = self._by_id.get(document.document_id)
+        return entry[3] if entry is not None and entry[0] is document else _text_digest(document)
 
 
 def build_index(documents: Sequence[SourceDocument], embedder: object, store: VectorStore, *,
@@ -125,17 +163,25 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
                 cancelled: Callable[[], bool] | None = None, stored: Collection[str] = frozenset(),
                 cache_lookups: collections.Counter[str] | None = None,
                 preferred_version: str | None = None,
-                counted: Callable[[int], None] | None = None) -> KnowledgeIndex:
+                counted: Callable[[int], None] | None = None, memo: DocumentMemo | None = None,
+                previous: KnowledgeIndex | None = None) -> KnowledgeIndex:
     """The whole corpus's index. With `publish`, partial indexes are handed out on the way: first
     everything the cache holds, then more as embedding goes on, so serving never waits for the
     slowest document. The version of a partial index says so (`-partial`). `stored` names documents
     whose rows `store` already holds unchanged (a re-index): they are neither loaded nor written.
     `cache_lookups` counts the vector cache's hits and misses (one per document looked up).
     `preferred_version` names the version whose copy of a page answers for it (default: the newest).
-    `counted` is told the number of passages once the documents are chunked, before any is indexed."""
+    `counted` is told the number of passages once the documents are chunked, before any is indexed.
+    `memo`: what earlier builds derived from documents that are unchanged (kept across re-indexes);
+    `previous`: the index serving now, whose unchanged passages' BM25 terms are reused."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
-    chunked = [(d, chunk_document(d, max_chars)) for d in documents]
-    build = _Build(chunked, embedder, store, cache, max_chars, progress, preferred_version)
+    if memo is not None:
+        chunked, keys = memo.chunked(documents, embedder, max_chars)
+    else:
+        chunked = [(d, chunk_document(d, max_chars)) for d in documents]
+        keys = {document.document_id: document_key(embedder, chunks) for document, chunks in chunked}
+    build = _Build(chunked, embedder, store, cache, max_chars, progress, preferred_version, keys=keys,
+                   text_digest=memo.text_digest if memo is not None else None, previous=previous)
     if counted is not None:
         counted(sum(len(chunks) for _, chunks in chunked))
     pending = build.add_held(chunked, stored)
@@ -154,7 +200,9 @@ class _Build:
 
     def __init__(self, chunked: Sequence[Chunked], embedder: object, store: VectorStore,
                  cache: VectorCache, max_chars: int, progress: Progress | None,
-                 preferred_version: str | None = None) -> None:
+                 preferred_version: str | None = None, *, keys: dict[str, str],
+                 text_digest: Callable[[SourceDocument], bytes] | None = None,
+                 previous: KnowledgeIndex | None = None) -> None:
         self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
         self.preferred_version = preferred_version
         self.model_key: str = embedder.model_key  # type: ignore[attr-defined]
@@ -162,18 +210,30 @@ class _Build:
         self.token_offsets = getattr(embedder, "token_offsets", None)
         self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
         # Each document's vector-cache key, hashed once: the version, the cache's lookups and its writes read it.
-        self.keys = {document.document_id: document_key(embedder, chunks) for document, chunks in chunked}
-        self.version = index_version(self.model_key, max_chars, chunked, self.keys)
+        self.keys = keys
+        self.version = index_version(self.model_key, max_chars, chunked, self.keys, text_digest)
+        self.previous = previous  # the last index made, whose passages' BM25 terms the next one reuses
         self.passages: list[Passage] = []
         self.done: list[SourceDocument] = []
+        # Corpus order: documents complete out of it (what the store or cache holds comes first), and the final
+        # index is put back in it, so an index is the same whatever was cached or re-indexed (ties rank alike).
+        self.position = {document.document_id: n for n, (document, _) in enumerate(chunked)}
+        self.chunks: dict[str, tuple[Passage, ...]] = {}
+        self.in_order = True
         # The most rows one passage holds; None once a document the store held already came in (its count unknown).
         self.max_windows: int | None = 1
 
     def snapshot(self, final: bool) -> KnowledgeIndex:
-        return KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
-                              self.version if final else f"{self.version}-partial",
-                              preferred_version=self.preferred_version, rows=len(self.store),
-                              max_windows=self.max_windows, partial=not final)
+        if final and not self.in_order:
+            self.done.sort(key=lambda document: self.position[document.document_id])
+            self.passages = [p for document in self.done for p in self.chunks[document.document_id]]
+            self.in_order = True
+        index = KnowledgeIndex(self.done, self.passages, self.embedder.embed, self.store,  # type: ignore[attr-defined]
+                               self.version if final else f"{self.version}-partial",
+                               preferred_version=self.preferred_version, rows=len(self.store),
+                               max_windows=self.max_windows, partial=not final, previous=self.previous)
+        self.previous = index
+        return index
 
     def add_held(self, chunked: list[Chunked], stored: Collection[str]) -> list[Chunked]:
         """First pass: add what the store or the cache already holds; the rest is returned, to embed."""
@@ -239,8 +299,11 @@ class _Build:
                 self.max_windows = max(self.max_windows, int(windows.max()))
         elif chunks:
             self.max_windows = None
+        if self.done and self.position[self.done[-1].document_id] > self.position[document.document_id]:
+            self.in_order = False
         self.passages.extend(chunks)
         self.done.append(document)
+        self.chunks[document.document_id] = chunks
         if self.progress is not None and chunks:
             self.progress(len(chunks))
 

@@ -18,7 +18,7 @@ import importlib
 import os
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
 import structlog
@@ -88,31 +88,42 @@ def _walk(root: Path, spec: CorpusSpec) -> Iterator[CorpusFile]:
     inside = root.resolve()
     rules = IgnoreRules(root) if spec.gitignore else None
     for path in _entries(root, rules):
-        relative = path.relative_to(root).as_posix()
-        if path.is_symlink() and not _within(path, inside):
-            # A link to /etc/passwd or to $HOME dropped into a docs folder must not put that file in the
-            # index, in search answers and at /docs/<id>: what is served is what lies under the root.
-            target = os.path.realpath(path)
-            if Path(target).is_relative_to(inside):  # inside, but nothing there: a loop or a missing target
-                log.warning("skipping a symlink that leads nowhere (a loop or a missing target)", path=relative,
-                            root=str(root))
-            else:
-                log.warning("skipping a symlink that leads out of the corpus root", path=relative, root=str(root),
-                            target=target)
-            continue
-        if path.is_file() and spec.accepts(relative) and _within(path, inside):  # no way out through a parent
-            if rules is not None and rules.ignored(relative, is_dir=False):
-                continue
-            yield CorpusFile(document_id=relative, path=path)
+        found = corpus_file(root, inside, path, spec, rules)
+        if found is not None:
+            yield found
 
 
-def _entries(root: Path, rules: IgnoreRules | None) -> list[Path]:
+def corpus_file(root: Path, inside: Path, path: Path, spec: CorpusSpec, rules: IgnoreRules | None) -> CorpusFile | None:
+    """`path` (an entry under the folder `root`, whose resolved form is `inside`) as a file of the corpus, or
+    None when the corpus does not take it. A folder's entries are walked by `_entries`, which has already left
+    out hidden, node_modules and ignored folders on the way down."""
+    relative = path.relative_to(root).as_posix()
+    if path.is_symlink() and not _within(path, inside):
+        # A link to /etc/passwd or to $HOME dropped into a docs folder must not put that file in the
+        # index, in search answers and at /docs/<id>: what is served is what lies under the root.
+        target = os.path.realpath(path)
+        if Path(target).is_relative_to(inside):  # inside, but nothing there: a loop or a missing target
+            log.warning("skipping a symlink that leads nowhere (a loop or a missing target)", path=relative,
+                        root=str(root))
+        else:
+            log.warning("skipping a symlink that leads out of the corpus root", path=relative, root=str(root),
+                        target=target)
+        return None
+    if path.is_file() and spec.accepts(relative) and _within(path, inside):  # no way out through a parent
+        if rules is not None and rules.ignored(relative, is_dir=False):
+            return None
+        return CorpusFile(document_id=relative, path=path)
+    return None
+
+
+def _entries(root: Path, rules: IgnoreRules | None, start: Path | None = None) -> list[Path]:
     """Every file and folder under `root` (symlinks listed, not followed, as `rglob` does), sorted, without
     entering a folder whose files the corpus never takes: a hidden one or node_modules (DEFAULT_EXCLUDE leaves
     out everything under them) and one the `.gitignore` rules ignore. A checkout's `.git`, virtualenv or
-    node_modules can hold far more files than its documentation, and a watched corpus is walked on every change."""
+    node_modules can hold far more files than its documentation. `start`: a folder under `root` to walk
+    instead of all of it (a folder a change batch names, corpus_reader.py)."""
     found: list[Path] = []
-    for folder, folders, files in os.walk(root):
+    for folder, folders, files in os.walk(start or root):
         base = Path(folder)
         entered = []
         for name in folders:
@@ -125,6 +136,15 @@ def _entries(root: Path, rules: IgnoreRules | None) -> list[Path]:
         folders[:] = entered
         found.extend(base / name for name in files)
     return sorted(found)
+
+
+def entered(relative_folder: str, rules: IgnoreRules | None) -> bool:
+    """Whether the walk enters a folder (relative to its root): none of its folders, itself included, is
+    hidden, node_modules or ignored. What `_entries` decides on the way down, for one folder."""
+    parts = relative_folder.split("/")
+    if any(name.startswith(".") or name == "node_modules" for name in parts):
+        return False
+    return rules is None or not rules.ignored(relative_folder, is_dir=True)
 
 
 def _within(path: Path, inside: Path) -> bool:
@@ -181,17 +201,7 @@ def load_documents(spec: CorpusSpec, skipped: list[SkippedFile] | None = None) -
     parsed = _PARSED.of(spec)
     kept: dict[tuple[str, bytes], SourceDocument | SkippedFile] = {}
     for item in discover(spec):
-        key = (item.document_id, b"")  # a file that cannot be read has no digest
-        try:
-            _check_name(item.document_id)
-            data = read_file_bytes(item.document_id, item.path)
-            key = (item.document_id, hashlib.sha256(data).digest())
-            outcome = parsed.get(key) or parse_file(item.document_id, item.path.suffix.lower(), data)
-        except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything
-            # on malformed input; one bad file must not take the corpus, or the server, down with it.
-            outcome = SkippedFile(document_id=printable_name(item.document_id), reason=str(error)[:200])
-            if parsed.get(key) != outcome:
-                log.warning("skipping unreadable document", document=outcome.document_id, error=outcome.reason)
+        key, outcome = read_corpus_file(item, parsed.get)
         kept[key] = outcome
         if not isinstance(outcome, SkippedFile):
             documents.append(outcome)
@@ -199,6 +209,27 @@ def load_documents(spec: CorpusSpec, skipped: list[SkippedFile] | None = None) -
             skipped.append(outcome)
     _PARSED.keep(spec, kept)
     return documents
+
+
+ReadKey = tuple[str, bytes]  # (document id, digest of the file's bytes; empty for a file that could not be read)
+
+
+def read_corpus_file(item: CorpusFile, known: Callable[[ReadKey], SourceDocument | SkippedFile | None]
+                     ) -> tuple[ReadKey, SourceDocument | SkippedFile]:
+    """One file read: its key and its document, or why it is skipped. `known` gives what the same bytes were
+    read into before (not parsed again), and a file skipped before for the same reason is not logged again."""
+    key = (item.document_id, b"")  # a file that cannot be read has no digest
+    try:
+        _check_name(item.document_id)
+        data = read_file_bytes(item.document_id, item.path)
+        key = (item.document_id, hashlib.sha256(data).digest())
+        outcome = known(key) or parse_file(item.document_id, item.path.suffix.lower(), data)
+    except Exception as error:  # noqa: BLE001 - third-party parsers (pypdf, docutils) raise anything
+        # on malformed input; one bad file must not take the corpus, or the server, down with it.
+        outcome = SkippedFile(document_id=printable_name(item.document_id), reason=str(error)[:200])
+        if known(key) != outcome:
+            log.warning("skipping unreadable document", document=outcome.document_id, error=outcome.reason)
+    return key, outcome
 
 
 def _check_name(document_id: str) -> None:

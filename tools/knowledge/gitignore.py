@@ -52,6 +52,14 @@ class IgnoreRules:
             return True
         return self._matches(relative, is_dir)
 
+    def forget(self, relative_folder: str) -> None:
+        """Drop what is known of a folder (relative to the root) and everything below it: it was replaced (moved
+        in, deleted and made again), and the `.gitignore` files it holds now may not be those read before."""
+        full = f"{self._prefix}/{relative_folder}" if self._prefix else relative_folder
+        for known, prefix in ((self._specs, full), (self._folders, relative_folder)):
+            for key in [k for k in known if k == prefix or k.startswith(prefix + "/")]:
+                del known[key]
+
     def _folder_ignored(self, relative: str) -> bool:
         known = self._folders.get(relative)
         if known is None:

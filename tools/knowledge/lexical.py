@@ -1,17 +1,28 @@
 """BM25 over passages with bm25s (sparse-matrix BM25: rank-bm25 scores in pure Python),
-English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets "indexed"."""
+English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets "indexed".
+
+Each passage's terms are kept beside the index: a re-index after a file change reuses the unchanged
+passages' terms and stems only the changed ones. BM25's weights depend on the whole corpus (document
+frequencies, average length), so the sparse matrix itself is built whole each time; from kept terms
+that is what bench/watch_latency.py measures as the lexical cost of a change."""
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from typing import Sequence
 
 import numpy as np
 
 
+Terms = tuple[str, ...]  # one passage's stemmed terms, stop words removed, in order
+
+
 class LexicalIndex:
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(self, texts: Sequence[str], known: Sequence[Terms | None] | None = None) -> None:
+        """`known`: each text's terms where an earlier index already has them (None where not); the rest are
+        stemmed here. Scores are the same either way (tests/tools/knowledge/test_knowledge_incremental.py)."""
         import bm25s
         import Stemmer
 
@@ -22,16 +33,25 @@ class LexicalIndex:
         self._stemming = threading.Lock()  # searches run in worker threads; a PyStemmer object is not shared
         self.size = len(texts)
         self._model = bm25s.BM25()
-        if texts:
-            self._model.index(self._tokenize(list(texts)), show_progress=False)
+        self.terms: list[Terms] = list(known) if known is not None else [None] * len(texts)  # type: ignore[list-item]
+        missing = [i for i, terms in enumerate(self.terms) if terms is None]
+        if missing:
+            # Interned: the same term in many passages is one string, so keeping the terms costs pointers.
+            for i, terms in zip(missing, self._terms([texts[i] for i in missing])):
+                self.terms[i] = tuple(sys.intern(term) for term in terms)
+        # Passages of nothing but stop words leave no vocabulary, which bm25s cannot index: every score is 0.
+        self._indexed = any(self.terms)
+        if self._indexed:
+            self._model.index([list(terms) for terms in self.terms], show_progress=False)
 
-    def _tokenize(self, texts: list[str]) -> object:
-        return self._bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
+    def _terms(self, texts: list[str]) -> list[list[str]]:
+        return self._bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False,
+                                    return_ids=False)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every passage for `query` (zeros where no query term occurs)."""
-        if not self.size:
-            return np.zeros(0, dtype=np.float32)
+        if not self._indexed:
+            return np.zeros(self.size, dtype=np.float32)
         with self._stemming:
             tokens = self._bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer, show_progress=False,
                                           return_ids=False)[0]

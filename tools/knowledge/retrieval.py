@@ -55,18 +55,21 @@ class KnowledgeIndex:
 
     def __init__(self, documents: Sequence[SourceDocument], passages: Sequence[Passage], embed_query: object,
                  store: VectorStore, version: str, *, preferred_version: str | None = None,
-                 rows: int | None = None, max_windows: int | None = None, partial: bool = False) -> None:
+                 rows: int | None = None, max_windows: int | None = None, partial: bool = False,
+                 previous: KnowledgeIndex | None = None) -> None:
         """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
         `max_windows`: the most rows any one of these passages holds, when known. `partial`: a snapshot of a
-        build still going on, whose store goes on taking rows of passages this index does not know."""
+        build still going on, whose store goes on taking rows of passages this index does not know.
+        `previous`: an earlier index; the BM25 terms of passages it holds (the same objects) are reused."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
         self._by_id = {p.passage_id: i for i, p in enumerate(self.passages)}
-        self._lexical = LexicalIndex([p.indexed_text() for p in self.passages])
+        self._lexical = LexicalIndex([p.indexed_text() for p in self.passages],
+                                     previous._terms_of(self.passages) if previous is not None else None)
         self._embed_query = embed_query
         self._store = store
-        self.pages = PageCatalog(documents, preferred_version)
+        self.pages = PageCatalog(documents, preferred_version, previous.pages if previous is not None else None)
         self._document_number = {d: n for n, d in enumerate(self.documents)}
         self._passage_document = np.array([self._document_number.get(p.document_id, -1) for p in self.passages],
                                           dtype=np.int64)
@@ -76,6 +79,15 @@ class KnowledgeIndex:
         self._rows_per_passage = max(1.0, (rows or 0) / len(self.passages)) if self.passages else 1.0
         self._max_windows = max_windows
         self._partial = partial
+
+    def _terms_of(self, passages: Sequence[Passage]) -> list[tuple[str, ...] | None]:
+        """The BM25 terms this index holds for each of `passages` that it holds itself (the same object)."""
+        terms = self._lexical.terms
+        found: list[tuple[str, ...] | None] = []
+        for passage in passages:
+            index = self._by_id.get(passage.passage_id)
+            found.append(terms[index] if index is not None and self.passages[index] is passage else None)
+        return found
 
     def passage(self, passage_id: str) -> Passage:
         try:

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Collection
 from urllib.parse import quote
 
 import attrs
@@ -29,7 +29,8 @@ from hexmcp.tools.cache_dir import default_cache_dir
 from hexmcp.tools.embedding.background_thread import run_in_background
 from hexmcp.tools.embedding.background_work import BackgroundWork
 
-from .corpus import CorpusSpec, SkippedFile, discover, load_documents
+from .corpus import CorpusSpec, SkippedFile, discover
+from .corpus_reader import CorpusReader
 from .errors import CorpusError
 from .passages import SourceDocument
 from .vectors import VectorStoreError, VectorStoreErrorCode
@@ -96,6 +97,10 @@ class KnowledgeService:
         self._store: Any = None  # the VectorStore, opened by the first build and updated per document after
         self._store_stale = False
         self.listeners: list[Callable[[CorpusChange], None]] = []
+        self._reader = CorpusReader(config.corpus)  # the corpus as last read: a change batch re-reads its paths
+        self._reading = threading.Lock()  # reads run in worker threads and share the reader
+        self._memo: Any = None  # builder.DocumentMemo: each document's passages and keys, kept across re-indexes
+        self.reads: collections.Counter[str] = collections.Counter()  # "whole"/"changed" reads of the corpus
         # Searches and the seconds they took (the index's work alone), by tool, for metrics read when scraped.
         self.searches: collections.Counter[str] = collections.Counter()
         self.search_seconds: collections.Counter[str] = collections.Counter()
@@ -144,11 +149,20 @@ class KnowledgeService:
         for listener in self.listeners:
             listener(change)
 
-    async def _read_corpus(self) -> dict[str, SourceDocument]:
-        skipped: list[SkippedFile] = []
-        documents = await asyncio.to_thread(load_documents, self.config.corpus, skipped)
-        self.skipped = skipped
-        return {d.document_id: d for d in documents}
+    async def _read_corpus(self, changed: Collection[str] | None = None) -> dict[str, SourceDocument]:
+        """The corpus read again: only the `changed` paths (absolute, as the watcher names them) when the
+        reader can take the batch by its paths (corpus_reader.py), else whole."""
+        def read() -> tuple[dict[str, SourceDocument], list[SkippedFile]]:
+            with self._reading:
+                if changed is not None and self._reader.read_changed(changed):
+                    self.reads["changed"] += 1
+                else:
+                    self._reader.read_all()
+                    self.reads["whole"] += 1
+                return self._reader.documents, self._reader.skipped
+
+        documents, self.skipped = await asyncio.to_thread(read)
+        return documents
 
     async def start(self) -> None:
         """Build the index (idempotent); returns when it is complete. A vector store that cannot be
@@ -200,12 +214,12 @@ class KnowledgeService:
         assert self._index is not None
         return self._index
 
-    async def reload(self) -> CorpusChange:
-        """Re-read the corpus; on a change, tell the listeners at once (documents are served from
-        memory, so resources/read already has the new text), then re-index (only changed files
-        re-embed) and swap the new index in."""
+    async def reload(self, changed: Collection[str] | None = None) -> CorpusChange:
+        """Re-read the corpus (only the `changed` paths when given and the batch allows: corpus_reader.py);
+        on a change, tell the listeners at once (documents are served from memory, so resources/read already
+        has the new text), then re-index (only changed files re-embed and re-chunk) and swap the new index in."""
         await self.ensure_documents()
-        documents = await self._read_corpus()
+        documents = await self._read_corpus(changed)
         change = CorpusChange.between(self.documents, documents)
         if not change:
             return change
@@ -237,6 +251,9 @@ class KnowledgeService:
                 return
             if watched_before:  # what the roots hold now was written while nothing watched them
                 await self._reload_logged()
+            # The new watch arms after that read: a file written in between is named by no event, so the first
+            # batch after a restart is read whole, as every batch was before changes were read by their paths.
+            whole = watched_before
             watched_before = True
             try:
                 watch_filter = CorpusChangeFilter(roots) if self.config.corpus.gitignore else DefaultFilter()
@@ -249,7 +266,8 @@ class KnowledgeService:
                             log.warning("a --docs root was deleted; serving the last index until it is back",
                                         missing=gone)
                             break
-                        await self._reload_logged()
+                        await self._reload_logged(None if whole else {path for _, path in changes})
+                        whole = False
             except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
                 # watchfiles raises on an event for a path it cannot decode (a file name that is not UTF-8)
                 # and ends its watch: watch again, after reading what may have changed meanwhile.
@@ -261,16 +279,16 @@ class KnowledgeService:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), pause)
 
-    async def _reload_logged(self) -> None:
+    async def _reload_logged(self, changed: Collection[str] | None = None) -> None:
         try:
-            await self.reload()
+            await self.reload(changed)
         except Exception:  # a bad edit must not end watching: log it, keep serving the last index
             log.exception("re-indexing the changed corpus failed; the previous index stays")
 
     def _build(self, publish: Callable[[KnowledgeIndex], None] | None, change: CorpusChange | None) -> KnowledgeIndex:
         """The first build opens the embedder and the store and keeps them; a re-index after `change`
         deletes the removed and modified documents' rows and writes only the added and modified ones."""
-        from .builder import build_index, new_store
+        from .builder import DocumentMemo, build_index, new_store
         from .embedder import PassageEmbedder
 
         started = time.perf_counter()
@@ -278,9 +296,13 @@ class KnowledgeService:
             self._embedder = PassageEmbedder.load(quantization=self.config.quantization,
                                                   cache_dir=self.config.cache_dir)
         stored: frozenset[str] = frozenset()
+        previous = None  # the index serving now, whose unchanged passages' BM25 terms the new one reuses
+        if self._memo is None:
+            self._memo = DocumentMemo()
         if self._store is None or change is None or self._store_stale:
             self._store = self._open_store(new_store)
         else:
+            previous = self._index
             for document_id in (*change.removed, *change.modified):
                 self._store.delete_document(document_id)
             stored = frozenset(self.documents.keys() - {*change.added, *change.modified})
@@ -298,6 +320,7 @@ class KnowledgeService:
                                 publish=publish, cancelled=self._cancel.is_set, stored=stored,
                                 cache_lookups=self.vector_cache_lookups,
                                 preferred_version=self.config.preferred_version, counted=counted,
+                                memo=self._memo, previous=previous,
                                 progress=lambda passages: work.advance(passages, embedder.embedded - embedded_before))
         finally:
             if self.background is work:

@@ -58,6 +58,7 @@ def version_segment(segment: str) -> bool:
     return bool(_NUMBERED.match(name) or _DATED.match(name) or name in RELEASED_ALIASES or name in UNRELEASED_ALIASES)
 
 
+@functools.lru_cache(maxsize=1 << 18)  # every index's catalogue asks it of every id, several times: a re-index too
 def split_path(document_id: str) -> tuple[str, str, str | None]:
     """(folders before the version segment, the rest without its file suffix, the version label or None).
     Without a version segment the whole suffix-less path is the rest."""
@@ -115,7 +116,9 @@ class Page:
 class PageCatalog:
     """The corpus's documents grouped into pages; built once per index."""
 
-    def __init__(self, documents: Iterable[SourceDocument], preferred_version: str | None = None) -> None:
+    def __init__(self, documents: Iterable[SourceDocument], preferred_version: str | None = None,
+                 previous: PageCatalog | None = None) -> None:
+        """`previous`: an earlier catalogue, whose digests of the same document objects' texts are reused."""
         documents = list(documents)
         self.preferred_version = preferred_version
         by_id = {d.document_id: d for d in documents}
@@ -126,12 +129,19 @@ class PageCatalog:
         words = functools.cache(lambda document_id: _words(by_id[document_id]))  # each text read once
         _attach_unversioned_roots(by_key, labels, words)
         groups = [group for members in by_key.values() for group in _similar_groups(members, by_id, words)]
-        groups = _join_identical(groups, by_id)
+        kept = previous._digests if previous is not None else {}
+        self._digests: dict[str, tuple[SourceDocument, bytes]] = {}  # each document's whitespace-folded text digest
+        for document in documents:
+            entry = kept.get(document.document_id)
+            self._digests[document.document_id] = entry if entry is not None and entry[0] is document else (
+                document, _folded_digest(document))
+        groups = _join_identical(groups, {d: digest for d, (_, digest) in self._digests.items()})
         # A version folder is one that holds copies of some page; a page kept in only one version
         # (added late, or dropped) keeps its label when its folder is such a folder.
         versioned_heads = {split_path(d)[0] for members in groups if len(members) > 1
                            for d in members if labels[d] is not None}
         self._page_of: dict[str, Page] = {}
+        pages: list[Page] = []
         for members in groups:
             page_labels: dict[str, str | None] = {d: labels[d] if split_path(d)[0] in versioned_heads else None
                                                   for d in members}
@@ -143,12 +153,14 @@ class PageCatalog:
             ordered = self._preferred_order(members, page_labels)
             key = page_key(ordered[0]) if len(members) > 1 else ordered[0]
             page = Page(key=key, documents=ordered, labels=page_labels)
+            pages.append(page)
             for member in members:
                 self._page_of[member] = page
         #: Every version label a copy of some page carries (`version-29.7`, `next`), for naming them to a
-        #: client whose version filter matches none.
+        #: client whose version filter matches none. Read per page, not per document: a page of n copies (n empty
+        #: files share one text) would be read n times over, n² labels.
         self.version_labels: tuple[str, ...] = tuple(sorted(
-            {label for page in self._page_of.values() for label in page.labels.values() if label is not None},
+            {label for page in pages for label in page.labels.values() if label is not None},
             key=version_rank, reverse=True))
 
     def _preferred_order(self, members: list[str], labels: dict[str, str | None]) -> tuple[str, ...]:
@@ -207,12 +219,19 @@ def _attach_unversioned_roots(by_key: dict[str, list[str]], labels: dict[str, st
     `website/versioned_docs/version-29.7/X.md` and the unreleased `docs/X.md`. An unversioned document
     whose path ends with the versioned copies' path after the version folder, and which shares their
     words, joins them (the most similar one, if several would)."""
+    # Only the tails some versioned page has are looked for: most corpora have none, or few, beside many pages.
+    wanted = {split_path(members[0])[1] for members in by_key.values()
+              if all(labels[d] is not None for d in members)}
+    if not wanted:
+        return
     by_tail: dict[str, list[str]] = {}
     for key, members in by_key.items():
         if len(members) == 1 and labels[members[0]] is None:
             parts = key.split("/")
             for start in range(1, len(parts)):
-                by_tail.setdefault("/".join(parts[start:]), []).append(key)
+                tail = "/".join(parts[start:])
+                if tail in wanted:
+                    by_tail.setdefault(tail, []).append(key)
     for key, members in list(by_key.items()):
         if any(labels[d] is None for d in members) or key not in by_key:
             continue
@@ -250,8 +269,12 @@ def _similar_groups(members: list[str], by_id: dict[str, SourceDocument],
     return [[document_id for document_id, _ in group] for group in groups]
 
 
-def _join_identical(groups: list[list[str]], by_id: dict[str, SourceDocument]) -> list[list[str]]:
-    """Groups holding documents with identical texts (after whitespace) are one page."""
+def _folded_digest(document: SourceDocument) -> bytes:
+    return hashlib.sha256(" ".join(document.text.split()).encode("utf-8")).digest()
+
+
+def _join_identical(groups: list[list[str]], digests: dict[str, bytes]) -> list[list[str]]:
+    """Groups holding documents with identical texts (after whitespace: `digests`) are one page."""
     owner: dict[int, int] = {i: i for i in range(len(groups))}
 
     def root(i: int) -> int:
@@ -259,11 +282,10 @@ def _join_identical(groups: list[list[str]], by_id: dict[str, SourceDocument]) -
             i = owner[i]
         return i
 
-    first_with: dict[str, int] = {}
+    first_with: dict[bytes, int] = {}
     for index, members in enumerate(groups):
         for document_id in members:
-            digest = hashlib.sha256(" ".join(by_id[document_id].text.split()).encode("utf-8")).hexdigest()
-            other = first_with.setdefault(digest, index)
+            other = first_with.setdefault(digests[document_id], index)
             owner[root(index)] = root(other)
     joined: dict[int, list[str]] = {}
     for index, members in enumerate(groups):

@@ -158,7 +158,7 @@ async def test_the_service_watcher_wakes_for_pages_and_rules_not_for_ignored_out
     service = KnowledgeService(KnowledgeConfig(corpus=CorpusSpec(roots=[root])))
     wakes: list[int] = []
 
-    async def counted() -> None:  # what a reload would do is tested elsewhere: only count the wake-ups
+    async def counted(changed: object = None) -> None:  # what a reload would do is tested elsewhere: only count the wake-ups
         wakes.append(1)
 
     service._reload_logged = counted  # type: ignore[method-assign]
