@@ -33,14 +33,18 @@ def write_snapshot(name: str, server: McpServer) -> None:
     (SNAPSHOTS / f"{name}.json").write_text(text + "\n", encoding="utf-8")
 
 
-def nullable_as_any_of(schema: Any) -> Any:
-    """`{"type": ["string", "null"]}` spelled as schemas derived from `str | None` spell it, `anyOf` of one
-    type each: the same set of values, the one way the derived schemas write an old one differently."""
+def spelled_as_derived(schema: Any) -> Any:
+    """An old hand-written schema spelled as the derived schemas spell the same values: `{"type": ["string",
+    "null"]}` as `anyOf` of one type each (what `str | None` gives), and an enum whose values share one JSON
+    type with that `type` beside it (what a `Literal` or an `Enum` gives; core/schemas/from_types.py)."""
     if isinstance(schema, list):
-        return [nullable_as_any_of(item) for item in schema]
+        return [spelled_as_derived(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    spelled = {key: nullable_as_any_of(value) for key, value in schema.items()}
+    spelled = {key: spelled_as_derived(value) for key, value in schema.items()}
     if isinstance(spelled.get("type"), list):
         spelled["anyOf"] = [{"type": name} for name in spelled.pop("type")]
+    values = spelled.get("enum")
+    if isinstance(values, list) and values and "type" not in spelled and all(type(v) is str for v in values):
+        spelled["type"] = "string"
     return spelled

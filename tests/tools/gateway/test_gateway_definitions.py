@@ -1,5 +1,5 @@
 """listModels, routeCompletion, the prompts and the catalogue resources list as they did when their
-schemas were written by hand (a nullable type is now spelled `anyOf`: the same values)."""
+schemas were written by hand (a nullable type is now spelled `anyOf`, a string enum carries its type: the same values)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from hexmcp.core import McpServer
 from hexmcp.tools.gateway.mcp_tools import register_gateway_tools
 from hexmcp.tools.gateway.service import GatewaySettings
-from tests.support.definitions import listed, nullable_as_any_of, snapshot
+from tests.support.definitions import listed, spelled_as_derived, snapshot
 
 
 def registered_server() -> McpServer:
@@ -20,4 +20,4 @@ def registered_server() -> McpServer:
 
 
 def test_the_tools_prompts_and_resources_list_as_before() -> None:
-    assert listed(registered_server()) == nullable_as_any_of(snapshot("gateway"))
+    assert listed(registered_server()) == spelled_as_derived(snapshot("gateway"))
