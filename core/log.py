@@ -122,6 +122,9 @@ def configure_logging(level: str = "info", json_output: bool | None = None) -> N
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # One write per line: `print` writes the line and its newline apart when stderr is not a terminal
+        # (Python's stderr then writes through), so the lines of `serve --workers N`, which share one stderr,
+        # came out as two JSON objects on one line when two workers logged at once (their drain lines did).
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
