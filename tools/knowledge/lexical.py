@@ -3,8 +3,9 @@ English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets 
 
 Each passage's terms are kept beside the index: a re-index after a file change reuses the unchanged
 passages' terms and stems only the changed ones. BM25's weights depend on the whole corpus (document
-frequencies, average length), so the sparse matrix itself is built whole each time; from kept terms
-that is what bench/watch_latency.py measures as the lexical cost of a change."""
+frequencies, average length), so the sparse matrix itself is built whole each time, from kept terms, by
+bm25_matrix.py (bm25s's scores with array steps rather than bm25s's Python loop per passage, which held the
+GIL for most of a re-index: bench/diaries/knowledge_scale.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from . import bm25_matrix
 
 Terms = tuple[str, ...]  # one passage's stemmed terms, stop words removed, in order
 
@@ -42,7 +44,7 @@ class LexicalIndex:
         # Passages of nothing but stop words leave no vocabulary, which bm25s cannot index: every score is 0.
         self._indexed = any(self.terms)
         if self._indexed:
-            self._model.index([list(terms) for terms in self.terms], show_progress=False)
+            bm25_matrix.install(self._model, self.terms)
 
     def _terms(self, texts: list[str]) -> list[list[str]]:
         return self._bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False,
