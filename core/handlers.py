@@ -61,35 +61,42 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
     if tool is None:
         raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {params.name}",
                             {"path": "$.name", "tool": params.name})
-    try:
-        arguments = params.arguments or {}
-        check = tool.quick_check  # `check_arguments`' fast "valid" written out; it compiles the check on a first call
-        if check is NOT_COMPILED or check is None or not check(arguments):  # type: ignore[operator]
-            tool.check_arguments(arguments)
-        # A handshake version gathers no answers: `_gathered_answers` checks requestState on the others.
-        answers = {} if versions.FEATURES[call.version].handshake else _gathered_answers(
-            session, params, call, "tools/call", params.name)
-        # A tool that never reads its context (and is no task, whose channel lives there) is handed none.
-        ctx = session.context(call, answers) if tool.takes_context or tool.long_running is not None else None
+    arguments = params.arguments or {}
+    check = tool.quick_check  # `check_arguments`' fast "valid" written out; it compiles the check on a first call
+    if check is NOT_COMPILED or check is None or not check(arguments):  # type: ignore[operator]
         try:
-            if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
-                return await task_calls.call_as_task(session, call, ctx, tool.long_running,
-                                                     lambda: run_tool(session, tool, arguments, ctx),
-                                                     tool.definition.name)
-            # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
-            try:
-                value = await session.run_cancellable(call, tool.handler(arguments, ctx))
-                return ToolAnswer(value) if type(value) is str else to_call_result(value, tool)  # positional: no kwargs dict
-            except (InputNeeded, ProtocolError):
-                raise
-            except Exception as error:
-                return _failed_call(session, tool, error)
-        except InputNeeded as need:
-            return _input_required(session, need, "tools/call", params.name)
-    except ProtocolError as refused:  # arguments refused by the schema or the tool: a result from 2025-11-25 on
-        if argument_refusals.answered_as_result(refused, call.version, session.transport):
-            return argument_refusals.refusal_result(refused, tool.definition.name)
-        raise
+            tool.check_arguments(arguments)
+        except ProtocolError as refused:
+            return _refused_arguments(refused, session, call, tool)
+    # A handshake version gathers no answers: `_gathered_answers` checks requestState on the others.
+    answers = {} if versions.FEATURES[call.version].handshake else _gathered_answers(
+        session, params, call, "tools/call", params.name)
+    # A tool that never reads its context (and is no task, whose channel lives there) is handed none.
+    ctx = session.context(call, answers) if tool.takes_context or tool.long_running is not None else None
+    try:
+        if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
+            return await task_calls.call_as_task(session, call, ctx, tool.long_running,
+                                                 lambda: run_tool(session, tool, arguments, ctx), tool.definition.name)
+        # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
+        try:
+            value = await session.run_cancellable(call, tool.handler(arguments, ctx))
+            return ToolAnswer(value) if type(value) is str else to_call_result(value, tool)  # positional: no kwargs dict
+        except (InputNeeded, ProtocolError):
+            raise
+        except Exception as error:
+            return _failed_call(session, tool, error)
+    except InputNeeded as need:
+        return _input_required(session, need, "tools/call", params.name)
+    except ProtocolError as refused:  # the tool's own (or an inputs-first task's, before it began)
+        return _refused_arguments(refused, session, call, tool)
+
+
+def _refused_arguments(refused: ProtocolError, session: Session, call: Call, tool: RegisteredTool) -> Any:
+    """An argument refusal as a result from 2025-11-25 on (SEP-1303, `argument_refusals`); else raised on.
+    Caught off the valid call's path: the check's slow path and an except clause of the existing `try`."""
+    if argument_refusals.answered_as_result(refused, call.version, session.transport):
+        return argument_refusals.refusal_result(refused, tool.definition.name)
+    raise refused
 
 
 async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext,
