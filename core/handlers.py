@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from . import models, subscription_limits, versions
+from . import argument_refusals, models, subscription_limits, versions
 from .tasks import calls as task_calls, methods as task_methods
 from .context import InputNeeded, ToolContext
 from .echo import TOOL_FAILURE_CHARS, clip_text
@@ -64,7 +64,10 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
     arguments = params.arguments or {}
     check = tool.quick_check  # `check_arguments`' fast "valid" written out; it compiles the check on a first call
     if check is NOT_COMPILED or check is None or not check(arguments):  # type: ignore[operator]
-        tool.check_arguments(arguments)
+        try:
+            tool.check_arguments(arguments)
+        except ProtocolError as refused:
+            return _refused_arguments(refused, session, call, tool)
     # A handshake version gathers no answers: `_gathered_answers` checks requestState on the others.
     answers = {} if versions.FEATURES[call.version].handshake else _gathered_answers(
         session, params, call, "tools/call", params.name)
@@ -73,7 +76,7 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
     try:
         if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
             return await task_calls.call_as_task(session, call, ctx, tool.long_running,
-                                                 lambda: run_tool(session, tool, arguments, ctx))
+                                                 lambda: run_tool(session, tool, arguments, ctx), tool.definition.name)
         # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
         try:
             value = await session.run_cancellable(call, tool.handler(arguments, ctx))
@@ -84,6 +87,16 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
             return _failed_call(session, tool, error)
     except InputNeeded as need:
         return _input_required(session, need, "tools/call", params.name)
+    except ProtocolError as refused:  # the tool's own (or an inputs-first task's, before it began)
+        return _refused_arguments(refused, session, call, tool)
+
+
+def _refused_arguments(refused: ProtocolError, session: Session, call: Call, tool: RegisteredTool) -> Any:
+    """An argument refusal as a result from 2025-11-25 on (SEP-1303, `argument_refusals`); else raised on.
+    Caught off the valid call's path: the check's slow path and an except clause of the existing `try`."""
+    if argument_refusals.answered_as_result(refused, call.version, session.transport):
+        return argument_refusals.refusal_result(refused, tool.definition.name)
+    raise refused
 
 
 async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext,

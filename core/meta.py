@@ -14,6 +14,8 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_EVENT_ID = "io.hexmcp/eventId"
 META_ERROR_CODE = "io.hexmcp/errorCode"
+# An argument refusal answered as a tool result (SEP-1303): the `data` a -32602 would have carried (its path).
+META_ERROR_DATA = "io.hexmcp/errorData"
 
 
 def request_meta(params: object) -> dict[str, object]:

@@ -20,7 +20,7 @@ import attrs
 import structlog
 
 from .errors import ErrorCode, Rejection, SemanticCode
-from .meta import META_EVENT_ID
+from .meta import META_ERROR_CODE, META_EVENT_ID
 from .ports import RequestKey
 from .routing import Ok
 
@@ -62,7 +62,8 @@ class ObservedOutcome:
     outcome: str
     """OUTCOME_OK, OUTCOME_TOOL_ERROR, OUTCOME_ERROR or OUTCOME_CANCELLED."""
     error_code: SemanticCode | None
-    """The rejection's semantic code (OUTCOME_ERROR, OUTCOME_CANCELLED); None otherwise."""
+    """The rejection's semantic code (OUTCOME_ERROR, OUTCOME_CANCELLED), or `invalid_params` for a tool error
+    that is an argument refusal answered as a result (2025-11-25 on, SEP-1303); None otherwise."""
     event_id: str | None
     """The eventId of the rejection, or of a tool error (its `_meta["io.hexmcp/eventId"]`), as the client
     received it; None for other results."""
@@ -200,7 +201,10 @@ def observed_outcome(outcome: Ok | Rejection | None, duration_s: float) -> Obser
         # and the span carry that one, which the client got and the log line about the failure names.
         meta = outcome.result.get("_meta")
         event_id = meta.get(META_EVENT_ID) if isinstance(meta, dict) else None
-        return ObservedOutcome(outcome=OUTCOME_TOOL_ERROR, error_code=None,
+        # An argument refusal answered as a result (2025-11-25 on, SEP-1303) keeps its code where operators
+        # count refusals: a client's version must not move the same refusal out of the -32602 counts.
+        refused = isinstance(meta, dict) and meta.get(META_ERROR_CODE) == ErrorCode.INVALID_PARAMS.value
+        return ObservedOutcome(outcome=OUTCOME_TOOL_ERROR, error_code=ErrorCode.INVALID_PARAMS if refused else None,
                                event_id=event_id if isinstance(event_id, str) else None,
                                duration_s=duration_s, result=outcome.result)
     return ObservedOutcome(outcome=OUTCOME_OK, error_code=None, event_id=None, duration_s=duration_s, result=outcome.result)

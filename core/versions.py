@@ -26,21 +26,24 @@ class VersionFeatures:
     elicitation: bool
     audio_content: bool
     resource_links: bool
+    # A tool's arguments refused (by its input schema or its own checks) answer a tool result with isError
+    # the model can read and correct, not a JSON-RPC error: input validation is tool execution (SEP-1303).
+    argument_errors_as_results: bool
 
 
 FEATURES: dict[str, VersionFeatures] = {
     f.version: f
     for f in (
         VersionFeatures(version=V2024_11_05, handshake=True, batching=False, structured_output=False,
-                        elicitation=False, audio_content=False, resource_links=False),
+                        elicitation=False, audio_content=False, resource_links=False, argument_errors_as_results=False),
         VersionFeatures(version=V2025_03_26, handshake=True, batching=True, structured_output=False,
-                        elicitation=False, audio_content=True, resource_links=False),
+                        elicitation=False, audio_content=True, resource_links=False, argument_errors_as_results=False),
         VersionFeatures(version=V2025_06_18, handshake=True, batching=False, structured_output=True,
-                        elicitation=True, audio_content=True, resource_links=True),
+                        elicitation=True, audio_content=True, resource_links=True, argument_errors_as_results=False),
         VersionFeatures(version=V2025_11_25, handshake=True, batching=False, structured_output=True,
-                        elicitation=True, audio_content=True, resource_links=True),
+                        elicitation=True, audio_content=True, resource_links=True, argument_errors_as_results=True),
         VersionFeatures(version=V2026_07_28, handshake=False, batching=False, structured_output=True,
-                        elicitation=True, audio_content=True, resource_links=True),
+                        elicitation=True, audio_content=True, resource_links=True, argument_errors_as_results=True),
     )
 }
 

@@ -58,15 +58,17 @@ def span_name(request: ObservedRequest) -> str:
 
 def status_code(outcome: ObservedOutcome) -> str:
     """rpc.response.status_code: the JSON-RPC error code as a string, "" for a result (a tool error included)."""
-    if outcome.error_code is None:
+    if outcome.error_code is None or outcome.outcome == OUTCOME_TOOL_ERROR:
         return ""
     return str(code_for(outcome.error_code))
 
 
 def error_type(outcome: ObservedOutcome) -> str:
-    """error.type: `tool_error` for an isError result, the JSON-RPC error code for an error, "" otherwise."""
+    """error.type: `tool_error` for an isError result, the JSON-RPC error code for an error, "" otherwise. An
+    argument refusal answered as a result (2025-11-25 on) keeps "-32602": one cause, one series, whatever
+    the client's version."""
     if outcome.outcome == OUTCOME_TOOL_ERROR:
-        return TOOL_ERROR
+        return str(code_for(outcome.error_code)) if outcome.error_code is not None else TOOL_ERROR
     if outcome.outcome in (OUTCOME_ERROR, OUTCOME_CANCELLED):
         return status_code(outcome)
     return ""

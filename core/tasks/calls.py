@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 
 import attrs
 
-from .. import models, versions
+from .. import argument_refusals, models, versions
 from ..context import ToolContext
 from ..errors import ErrorCode, ProtocolError
 from ..routing import Call
@@ -49,12 +49,12 @@ def wanted(long_running: LongRunning, call: Call) -> bool:
 
 
 async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running: LongRunning,
-                       run: Callable[[], Awaitable[models.CallToolResult | ToolAnswer]]) -> Any:
+                       run: Callable[[], Awaitable[models.CallToolResult | ToolAnswer]], tool: str) -> Any:
     runner = session.server.tasks
     if not long_running.inputs_first:
         channel = await runner.open(session.client_id)
         ctx.task = channel
-        runner.run(channel, _shaped(run(), call))
+        runner.run(channel, _shaped(run(), call, session, tool))
         return CreatedTask(channel.record)
     gate: asyncio.Future[asyncio.Future[Any]] = asyncio.get_running_loop().create_future()
     ctx.task_gate = gate
@@ -75,13 +75,20 @@ async def call_as_task(session: Any, call: Call, ctx: ToolContext, long_running:
         work.add_done_callback(_retrieved)
         raise
     handing.set_result(channel)
-    runner.run(channel, _shaped(work, call))
+    runner.run(channel, _shaped(work, call, session, tool))
     return CreatedTask(channel.record)
 
 
-async def _shaped(work: Awaitable[models.CallToolResult | ToolAnswer], call: Call) -> dict[str, Any]:
-    """The tool's result as the task's `result`: the CallToolResult for the request's version."""
-    return result_wire(await work, call.version)
+async def _shaped(work: Awaitable[models.CallToolResult | ToolAnswer], call: Call, session: Any,
+                  tool: str) -> dict[str, Any]:
+    """The tool's result as the task's `result`: the CallToolResult for the request's version. The tool's own
+    refusal of its arguments after its task began is that result too (with isError), as it is outside a task."""
+    try:
+        return result_wire(await work, call.version)
+    except ProtocolError as refused:
+        if argument_refusals.answered_as_result(refused, call.version, session.transport):
+            return result_wire(argument_refusals.refusal_result(refused, tool), call.version)
+        raise
 
 
 def _retrieved(work: asyncio.Future[Any]) -> None:

@@ -86,6 +86,21 @@ async def test_one_line_per_tool_call_with_its_facts(tmp_path: Path) -> None:
     assert len({ok["eventId"], tool_error["eventId"], error["eventId"]}) == 3
 
 
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_an_argument_refusal_is_counted_invalid_params_whatever_its_form(tmp_path: Path, version: str) -> None:
+    """-32602 up to 2025-06-18, an isError result from 2025-11-25 on (SEP-1303): the line says
+    `invalid_params` either way, with the eventId the client was given."""
+    server = build_demo_server()
+    audit = _audit(tmp_path)
+    server.add_observer(audit)
+    client = CoreClient(server)
+    await client.initialize(version)
+    refusal = await client.refused_arguments({"name": "echo", "arguments": {"text": 5}})
+    [line] = _calls(tmp_path / "audit.log")
+    assert line["outcome"] == (OUTCOME_TOOL_ERROR if version == "2025-11-25" else OUTCOME_ERROR)
+    assert line["errorCode"] == ErrorCode.INVALID_PARAMS.value and line["eventId"] == refusal.event_id
+
+
 async def test_every_method_gets_a_line_not_only_tools_call(tmp_path: Path) -> None:
     """Issue 30: resources/read, prompts/get, lists and pings left no trace before."""
     client, audit = await _client(tmp_path)

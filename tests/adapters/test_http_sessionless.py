@@ -64,14 +64,20 @@ def test_a_sessionless_batch_outside_2025_03_26_is_refused_plainly(wire) -> None
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(request_id=request_ids, tool=st.sampled_from(["no_such_tool", "echo"]))
-def test_every_sessionless_error_carries_the_request_id(wire, request_id, tool) -> None:
-    # "no_such_tool" is a protocol error; "echo" without its argument is invalid params: both name the id.
+@given(request_id=request_ids, tool=st.sampled_from(["no_such_tool", "echo"]),
+       version=st.sampled_from([None, *versions.HANDSHAKE_VERSIONS]))
+def test_every_sessionless_error_carries_the_request_id(wire, request_id, tool, version) -> None:
+    # "no_such_tool" is a protocol error; "echo" without its argument is invalid params up to 2025-06-18 and
+    # an isError result from 2025-11-25 on (SEP-1303; a headerless POST gets 2025-11-25): all name the id.
     response = wire.post({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                          "params": {"name": tool, "arguments": {}}})
+                          "params": {"name": tool, "arguments": {}}}, version=version)
     body = response.json()
     assert body["id"] == request_id
-    assert body["error"]["code"] == jsonrpc.INVALID_PARAMS
+    served = version or versions.LATEST_HANDSHAKE_VERSION
+    if tool == "echo" and versions.features(served).argument_errors_as_results:
+        assert body["result"]["isError"] is True and "'text' is a required property" in body["result"]["content"][0]["text"]
+    else:
+        assert body["error"]["code"] == jsonrpc.INVALID_PARAMS
 
 
 @pytest.mark.parametrize("version", [None, versions.LATEST_HANDSHAKE_VERSION, versions.V2026_07_28])

@@ -82,14 +82,21 @@ def test_ids_must_be_strings_or_integers(stdio_server, bad_id) -> None:
     assert reply["id"] is None
 
 
-def test_unknown_method_and_invalid_params(stdio_server) -> None:
+@pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
+def test_unknown_method_and_invalid_params(stdio_server, version) -> None:
     server = stdio_server()
-    server.initialize()
+    server.initialize(version)
     assert error_code(server.request(1, "tools/frobnicate", {})) == jsonrpc.METHOD_NOT_FOUND
     reply = server.request(2, "tools/call", {"name": "echo", "arguments": {"text": 5}})
-    assert error_code(reply) == jsonrpc.INVALID_PARAMS
-    assert reply["error"]["data"]["path"] == "$.arguments.text"
-    assert reply["error"]["data"]["eventId"]
+    if versions.features(version).argument_errors_as_results:  # a tool execution error (SEP-1303)
+        result = reply["result"]
+        assert result["isError"] is True and result["_meta"]["io.hexmcp/errorData"]["path"] == "$.arguments.text"
+        assert f"(eventId {result['_meta']['io.hexmcp/eventId']})" in result["content"][0]["text"]
+    else:
+        assert error_code(reply) == jsonrpc.INVALID_PARAMS
+        assert reply["error"]["data"]["path"] == "$.arguments.text"
+        assert reply["error"]["data"]["eventId"]
+    assert error_code(server.request(3, "tools/call", {"name": "nope", "arguments": {}})) == jsonrpc.INVALID_PARAMS
 
 
 def test_a_rejected_initialize_may_be_retried(stdio_server) -> None:

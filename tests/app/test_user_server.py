@@ -17,13 +17,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from hexmcp.client import McpClient
 from hexmcp.wire import jsonrpc
 
 from ..fixtures.sdk1_venv import VenvUnavailable, ensure_sdk1_python
 from ..support.net import free_port
+from ..support.sdk_refusals import refused_arguments
 from ..support.serve_process import http_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,9 +66,7 @@ async def test_the_readme_first_tool_over_stdio(weather: Path) -> None:
             assert tool.input_schema["required"] == ["city"]
             result = await session.call_tool("forecast", {"city": "Paris"})
             assert not result.is_error and result.content[0].text == "Paris: sunny for the next 3 days"
-            with pytest.raises(MCPError, match="city") as refused:
-                await session.call_tool("forecast", {"city": 7})
-            assert refused.value.error.code == jsonrpc.INVALID_PARAMS
+            assert "city" in await refused_arguments(session, "forecast", {"city": 7})
 
 
 @pytest.fixture
@@ -184,9 +182,7 @@ async def test_tools_from_a_registry_of_plain_callables_resources_and_prompts(tm
             assert reading.structured_content == {"city": "Bern", "celsius": 21.5}
             temperature = next(t for t in (await session.list_tools()).tools if t.name == "temperature")
             assert temperature.output_schema["required"] == ["city", "celsius"]
-            with pytest.raises(MCPError, match="argument a") as refused:
-                await session.call_tool("add", {"a": "two", "b": 40})
-            assert refused.value.error.code == jsonrpc.INVALID_PARAMS
+            assert "argument a" in await refused_arguments(session, "add", {"a": "two", "b": 40})
             read = await session.read_resource("notes://monday")
             assert read.contents[0].text == "notes of monday"
             prompt = await session.get_prompt("greet", {"name": "Ada"})

@@ -241,6 +241,46 @@ def test_log_messages_follow_the_level_the_version_sets(streamed: Target, versio
     assert levels == ["info", "error"], notifications
 
 
+# --- argument refusals (SEP-1303): -32602 up to 2025-06-18, an isError result from 2025-11-25 on ----------
+
+BAD_ARGUMENTS = {"name": "add", "arguments": {"a": "one", "b": 2}}
+
+
+@pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)
+def test_arguments_failing_the_schema_answer_the_form_of_the_version(served: Target, version: str,
+                                                                     speakers: list[Speaker]) -> None:
+    speaker = speak(speakers, served, version)
+    answer, _ = speaker.call("tools/call", BAD_ARGUMENTS)
+    as_result = versions.features(version).argument_errors_as_results and served.name != "rest"
+    assert as_result == (version in (versions.V2025_11_25, versions.V2026_07_28) and served.name != "rest")
+    if as_result:
+        result = answer["result"]
+        assert result["isError"] is True, result
+        [block] = result["content"]
+        assert block["type"] == "text"
+        assert block["text"].startswith("Invalid arguments for tool 'add': argument a: 'one' is not of type 'integer'")
+        event_id = result["_meta"]["io.hexmcp/eventId"]
+        assert f"(eventId {event_id})" in block["text"]
+        assert result["_meta"]["io.hexmcp/errorCode"] == "invalid_params"
+        assert result["_meta"]["io.hexmcp/errorData"]["path"] == "$.arguments.a"
+    else:  # the older versions, and the REST dialect's 400 on every version
+        assert error_code(answer) == INVALID_PARAMS, answer
+        assert answer["error"]["message"].startswith("Invalid arguments for tool 'add': argument a: 'one' is not of type 'integer'")
+        assert answer["error"]["data"]["path"] == "$.arguments.a"
+
+
+@pytest.mark.parametrize("version", versions.SUPPORTED_VERSIONS)
+def test_an_unknown_tool_stays_invalid_params_on_every_version(served: Target, version: str,
+                                                               speakers: list[Speaker]) -> None:
+    speaker = speak(speakers, served, version)
+    answer, _ = speaker.call("tools/call", {"name": "no_such_tool", "arguments": {}})
+    assert error_code(answer) == INVALID_PARAMS, answer
+    assert answer["error"]["data"]["path"] == "$.name"
+    # A request that is not a CallToolRequest (arguments not an object) is no tool error either.
+    answer, _ = speaker.call("tools/call", {"name": "add", "arguments": [1, 2]})
+    assert error_code(answer) == INVALID_PARAMS, answer
+
+
 # --- negotiation -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("asked", ["2024-10-07", "2099-01-01", MODERN, "garbage", "", " 2025-06-18"])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from hexmcp.core import ErrorCode, Rejection, json_encoder
+from hexmcp.core import ErrorCode, Rejection, json_encoder, versions
 from hexmcp.core.echo import DATA_DEPTH, DATA_ITEMS, MESSAGE_CHARS, TOOL_FAILURE_CHARS, clip_data, clip_text
 from hexmcp.wire import jsonrpc
 
@@ -104,9 +104,11 @@ def encoded_size(rejection: Rejection) -> int:
     return len(json_encoder.dumps(jsonrpc.encode_rejection(1, rejection)))
 
 
-async def test_a_huge_argument_of_the_wrong_type_gets_a_short_invalid_params(client: CoreClient) -> None:
-    await client.initialize()
-    rejection = await client.rejected("tools/call", {"name": "echo", "arguments": {"text": ["a"] * (HUGE // 5)}})
+@pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
+async def test_a_huge_argument_of_the_wrong_type_gets_a_short_invalid_params(client: CoreClient, version: str) -> None:
+    """As -32602 up to 2025-06-18, as an isError result from 2025-11-25 on: short either way."""
+    await client.initialize(version)
+    rejection = await client.refused_arguments({"name": "echo", "arguments": {"text": ["a"] * (HUGE // 5)}})
     assert rejection.code is ErrorCode.INVALID_PARAMS
     assert "argument text" in rejection.message and encoded_size(rejection) < 4 * MESSAGE_CHARS
 

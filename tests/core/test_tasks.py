@@ -192,6 +192,28 @@ async def test_a_protocol_error_fails_the_task_with_the_installed_error_wire(cou
     assert failed["statusMessage"] == "broken at the protocol level"
 
 
+async def test_refused_arguments_of_a_task_call_are_an_is_error_result(counter: Counter) -> None:
+    """SEP-1303 on 2026-07-28: the schema refuses before any task is made, so the call answers the isError
+    result itself; a tool's own refusal (a path under $.arguments) after its task began completes the task
+    with that result instead of failing it."""
+    server = build_server(counter)
+
+    async def picky(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        raise ProtocolError(ErrorCode.INVALID_PARAMS, "argument name: no such name", {"path": "$.arguments.name"})
+
+    server.tools.add("picky", picky, description="refuses its name", input_schema=NO_ARGS, long_running=True)
+    client = CoreClient(server)
+    refused = await client.ok("tools/call", call("count", WITH_TASKS, steps="three"))
+    assert refused["resultType"] == "complete" and refused["isError"] is True, refused
+    assert refused["_meta"]["io.hexmcp/errorData"]["path"] == "$.arguments.steps" and counter.steps == 0
+    created = await client.ok("tools/call", call("picky", WITH_TASKS))
+    assert created["resultType"] == "task"
+    done = await poll(client, created["taskId"])
+    assert done["status"] == "completed" and done["result"]["isError"] is True, done
+    assert done["result"]["content"][0]["text"].startswith("argument name: no such name (eventId ")
+    assert done["result"]["_meta"]["io.hexmcp/errorCode"] == ErrorCode.INVALID_PARAMS.value
+
+
 def _rejection() -> Rejection:
     return Rejection(code=ErrorCode.INTERNAL_ERROR, message="", event_id="e")
 

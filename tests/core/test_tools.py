@@ -80,14 +80,16 @@ async def test_a_tool_error_message_reaches_the_model(client: CoreClient) -> Non
     assert "the moon is not made of cheese" in result["content"][0]["text"]
 
 
+@pytest.mark.parametrize("version", versions.HANDSHAKE_VERSIONS)
 @pytest.mark.parametrize("arguments, path", [
     ({"text": 5}, "$.arguments.text"),
     ({}, "$.arguments"),
 ])
 async def test_invalid_arguments_are_invalid_params_with_a_path(client: CoreClient, arguments: dict,
-                                                                path: str) -> None:
-    await client.initialize()
-    rejection = await client.rejected("tools/call", {"name": "echo", "arguments": arguments})
+                                                                path: str, version: str) -> None:
+    """-32602 up to 2025-06-18; from 2025-11-25 an isError result carrying the same (`refused_arguments`)."""
+    await client.initialize(version)
+    rejection = await client.refused_arguments({"name": "echo", "arguments": arguments})
     assert rejection.code is ErrorCode.INVALID_PARAMS
     assert rejection.data["path"] == path
 
@@ -112,7 +114,7 @@ async def test_an_argument_refusal_never_quotes_a_long_value_whole(arguments: di
             "mode": {"enum": ["calm", "plain"]}}})
     client = CoreClient(server, RecordingPeer())
     await client.initialize()
-    rejection = await client.rejected("tools/call", {"name": "say", "arguments": arguments})
+    rejection = await client.refused_arguments({"name": "say", "arguments": arguments})
     assert rejection.code is ErrorCode.INVALID_PARAMS
     assert expected in rejection.message and len(rejection.message) < 200
 
@@ -274,7 +276,7 @@ async def test_quick_checks_are_compiled_on_a_tools_first_call_not_at_registrati
     assert tool.quick_check is NOT_COMPILED and tool.output_quick_check is NOT_COMPILED
     client = CoreClient(server)
     await client.initialize()
-    refused = await client.rejected("tools/call", {"name": "count", "arguments": {"n": "x"}})
+    refused = await client.refused_arguments({"name": "count", "arguments": {"n": "x"}})
     assert refused.data is not None and refused.data["path"] == "$.arguments.n"
     assert callable(tool.quick_check) and tool.output_quick_check is NOT_COMPILED  # refused before the tool ran
     result = await client.ok("tools/call", {"name": "count", "arguments": {"n": 2}})

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hexmcp.core import versions
 from tests.conformance.official.harness import node_binary
 from tests.support.npm_package import install_package
 
@@ -83,9 +84,12 @@ def judge(report: dict[str, Any]) -> None:
     refused = {name: value for name, value in detail.items()
                if name.endswith("without its required arguments") or name == "call classify_text with a wrong type"}
     assert len(refused) >= 10
+    as_results = versions.features(version).argument_errors_as_results  # SEP-1303, from 2025-11-25 on
     for name, outcome in refused.items():
-        assert outcome["kind"] == "tool-error" or (outcome["kind"] == "rpc-error" and outcome["code"] == -32602), \
-            (name, outcome)
+        if as_results:
+            assert outcome["kind"] == "tool-error" and "eventId" in outcome["text"], (version, name, outcome)
+        else:
+            assert outcome["kind"] == "rpc-error" and outcome["code"] == -32602, (version, name, outcome)
     assert detail["call an unknown tool"]["kind"] == "rpc-error" and detail["call an unknown tool"]["code"] == -32602
 
     assert "hexmcp://docs/{path}" in detail["resources/templates/list"]

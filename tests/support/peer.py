@@ -13,8 +13,9 @@ from typing import Any, Awaitable, Callable
 
 import attrs
 
-from hexmcp.core import McpServer, Ok, Outcome, PeerRequestFailed, Rejection, Session, versions
-from hexmcp.core.meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from hexmcp.core import ErrorCode, McpServer, Ok, Outcome, PeerRequestFailed, Rejection, Session, versions
+from hexmcp.core.meta import (META_CLIENT_CAPABILITIES, META_ERROR_CODE, META_ERROR_DATA, META_EVENT_ID,
+                              META_PROTOCOL_VERSION)
 
 from . import schemas
 
@@ -76,6 +77,28 @@ class CoreClient:
         outcome = await self.request(method, params, key=key)
         assert isinstance(outcome, Rejection), f"{method} was not rejected: {outcome}"
         return outcome
+
+    async def refused_arguments(self, params: dict[str, Any], *, key: Any = None) -> Rejection:
+        """A tools/call whose arguments are refused, held to its version's form: -32602 up to 2025-06-18, an
+        isError result from 2025-11-25 on (SEP-1303) whose text is the refusal's message with its eventId and
+        whose `_meta` carries the eventId, `invalid_params` and the refusal's data. Returned as the Rejection a
+        -32602 carries either way, so one test states what is refused on every version."""
+        outcome = await self.request("tools/call", params, key=key)
+        version = self._version_of(params)
+        if not versions.features(version).argument_errors_as_results:
+            assert isinstance(outcome, Rejection), f"tools/call was not rejected on {version}: {outcome}"
+            return outcome
+        assert isinstance(outcome, Ok), f"arguments refused as -32602 on {version}: {outcome}"
+        result = outcome.result
+        assert result["isError"] is True, result
+        [block] = result["content"]
+        meta = result["_meta"]
+        event_id = meta[META_EVENT_ID]
+        suffix = f" (eventId {event_id})"
+        assert block["type"] == "text" and block["text"].endswith(suffix), result
+        assert meta[META_ERROR_CODE] == ErrorCode.INVALID_PARAMS.value, result
+        return Rejection(code=ErrorCode.INVALID_PARAMS, message=block["text"][:-len(suffix)], event_id=event_id,
+                         data=meta.get(META_ERROR_DATA))
 
     async def notify(self, method: str, params: Any = None) -> None:
         await self.session.handle_notification(method, params, trace_id="t-notification")

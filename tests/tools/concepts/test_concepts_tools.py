@@ -122,12 +122,12 @@ async def test_link_entities_gives_exact_spans(client: CoreClient) -> None:
 async def test_unknown_ids_are_invalid_params_with_the_nearest_ids(client: CoreClient) -> None:
     for name, arguments in [("explainConcept", {"conceptId": "snapshots"}), ("queryGraph", {"conceptId": "snapshots"}),
                             ("analyzeGraph", {"metric": "pagerank", "conceptId": "snapshots"})]:
-        rejection = await client.rejected("tools/call", {"name": name, "arguments": arguments})
+        rejection = await client.refused_arguments({"name": name, "arguments": arguments})
         assert "snapshots" in rejection.message and "snapshot" in rejection.data["nearest"]
         assert rejection.data["path"] == "$.arguments.conceptId"
-    bad = await client.rejected("tools/call", {"name": "queryGraph", "arguments": {"conceptId": "snapshot", "depth": 9}})
+    bad = await client.refused_arguments({"name": "queryGraph", "arguments": {"conceptId": "snapshot", "depth": 9}})
     assert "depth" in bad.message
-    blank = await client.rejected("tools/call", {"name": "resolveConcept", "arguments": {"term": "   "}})
+    blank = await client.refused_arguments({"name": "resolveConcept", "arguments": {"term": "   "}})
     assert "empty" in blank.message
 
 

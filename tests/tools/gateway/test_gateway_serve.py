@@ -24,6 +24,7 @@ from hexmcp.tools.gateway.port import GatewayErrorKind
 from hexmcp.tools.gateway.service import FAILURE_BACKOFF_S, MODELS_TTL_S
 from tests.support.fake_gateway import FakeGateway, Script, fake_gateway
 from tests.support.net import free_port
+from tests.support.sdk_refusals import refused_arguments
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -137,12 +138,10 @@ def test_a_caller_spends_the_key_only_on_routed_or_allowed_models_within_the_tok
     sent_before = len(served.upstream.bodies())
 
     async def scenario(session):
-        refused = []
-        for arguments in ({"prompt": PROOF, "model": "gpt-most-expensive"}, {"prompt": PROOF, "maxTokens": 1_000_000}):
-            try:
-                await session.call_tool("routeCompletion", arguments)
-            except Exception as error:  # the SDK raises the JSON-RPC error
-                refused.append(str(error))
+        # -32602 up to 2025-06-18, an isError result from 2025-11-25 on (SEP-1303): the message either way.
+        refused = [await refused_arguments(session, "routeCompletion", arguments)
+                   for arguments in ({"prompt": PROOF, "model": "gpt-most-expensive"},
+                                     {"prompt": PROOF, "maxTokens": 1_000_000})]
         unbounded = await session.call_tool("routeCompletion", {"prompt": PROOF})
         return refused, unbounded
 

@@ -101,7 +101,7 @@ async def test_list_documents_pages_with_the_cores_cursor(corpus_dir: Path, know
     ids = [d["id"] for d in first["documents"] + second["documents"]]
     assert ids == sorted(ids) and len(set(ids)) == 4 and "nextCursor" not in second
     assert second["documents"][0]["url"] == "https://example.org/repo/blob/main/" + ids[3]
-    bad = await client.rejected("tools/call", {"name": "listDocuments", "arguments": {"cursor": "!!"}})
+    bad = await client.refused_arguments({"name": "listDocuments", "arguments": {"cursor": "!!"}})
     assert "cursor" in bad.message.lower()
 
 

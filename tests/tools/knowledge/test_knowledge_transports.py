@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
-import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from websockets.asyncio.client import connect
 
 from hexmcp.tools.knowledge.queries import MAX_QUERY_CHARS
 from hexmcp.tools.knowledge.service import resource_uri
 from tests.fixtures.ws_live import ChatGptClient
 from tests.support.docs_server import docs_env, serve_docs
+from tests.support.sdk_refusals import refused_arguments
 from tests.support.knowledge_corpus import CORPUS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
@@ -78,15 +77,14 @@ async def _exercise(session: ClientSession, url_prefix: str) -> None:
 
 
 async def _errors(session: ClientSession) -> None:
-    """Each bad call is a protocol error (invalid_params) that names what was wrong."""
+    """Each bad call is refused with a message naming what was wrong: -32602 up to 2025-06-18, an isError
+    result from 2025-11-25 on (SEP-1303)."""
     cases = [("fetch", {"id": "p-nope"}, "p-nope"), ("search", {"query": "   "}, "empty"),
              ("searchPassages", {"query": "x" * (MAX_QUERY_CHARS + 1)}, str(MAX_QUERY_CHARS)),
              ("searchPassages", {"query": "db", "documentId": "missing.md"}, "missing.md"),
              ("search", {"query": "db", "version": ""}, "version")]
     for tool, arguments, expected in cases:
-        with pytest.raises(MCPError, match=expected) as raised:
-            await session.call_tool(tool, arguments)
-        assert raised.value.error.code == types.INVALID_PARAMS
+        assert expected in await refused_arguments(session, tool, arguments)
 
 
 async def test_streamable_http_with_the_sdk_client(server: str) -> None:

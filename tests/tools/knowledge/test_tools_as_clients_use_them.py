@@ -7,15 +7,14 @@ keeps serving; what search gives to fetch says something; a re-index reports the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-import mcp_types as types
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 
 from tests.support.docs_server import serve_docs
+from tests.support.sdk_refusals import refused_arguments
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -48,35 +47,28 @@ def server(tmp_path_factory: pytest.TempPathFactory, knowledge_cache: Path, embe
         yield base
 
 
-async def _refused(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
-    with pytest.raises(MCPError) as raised:
-        await session.call_tool(tool, arguments)
-    assert raised.value.error.code == types.INVALID_PARAMS, raised.value.error
-    return raised.value.error.message
-
-
 async def test_refusals_name_the_argument_and_the_server_keeps_serving(server: str) -> None:
     async with streamable_http_client(server + "/mcp") as streams:
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             # A version no page is kept in: refused with the versions there are, not an empty list.
             for tool in ("search", "searchPassages"):
-                message = await _refused(session, tool, {"query": "widget cache", "version": "9.9"})
+                message = await refused_arguments(session, tool, {"query": "widget cache", "version": "9.9"})
                 assert "argument version" in message and "'9.9'" in message and "v2.0, v1.0" in message
             kept = (await session.call_tool("search", {"query": "widget cache", "version": "1"})).structured_content
             assert [r["metadata"]["path"] for r in kept["results"]][:1] == ["v1.0/guide.md"]
-            nowhere = await _refused(session, "searchPassages", {"query": "widget", "path": "nowhere/"})
+            nowhere = await refused_arguments(session, "searchPassages", {"query": "widget", "path": "nowhere/"})
             assert "argument path" in nowhere and "'nowhere/'" in nowhere
             # An over-long value is named by its length, not sent back whole.
-            long_version = await _refused(session, "search", {"query": "widget", "version": "v" * 101})
+            long_version = await refused_arguments(session, "search", {"query": "widget", "version": "v" * 101})
             assert long_version.endswith("argument version is 101 characters long; the limit is 100")
-            long_text = await _refused(session, "linkEntities", {"text": "widget " * 15_000})
+            long_text = await refused_arguments(session, "linkEntities", {"text": "widget " * 15_000})
             assert "argument text is 105000 characters long; the limit is 100000" in long_text
             assert len(long_text) < 200
             # A cursor this server never gave, an id that is neither a passage's nor a document's.
-            cursor = await _refused(session, "listDocuments", {"cursor": "garbage"})
+            cursor = await refused_arguments(session, "listDocuments", {"cursor": "garbage"})
             assert "argument cursor" in cursor and "nextCursor" in cursor
-            fetched = await _refused(session, "fetch", {"id": "nope.md"})
+            fetched = await refused_arguments(session, "fetch", {"id": "nope.md"})
             assert "argument id" in fetched and "'nope.md'" in fetched and "listDocuments" in fetched
             # The server still answers.
             found = (await session.call_tool("search", {"query": "clear the widget cache"})).structured_content
@@ -99,14 +91,14 @@ async def test_graph_relations_and_unknown_concept_ids(server: str) -> None:
             resolved = (await session.call_tool("resolveConcept", {"term": "widget"})).structured_content
             concept = resolved["items"][0]["id"]
             # A relation kind that does not exist is a typo to name, not a graph of the concept alone.
-            message = await _refused(session, "queryGraph", {"conceptId": concept, "relations": ["defined_in"]})
+            message = await refused_arguments(session, "queryGraph", {"conceptId": concept, "relations": ["defined_in"]})
             assert "argument relations" in message and "'defined_in'" in message and "defined-in" in message
             graph = (await session.call_tool("queryGraph", {"conceptId": concept, "relations": ["defined-in"]}))
             assert graph.structured_content["items"][0]["edges"]
             # An id like no concept's gets no "nearest" ids picked alphabetically.
-            unknown = await _refused(session, "explainConcept", {"conceptId": "qqq-zzz"})
+            unknown = await refused_arguments(session, "explainConcept", {"conceptId": "qqq-zzz"})
             assert "nearest" not in unknown and "resolveConcept" in unknown
-            misspelt = await _refused(session, "explainConcept", {"conceptId": concept + "x"})
+            misspelt = await refused_arguments(session, "explainConcept", {"conceptId": concept + "x"})
             assert f"nearest: {concept}" in misspelt
 
 
