@@ -109,14 +109,14 @@ class VectorCache:
 
 
 def index_version(model_key: str, max_chars: int, chunked: Sequence[Chunked], keys: dict[str, str],
-                  text_digest: Callable[[SourceDocument], bytes] | None = None) -> str:
+                  text_digest: Callable[[SourceDocument], bytes]) -> str:
     """Changes with any document's text (passages' offsets, which citations give, move with it even where
     the indexed text does not) and with anything that changes what is embedded (`keys`: each document's
-    vector-cache key). `text_digest`: a document's text digest where one is kept (DocumentMemo)."""
+    vector-cache key). `text_digest`: a document's text digest (DocumentMemo keeps them)."""
     digest = hashlib.sha256(f"{model_key}\x1f{max_chars}".encode())
     for document, _ in sorted(chunked, key=lambda item: item[0].document_id):
         digest.update(f"{document.document_id}\x1f{keys[document.document_id]}\x1f".encode())
-        digest.update(text_digest(document) if text_digest is not None else _text_digest(document))
+        digest.update(text_digest(document))
     return digest.hexdigest()[:16]
 
 
@@ -175,13 +175,10 @@ def build_index(documents: Sequence[SourceDocument], embedder: object, store: Ve
     `memo`: what earlier builds derived from documents that are unchanged (kept across re-indexes);
     `previous`: the index serving now, whose unchanged passages' BM25 terms are reused."""
     cache = VectorCache(cache_dir / "knowledge" if cache_dir else None, cache_lookups)
-    if memo is not None:
-        chunked, keys = memo.chunked(documents, embedder, max_chars)
-    else:
-        chunked = [(d, chunk_document(d, max_chars)) for d in documents]
-        keys = {document.document_id: document_key(embedder, chunks) for document, chunks in chunked}
+    memo = memo if memo is not None else DocumentMemo()  # a fresh one derives everything, as a first build must
+    chunked, keys = memo.chunked(documents, embedder, max_chars)
     build = _Build(chunked, embedder, store, cache, max_chars, progress, preferred_version, keys=keys,
-                   text_digest=memo.text_digest if memo is not None else None, previous=previous)
+                   text_digest=memo.text_digest, previous=previous)
     if counted is not None:
         counted(sum(len(chunks) for _, chunks in chunked))
     pending = build.add_held(chunked, stored)
@@ -201,8 +198,7 @@ class _Build:
     def __init__(self, chunked: Sequence[Chunked], embedder: object, store: VectorStore,
                  cache: VectorCache, max_chars: int, progress: Progress | None,
                  preferred_version: str | None = None, *, keys: dict[str, str],
-                 text_digest: Callable[[SourceDocument], bytes] | None = None,
-                 previous: KnowledgeIndex | None = None) -> None:
+                 text_digest: Callable[[SourceDocument], bytes], previous: KnowledgeIndex | None = None) -> None:
         self.embedder, self.store, self.cache, self.progress = embedder, store, cache, progress
         self.preferred_version = preferred_version
         self.model_key: str = embedder.model_key  # type: ignore[attr-defined]

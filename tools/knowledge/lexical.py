@@ -24,7 +24,7 @@ Terms = tuple[str, ...]  # one passage's stemmed terms, stop words removed, in o
 class LexicalIndex:
     def __init__(self, texts: Sequence[str], known: Sequence[Terms | None] | None = None) -> None:
         """`known`: each text's terms where an earlier index already has them (None where not); the rest are
-        stemmed here. Scores are the same either way (tests/tools/knowledge/test_knowledge_incremental.py)."""
+        stemmed here, and only those `texts` are read. Scores are the same either way (tests/tools/knowledge/test_knowledge_incremental.py)."""
         import bm25s
         import Stemmer
 

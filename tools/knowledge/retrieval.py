@@ -65,8 +65,10 @@ class KnowledgeIndex:
         self.passages = list(passages)
         self.version = version
         self._by_id = {p.passage_id: i for i, p in enumerate(self.passages)}
-        self._lexical = LexicalIndex([p.indexed_text() for p in self.passages],
-                                     previous._terms_of(self.passages) if previous is not None else None)
+        known = previous._terms_of(self.passages) if previous is not None else None
+        # A passage whose terms are reused is not read again: its text would only be built to be ignored.
+        self._lexical = LexicalIndex([p.indexed_text() if known is None or known[i] is None else ""
+                                      for i, p in enumerate(self.passages)], known)
         self._embed_query = embed_query
         self._store = store
         self.pages = PageCatalog(documents, preferred_version, previous.pages if previous is not None else None)
