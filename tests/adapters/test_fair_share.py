@@ -181,6 +181,13 @@ async def _ends(stream: httpx.Response | AsyncIterator[str], within: float = 5.0
         return None
 
 
+async def _released(served: Served, below: int, within: float = 5.0) -> None:
+    """Wait until the server holds fewer than `below` streams: a client's close reaches it a moment later."""
+    async with asyncio.timeout(within):
+        while len(served.app.mcp.streams) >= below:
+            await asyncio.sleep(0.01)
+
+
 def test_a_newcomers_stream_ends_the_largest_holders_oldest_get_stream_which_resumes_later(full_share) -> None:
     async def scenario() -> dict[str, Any]:
         async with _client(full_share, "127.0.0.2") as mine, _client(full_share, "127.0.0.3") as theirs, \
@@ -195,6 +202,7 @@ def test_a_newcomers_stream_ends_the_largest_holders_oldest_get_stream_which_res
                 resume = {**sessions[0], "last-event-id": first_event}
                 async with mine.stream("GET", "/mcp", headers=resume) as refused:
                     while_full = refused.status_code
+            await _released(full_share, below=TOTAL)  # the server sees the newcomer's disconnect when it reads it
             async with mine.stream("GET", "/mcp", headers=resume) as resumed:
                 later = resumed.status_code
             return {"newcomer": admitted.status_code, "oldest ended": ended is not None,
