@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 from hexmcp.core import ErrorCode, ProtocolError, models
 from hexmcp.core.registrar import Registrar
+from hexmcp.core.resources import Completer
 
 from .readers import served_media_type
 from .service import RESOURCE_TEMPLATE, CorpusChange, KnowledgeService, resource_uri
@@ -37,7 +38,8 @@ def register_document_resources(registrar: Registrar, service: KnowledgeService)
     service.listeners.append(on_change)
 
     @registrar.resource(RESOURCE_TEMPLATE, name="document", title="A document of the knowledge base",
-                        description="Any document by its corpus-relative path (see listDocuments).")
+                        description="Any document by its corpus-relative path (see listDocuments).",
+                        completer=_document_paths(service))
     async def read_document(path: str) -> str:
         await service.ensure_documents()
         document = service.documents.get(unquote(path))
@@ -45,6 +47,26 @@ def register_document_resources(registrar: Registrar, service: KnowledgeService)
             raise ProtocolError(ErrorCode.RESOURCE_NOT_FOUND, f"unknown document id {unquote(path)!r}",
                                 {"uri": resource_uri(unquote(path))})
         return document.text
+
+
+def _document_paths(service: KnowledgeService) -> Completer:
+    """Completion of the template's `path`: the document ids starting with what was typed, then those with a
+    folder or file name starting with it (a file name typed without its folders), each in path order, case
+    ignored. It never waits for (or starts) the first read: before it, there is nothing to offer."""
+    async def complete(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        if argument != "path":
+            return []
+        typed = unquote(value).lower()
+        in_segment = "/" + typed
+        starting, named = [], []
+        for document_id in sorted(service.documents):
+            lowered = document_id.lower()
+            if lowered.startswith(typed):
+                starting.append(document_id)
+            elif in_segment in lowered:
+                named.append(document_id)
+        return starting + named
+    return complete
 
 
 def _resource(document: Any) -> models.Resource:

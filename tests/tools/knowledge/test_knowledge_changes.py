@@ -56,6 +56,31 @@ async def test_edits_additions_and_removals_reach_resources_and_subscribers(serv
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
 
 
+async def _completed(client: CoreClient, value: str, argument: str = "path") -> dict:
+    return (await client.ok("completion/complete", {"ref": {"type": "ref/resource", "uri": "hexmcp://docs/{path}"},
+                                                    "argument": {"name": argument, "value": value}}))["completion"]
+
+
+async def test_the_document_template_completes_paths_and_follows_the_corpus(served, corpus_dir: Path) -> None:
+    """A client filling in `hexmcp://docs/{path}` is offered document ids: by prefix first, then by a folder
+    or file name (typed without its folders), case ignored; what a change adds or removes is offered or not."""
+    server, service, client = served
+    await client.initialize()
+    assert (await _completed(client, "guide"))["values"] == []  # nothing read yet: nothing offered, nothing started
+    await service.start()
+    assert await _completed(client, "") == {"values": sorted(service.documents), "total": len(service.documents),
+                                             "hasMore": False}
+    assert (await _completed(client, "Guide/S"))["values"] == ["guide/storage.md"]
+    assert (await _completed(client, "co"))["values"] == ["notes/cooking.rst"]  # a file name, no folder typed
+    assert (await _completed(client, "guide", argument="uri"))["values"] == []  # the template has no such argument
+    (corpus_dir / "notes/cooking.rst").unlink()
+    (corpus_dir / "notes/compost.md").write_text("# Compost\n\nTurn the heap every week.\n")
+    await service.reload()
+    assert (await _completed(client, "co"))["values"] == ["notes/compost.md"]
+    read = await client.ok("resources/read", {"uri": "hexmcp://docs/" + (await _completed(client, "comp"))["values"][0]})
+    assert "Turn the heap" in read["contents"][0]["text"]
+
+
 async def test_the_first_read_is_announced_once_and_an_unchanged_corpus_notifies_nobody(served) -> None:
     server, service, client = served
     await client.initialize()
