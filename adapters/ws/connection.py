@@ -63,6 +63,8 @@ class WsConnection:
                                  peer_timeout_s=config.client_request_timeout_s, client_id=client_id,
                                  transport="ws", slots=slots)
         self.session_id = self.rpc.session_id
+        self.received = 0
+        """Messages read from the client, for `activity`."""
         self.stopping = False
         self.ended: Ending | None = None
         self.done = asyncio.Event()
@@ -106,8 +108,9 @@ class WsConnection:
         return self.rpc.in_flight == 0
 
     def activity(self) -> int:
-        """Messages sent: every request gets an answer, so this moves whenever the client asks anything."""
-        return self.outbox.sent
+        """Messages sent and read: a client that only sends notifications (progress, cancellations, roots
+        changed) is as active as one that asks, and so is one that only receives what it subscribed to."""
+        return self.outbox.sent + self.received
 
     def let_go(self, reason: str, *, idle: bool) -> None:
         """Close with 1000 (idle) or 1013 (try again later: made room for another client), saying why."""
@@ -128,6 +131,7 @@ class WsConnection:
                 return
             if kind != "websocket.receive":
                 continue
+            self.received += 1
             text = message.get("text")
             if text is None:
                 await self.rpc.refuse(None, ErrorCode.INVALID_REQUEST,

@@ -240,6 +240,23 @@ def test_idle_sockets_and_streams_are_closed_after_the_timeout_busy_ones_are_not
                        "expired": True}
 
 
+def test_a_socket_whose_client_only_sends_notifications_is_not_idle(short_idle) -> None:
+    """Notifications get no answer, so a socket judged by what the server sends looked idle while its client
+    kept telling the server things; the client's own messages count as activity too."""
+
+    async def scenario() -> dict[str, Any]:
+        talking = await _initialized(await _socket(short_idle, "127.0.0.2"))
+        silent = await _initialized(await _socket(short_idle, "127.0.0.3"))
+        for _ in range(12):  # 1.8 s: three times the idle timeout
+            await talking.send(json.dumps({"method": "notifications/roots/list_changed"}))
+            await asyncio.sleep(0.15)
+        outcome = {"silent": await _closed(silent, within=0.1), "talking": await _closed(talking, within=0.1)}
+        await talking.close()
+        return outcome
+
+    assert asyncio.run(scenario()) == {"silent": (1000, "idle for 0.6 s"), "talking": None}
+
+
 def test_a_full_session_table_evicts_the_largest_holders_session_not_the_one_idle_longest() -> None:
     """B's one session is the least recently used of all; A holds 3. A newcomer's session evicts A's least
     recently used one (before: B's, whoever held the most)."""
