@@ -279,3 +279,40 @@ async def test_a_prompt_and_a_template_the_upstream_drops_are_dropped_downstream
             assert gone.value.rpc_code == -32602
             with pytest.raises(ClientError):
                 await client.read_resource("upstream://up/notes://a")
+
+
+def refusing_server() -> McpServer:
+    """An upstream that refuses a call's arguments with -32602 and no path, as servers of the versions before
+    2025-11-25 (and many others) do."""
+    from hexmcp.core import ErrorCode, ProtocolError
+
+    server = McpServer("refusing", "1.0.0")
+
+    @server.tool()
+    async def halve(number: int) -> str:
+        """Half of an even number."""
+        if number % 2:
+            raise ProtocolError(ErrorCode.INVALID_PARAMS, f"{number} is odd: give an even number",
+                                {"odd": number})
+        return str(number // 2)
+
+    return server
+
+
+async def test_an_upstreams_refused_arguments_reach_the_client_in_its_versions_form() -> None:
+    """From 2025-11-25 on a refused argument is an isError result the model reads and corrects (SEP-1303),
+    whatever the upstream answered; an older client still gets -32602, naming the upstream."""
+    with live_server(refusing_server()) as upstream, mounting(("up", Target.parse(upstream.url))) as (live, _):
+        async with downstream(live, "up__halve") as client:
+            assert (await client.call_tool("up__halve", {"number": 8})).content[0].text == "4"
+            refused = await client.call_tool("up__halve", {"number": 7})
+        assert refused.is_error and "up: 7 is odd: give an even number" in refused.content[0].text
+        assert refused.meta["io.hexmcp/errorCode"] == "invalid_params"
+        data = refused.meta["io.hexmcp/errorData"]
+        upstream_event = data["upstreamData"].pop("eventId")  # the upstream's log names the same refusal
+        assert upstream_event.startswith("ev-") and upstream_event != refused.meta["io.hexmcp/eventId"]
+        assert data == {"path": "$.arguments", "upstream": "up", "upstreamData": {"odd": 7}}
+        async with McpClient(live.url, protocol_version=versions.V2025_06_18) as old:
+            with pytest.raises(ClientError) as error:
+                await old.call_tool("up__halve", {"number": 7})
+        assert error.value.rpc_code == -32602 and "up: 7 is odd" in error.value.message

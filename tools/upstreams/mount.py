@@ -43,6 +43,7 @@ from hexmcp.client.mcp_client import InvalidItem, McpClient, RetryPolicy
 from hexmcp.client.target import Target
 from hexmcp.client.transports import MAX_MESSAGE_BYTES
 from hexmcp.core import ErrorCode, McpServer, ProtocolError, ToolContext, ToolError, models
+from hexmcp.core.argument_refusals import ARGUMENTS_PATH
 from hexmcp.core.convert import from_wire
 from hexmcp.core.ids import new_event_id
 from hexmcp.core.meta import META_EVENT_ID
@@ -446,7 +447,12 @@ def _quoted(name: str) -> str:
 
 
 def _downstream_error(upstream: str, error: ClientError) -> Exception:
-    """An upstream's refusal as ours: bad arguments stay a protocol error, anything else a tool error."""
+    """An upstream's refusal as ours: refused arguments are refused arguments here too, answered as the
+    client's version says (-32602, or from 2025-11-25 on an isError result the model can correct, whatever
+    version the upstream speaks: `core/argument_refusals.py`); anything else is a tool error."""
     if error.code is ClientErrorCode.SERVER_ERROR and error.rpc_code == jsonrpc.INVALID_PARAMS:
-        return ProtocolError(ErrorCode.INVALID_PARAMS, f"{upstream}: {error.message}")
+        data: dict[str, Any] = {"path": ARGUMENTS_PATH, "upstream": upstream}
+        if error.data is not None:
+            data["upstreamData"] = error.data
+        return ProtocolError(ErrorCode.INVALID_PARAMS, f"{upstream}: {error.message}", data)
     return ToolError(f"the upstream server '{upstream}' failed: {error.message}")
