@@ -263,6 +263,46 @@ def test_one_address_flooding_made_up_tokens_gets_few_introspections_and_others_
     assert statuses.get(401, 0) == introspector.requests - asked - 1 >= PER_CLIENT_IN_FLIGHT  # -1: the honest one
 
 
+def test_one_address_presenting_new_tokens_one_after_another_is_held_to_a_rate(world, intro_server) -> None:
+    """The in-flight cap bounds how many of one client's tokens wait, not how many a second: made-up tokens
+    sent one after another each reached the issuer. Now beyond NEW_TOKENS' burst a client gets 429 with when
+    to retry, the issuer is not asked, a token already checked is still served from the cache, and another
+    address is not affected."""
+    from hexmcp.adapters.http.auth.introspection import NEW_TOKENS
+
+    app, _, _ = intro_server
+    base = f"http://127.0.0.1:{world.intro_port}"
+    introspector = app.authenticator.verifier
+    known = world.issuer.client_credentials(world.intro_resource, "mcp:read mcp:tools")
+    other = world.issuer.client_credentials(world.intro_resource, "mcp:read mcp:tools")
+
+    async def scenario() -> dict[str, Any]:
+        flooder = httpx.AsyncClient(timeout=30, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.4"))
+        elsewhere = httpx.AsyncClient(timeout=30, transport=httpx.AsyncHTTPTransport(local_address="127.0.0.5"))
+        async with flooder, elsewhere:
+            first = (await flooder.post(f"{base}/mcp/ping", json={}, headers=_bearer(known))).status_code
+            asked = introspector.requests
+            started = time.monotonic()
+            answers = [await flooder.post(f"{base}/mcp/ping", json={}, headers=_bearer(f"new-{index}"))
+                       for index in range(3 * NEW_TOKENS.burst)]
+            elapsed = time.monotonic() - started
+            return {"first": first, "asked": introspector.requests - asked, "elapsed": elapsed,
+                    "statuses": [answer.status_code for answer in answers],
+                    "limited": [answer for answer in answers if answer.status_code == 429][:1],
+                    "known again": (await flooder.post(f"{base}/mcp/ping", json={},
+                                                       headers=_bearer(known))).status_code,
+                    "elsewhere": (await elsewhere.post(f"{base}/mcp/ping", json={},
+                                                       headers=_bearer(other))).status_code}
+
+    outcome = asyncio.run(scenario())
+    allowed = NEW_TOKENS.burst - 1 + NEW_TOKENS.rate * outcome["elapsed"]  # -1: the known token's check
+    assert outcome["first"] == 200 and outcome["known again"] == 200 and outcome["elsewhere"] == 200
+    assert set(outcome["statuses"]) == {401, 429}
+    assert outcome["statuses"].count(401) == outcome["asked"] <= allowed + 1
+    [limited] = outcome["limited"]
+    assert int(limited.headers["retry-after"]) >= 1 and "Too many new tokens" in limited.text
+
+
 def test_the_official_sdk_client_runs_the_authorization_code_flow_end_to_end(world, jwt_server) -> None:
     import httpx2
     from mcp.client.auth import OAuthClientProvider

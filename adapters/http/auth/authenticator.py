@@ -8,6 +8,7 @@ OAuth verifier (JWT or introspection) when one is configured. Failures become th
 from __future__ import annotations
 
 import hmac
+import math
 from typing import Any, Awaitable, Callable
 
 import structlog
@@ -21,7 +22,7 @@ from . import principal as kinds
 from .challenge import Challenges
 from .config import INTROSPECTION, OAuthConfig
 from .claims import InvalidToken
-from .introspection import Introspector, IssuerUnavailable, TooManyChecks
+from .introspection import Introspector, IssuerUnavailable, TooManyChecks, TooManyNewTokens
 from .metadata import metadata_url
 from .principal import Principal
 from .scopes import ScopePolicy
@@ -80,6 +81,10 @@ class Authenticator:
             return self.challenges.invalid(str(error))
         except TooManyChecks:
             return TOO_MANY_CHECKS
+        except TooManyNewTokens as error:
+            return Refusal(code=ErrorCode.RATE_LIMITED,
+                           message=f"Too many new tokens from this client: retry in {error.retry_after_s:.1f} s",
+                           headers=((b"retry-after", str(math.ceil(error.retry_after_s)).encode()),))
         except IssuerUnavailable as error:
             log.warning("token introspection failed", error=str(error))
             return ISSUER_UNAVAILABLE

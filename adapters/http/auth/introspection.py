@@ -8,7 +8,11 @@ token does not reach the issuer each time. At most `MAX_IN_FLIGHT` introspection
 and one client (its address: nobody is authenticated yet) has at most `PER_CLIENT_IN_FLIGHT` of them
 asked or waiting: a flood of made-up tokens from one address, each new and so each asked about, made
 every other client's first request wait behind it (ping with a fresh token: 9 ms alone, 184 ms beside
-64 such requests at once) and sent the issuer as many requests as the flood had tokens.
+64 such requests at once) and sent the issuer as many requests as the flood had tokens. The in-flight cap
+bounds how many wait, not how many a second: against an issuer answering in 5 ms one address could still
+have it asked ~800 times a second. So each client may also have at most `NEW_TOKENS` checked a second
+(a burst of `NEW_TOKENS_BURST`), the rest answered 429 with when to retry; a token once checked is answered
+from the cache and spends nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from urllib.parse import quote
 import attrs
 
 from ...held_open import HeldOpen
+from ...limits import BucketRate, TokenBuckets
 from . import principal as kinds
 from .config import OAuthConfig
 from .discovery import endpoint
@@ -34,6 +39,8 @@ from .principal import Principal
 MAX_IN_FLIGHT = 16
 PER_CLIENT_IN_FLIGHT = 4
 WAITING_AT_MOST = 1024  # tokens asked about or waiting for a turn, from every client together
+NEW_TOKENS = BucketRate(rate=10, burst=20)
+"""Tokens the issuer is asked about per client: a real client presents a new token a few times an hour."""
 
 
 class IssuerUnavailable(Exception):
@@ -42,6 +49,14 @@ class IssuerUnavailable(Exception):
 
 class TooManyChecks(Exception):
     """This client already has `PER_CLIENT_IN_FLIGHT` tokens being asked about: retry shortly."""
+
+
+class TooManyNewTokens(Exception):
+    """This client presented more new tokens than `NEW_TOKENS` allows: retry after `retry_after_s`."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"too many new tokens: retry in {retry_after_s:.1f} s")
+        self.retry_after_s = retry_after_s
 
 
 @attrs.frozen
@@ -59,6 +74,7 @@ class Introspector:
         self._cache: collections.OrderedDict[bytes, _Answer] = collections.OrderedDict()
         self._gate = asyncio.Semaphore(MAX_IN_FLIGHT)
         self._asking = HeldOpen(what="token checks", per_client=PER_CLIENT_IN_FLIGHT, total=WAITING_AT_MOST)
+        self._new_tokens = TokenBuckets(NEW_TOKENS)
         # RFC 6749 §2.3.1: client id and secret are form-encoded before they go into Basic credentials.
         pair = f"{quote(config.client_id or '', safe='')}:{quote(config.client_secret or '', safe='')}"
         self._headers = {"authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
@@ -74,6 +90,9 @@ class Introspector:
             if cached.principal is None:
                 raise InvalidToken(cached.reason)
             return cached.principal
+        admission = self._new_tokens.take(client, time.monotonic())
+        if not admission.admitted:
+            raise TooManyNewTokens(admission.retry_after_s)
         refused = self._asking.take(client)
         if refused is not None:
             raise TooManyChecks(refused)
