@@ -68,8 +68,11 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(knowledge_cache: Path, em
     corpus = tmp_path / "adr"
     shutil.copytree(REPOSITORY / "docs" / "adr", corpus)  # a few hundred passages: long enough to interrupt
     cache = _cache_sharing_the_model(knowledge_cache, tmp_path / "cache")
+    # A job started in the background by a shell without job control (a CI script's `&`) inherits SIGINT
+    # ignored, and Python then leaves it ignored, as a user of nohup would expect: Ctrl-C as a terminal sends it.
     process = subprocess.Popen(_command(str(corpus)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "HEXMCP_CACHE_DIR": str(cache)})
+                               env={**os.environ, "HEXMCP_CACHE_DIR": str(cache)},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in process.stderr:  # the first line with a rate: embedding is under way
         seen.append(line)
