@@ -10,7 +10,8 @@ for the file), so the documents are those a full read would give.
 Some changes are not local to their path, and they are read whole: a `.gitignore` or `.git/info/exclude`
 (which may add or drop documents anywhere below), a root itself, a path outside every root, a root that
 is a single file, and the bundled documentation. So is the first read, and any read after the watcher
-lost events (a restart, a root deleted and made again): the service asks for `read_all` then.
+lost events (a restart, a root deleted and made again): the service asks for `read_all` then, once the
+new watch is armed.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Collection
 from urllib.parse import quote
 
 import attrs
@@ -244,30 +244,27 @@ class KnowledgeService:
 
         roots = self.config.corpus.roots
         stop = stop or asyncio.Event()
-        watched_before = False
         failures = 0  # in a row: a watcher that cannot start (the inotify limit) is retried less and less often
         while not stop.is_set():
             if not await _roots_present(roots, stop):
                 return
-            if watched_before:  # what the roots hold now was written while nothing watched them
-                await self._reload_logged()
-            # The new watch arms after that read: a file written in between is named by no event, so the first
-            # batch after a restart is read whole, as every batch was before changes were read by their paths.
-            whole = watched_before
-            watched_before = True
             try:
                 watch_filter = CorpusChangeFilter(roots) if self.config.corpus.gitignore else DefaultFilter()
                 async with contextlib.aclosing(awatch(*map(str, roots), stop_event=stop, recursive=True,
                                                       watch_filter=watch_filter)) as batches:
-                    async for changes in batches:
+                    # The watch arms first, the roots are read after: a file written between a read and the
+                    # arming is named by no event, and was missed until a later change named it (a root made
+                    # again, then written to at once; an edit while the server started).
+                    changes = await _after_arming(batches, self._reload_logged)
+                    while changes is not None:
                         failures = 0
                         gone = _roots_deleted(roots, changes)
                         if gone:
                             log.warning("a --docs root was deleted; serving the last index until it is back",
                                         missing=gone)
                             break
-                        await self._reload_logged(None if whole else {path for _, path in changes})
-                        whole = False
+                        await self._reload_logged({path for _, path in changes})
+                        changes = await anext(batches, None)
             except Exception as error:  # noqa: BLE001 - an error out of a background task stops the server
                 # watchfiles raises on an event for a path it cannot decode (a file name that is not UTF-8)
                 # and ends its watch: watch again, after reading what may have changed meanwhile.
@@ -375,6 +372,22 @@ def _roots_deleted(roots: tuple[Path, ...], changes: set[tuple[Any, str]]) -> li
 
     deleted = {os.path.abspath(path) for change, path in changes if change == Change.deleted}
     return [str(root) for root in roots if not root.exists() or os.path.abspath(root) in deleted]
+
+
+async def _after_arming(batches: AsyncIterator[set[tuple[Any, str]]],
+                        read: Callable[[], Awaitable[None]]) -> set[tuple[Any, str]] | None:
+    """Arm the watch `batches` is (watchfiles makes its watcher in the first step of the first `anext`, before
+    it first waits, and keeps every event from then on), run `read`, then return the first batch (None: the
+    watch stopped)."""
+    first = asyncio.ensure_future(anext(batches, None))
+    try:
+        await asyncio.sleep(0)  # the first step runs: the watch is armed
+        await read()
+        return await first
+    finally:
+        if not first.done():  # cancelled or failed meanwhile: let the step end before the generator is closed
+            first.cancel()
+            await asyncio.wait([first])
 
 
 async def _roots_present(roots: tuple[Path, ...], stop: asyncio.Event) -> bool:

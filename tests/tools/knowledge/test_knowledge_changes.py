@@ -257,6 +257,27 @@ async def until(condition, seconds: float = 30) -> None:
             await asyncio.sleep(0.1)
 
 
+async def test_a_page_written_after_the_first_read_and_before_the_watch_is_served(tmp_path: Path,
+                                                                                  knowledge_cache: Path) -> None:
+    """A file written between a read of the corpus and the arming of the watch is named by no event: it was
+    missed until another change named it (an edit while the server started; a root made again and written to
+    at once, which a loaded CI machine hit). Every watch now arms before its catch-up read."""
+    from hexmcp.tools.knowledge.service import KnowledgeService
+
+    (tmp_path / "a.md").write_text("# A\n\nThe first page.\n")
+    service = KnowledgeService(KnowledgeConfig(corpus=CorpusSpec(roots=[tmp_path]), cache_dir=knowledge_cache))
+    await service.start()
+    assert set(service.documents) == {"a.md"}
+    (tmp_path / "b.md").write_text("# B\n\nWritten before anything watched the folder.\n")
+    stop = asyncio.Event()
+    watching = asyncio.ensure_future(service.watch(stop))
+    try:
+        await until(lambda: set(service.documents) == {"a.md", "b.md"}, seconds=15)  # no event will ever name b.md
+    finally:
+        stop.set()
+        await asyncio.wait_for(watching, 10)
+
+
 async def test_the_watcher_follows_a_root_deleted_and_made_again(tmp_path: Path, knowledge_cache: Path) -> None:
     """watchfiles loses a deleted root's watch and never sees the folder made again in its place
     (bench/corpus_probes.py, group watch): the server kept serving the deleted folder's pages forever."""

@@ -166,6 +166,8 @@ async def test_the_service_watcher_wakes_for_pages_and_rules_not_for_ignored_out
     watching = asyncio.ensure_future(service.watch(stop))
     try:
         await asyncio.sleep(0.5)  # let the watcher arm
+        assert wakes == [1]  # the read once the watch is armed
+        wakes.clear()
         for round_ in range(20):
             (root / "_build" / f"page-{round_}.md").write_text("# built\n")
         await asyncio.sleep(1.5)  # watchfiles batches within 1.6 s at most (its debounce)
