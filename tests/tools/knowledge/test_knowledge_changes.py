@@ -311,6 +311,28 @@ async def test_the_watcher_follows_a_root_deleted_and_made_again_at_once(tmp_pat
         assert not watching.done()
 
 
+async def test_a_file_written_right_after_the_restarts_read_is_seen(tmp_path: Path, knowledge_cache: Path) -> None:
+    """After a restart the corpus is read again once the new watch is armed. Read before it (as it was), a
+    file written between the read and the arming was named by no event and never read (a slow machine's
+    watcher test hit it); here the file is written the moment that read ends."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    async with watched(docs, knowledge_cache) as (service, watching):
+        reload = service._reload_logged
+
+        async def reload_then_write(changed=None) -> None:
+            await reload(changed)
+            if changed is None and not (docs / "late.md").exists():  # the restart's read of the whole corpus
+                (docs / "late.md").write_text("# Late\n\nWritten as soon as the corpus was read.\n")
+
+        service._reload_logged = reload_then_write  # type: ignore[method-assign]
+        shutil.rmtree(docs)
+        docs.mkdir()
+        (docs / "b.md").write_text("# B\n\nWritten into the folder made again.\n")
+        await until(lambda: set(service.documents) == {"b.md", "late.md"})
+        assert not watching.done()
+
+
 async def test_the_watcher_outlives_a_file_name_that_is_not_utf8(tmp_path: Path, knowledge_cache: Path) -> None:
     """watchfiles raises on an event for a path it cannot decode; out of the watch task, that stopped the
     server (a background task's failure is fatal). Now watching resumes and later edits are seen."""
