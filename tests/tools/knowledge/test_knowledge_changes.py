@@ -97,10 +97,11 @@ async def test_the_watcher_picks_up_a_saved_file(served, corpus_dir: Path) -> No
     await client.initialize()
     await client.ok("resources/subscribe", {"uri": resource_uri("guide/install.md")})
     await service.start()
+    whole = service.reads["whole"]
     stop = asyncio.Event()
     watching = asyncio.ensure_future(service.watch(stop))
     try:
-        await asyncio.sleep(0.5)  # let the watcher arm before the write
+        await until(lambda: service.reads["whole"] > whole)  # armed: a watch arms, then reads the corpus once
         (corpus_dir / "guide/install.md").write_text("# Installing\n\nUse the installer.\n")
         async with asyncio.timeout(30):
             while not client.peer.notified("notifications/resources/updated"):
@@ -241,10 +242,11 @@ async def watched(root: Path, knowledge_cache: Path):
     (root / "a.md").write_text("# A\n\nThe first page.\n")
     service = KnowledgeService(KnowledgeConfig(corpus=CorpusSpec(roots=[root]), cache_dir=knowledge_cache))
     await service.start()
+    whole = service.reads["whole"]
     stop = asyncio.Event()
     watching = asyncio.ensure_future(service.watch(stop))
     try:
-        await asyncio.sleep(0.5)  # let the watcher arm
+        await until(lambda: service.reads["whole"] > whole)  # armed: a watch arms, then reads the corpus once
         yield service, watching
     finally:
         stop.set()
