@@ -2,13 +2,14 @@
 
 Scanning the environment's entry points (importing importlib.metadata, then reading every
 distribution's metadata) is a large part of `hexmcp stdio`'s start. The scan's result is kept in
-`$HEXMCP_CACHE_DIR/start/packs-<interpreter>.json`, keyed by the modification time of every folder on
-sys.path: installing or removing a distribution rewrites its folder, so any change rescans. A missing,
+`$HEXMCP_CACHE_DIR/start/packs-<interpreter>-<sys.path digest>.json` (one file per environment sharing
+the cache directory), keyed by the modification time of every folder on sys.path: installing or removing a distribution rewrites its folder, so any change rescans. A missing,
 stale, foreign or corrupt file only means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too.
 """
 
 from __future__ import annotations
 
+import binascii  # loaded by the start already: its crc32 names a sys.path, at no import cost
 import importlib
 import os
 import sys
@@ -66,8 +67,8 @@ def _load(name: str, target: str) -> Pack:
 def _entries(cache_dir: Path) -> list[Entry]:
     if os.environ.get("HEXMCP_CODE_CACHE", "").strip() == "0":
         return _scan()
-    path = cache_dir / "start" / f"packs-{sys.implementation.cache_tag}.json"
     key = _environment_key()
+    path = cache_dir / "start" / f"packs-{sys.implementation.cache_tag}-{_environment_name(key)}.json"
     cached = _read(path, key)
     if cached is not None:
         return cached
@@ -98,6 +99,13 @@ def _environment_key() -> list[Any]:
         except OSError:
             key.append([folder, None])
     return key
+
+
+def _environment_name(key: list[Any]) -> str:
+    """A name for the sys.path folders `key` covers. Environments sharing a cache directory (two virtual
+    environments of one Python, a PYTHONPATH, a test runner's own sys.path) each keep their own file: with
+    one file per interpreter they overwrote each other's, and each start after the other's scanned again."""
+    return format(binascii.crc32("\0".join(folder for folder, _ in key).encode()), "08x")
 
 
 def _read(path: Path, key: list[Any]) -> list[Entry] | None:

@@ -60,9 +60,13 @@ NOT_BEFORE_THE_ANSWER = (*DEFERRED_MODULES, "hexmcp.tools.classification.engine"
                          "hexmcp.tools.concepts.model")
 # Run as `python -c PROBE stdio ...`: the real `hexmcp stdio` (its module imported first, as the command does),
 # which also writes into $MODULES_AT_ANSWER, at the moment the first answer (to `initialize`) goes to the wire,
-# the names of the modules loaded and what the compiled code cache did (ADR 0013).
+# the names of the modules loaded and what the compiled code cache did (ADR 0013). It starts serving once
+# the client's first message waits on stdin, as a host's `initialize` written right after the spawn does:
+# with nothing waiting at start the hooks start at once (adapters/stdio/transport.py), and a client slower
+# than the server to get going (a loaded machine) would test that other start instead.
 PROBE = """
-import json, os, sys
+import json, os, select, sys
+select.select([0], [], [], 60)
 from hexmcp.app.cli import main
 from hexmcp.adapters.stdio import transport
 from hexmcp.app.start import code_cache

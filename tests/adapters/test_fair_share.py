@@ -110,6 +110,14 @@ async def _initialized(ws: Any) -> Any:
     return ws
 
 
+async def _in_flight(served: Served, calls: int, within: float = 5.0) -> None:
+    """Wait until `calls` of the server's sockets have a call in flight (none idle by `Holder.idle`): a call
+    the client sent reaches the server a moment later, and until then its socket is idle and may be closed."""
+    async with asyncio.timeout(within):
+        while sum(not place.idle() for place in served.endpoint.held._client_of) < calls:
+            await asyncio.sleep(0.01)
+
+
 def test_a_newcomer_to_a_full_server_closes_the_largest_holders_oldest_idle_socket(full_share) -> None:
     """A holds 3 sockets (the oldest busy with a call), B 1: the server is full. C (fair share 4 // 3 = 1)
     gets in: A's oldest *idle* socket is closed with 1013 and why, its busy one finishes its call. A itself,
@@ -120,7 +128,7 @@ def test_a_newcomer_to_a_full_server_closes_the_largest_holders_oldest_idle_sock
         idle_session = idle.response.headers["mcp-session-id"]
         other = await _socket(full_share, "127.0.0.3")
         await _ask(busy, 7, "tools/call", {"name": "slow", "arguments": {"seconds": 1.5, "steps": 1}})
-        await asyncio.sleep(0.2)  # the call is in flight
+        await _in_flight(full_share, 1)
         newcomer = await _socket(full_share, "127.0.0.4")
         closed = await _closed(idle)
         await _ask(newcomer, 1, "ping")
@@ -151,7 +159,7 @@ def test_no_socket_is_closed_while_every_place_of_the_largest_holders_has_a_call
         other = await _socket(full_share, "127.0.0.3")
         for index, ws in enumerate(mine):
             await _ask(ws, 10 + index, "tools/call", {"name": "slow", "arguments": {"seconds": 1.0, "steps": 1}})
-        await asyncio.sleep(0.2)
+        await _in_flight(full_share, 3)
         refused = await _socket(full_share, "127.0.0.4")
         answered = ["result" in await _answer(ws, 10 + index) for index, ws in enumerate(mine)]
         for ws in (*mine, other):

@@ -61,7 +61,9 @@ async def test_calls_on_many_sockets_share_the_http_concurrency_cap(live, gauge:
         await first.initialize()
         await second.initialize()
         calls = asyncio.gather(_calls(first, 1.0), _calls(second, 1.0))
-        await asyncio.sleep(0.5)  # all eight sent: the admitted ones are running
+        async with asyncio.timeout(10):  # the admitted calls are running: every slot is taken
+            while live.app.limit.in_flight < CAP:
+                await asyncio.sleep(0.01)
         async with httpx.AsyncClient(base_url=live.base, timeout=10) as http:
             refused = await http.post("/mcp/tools/call", json={"name": "echo", "arguments": {"text": "x"}})
         answers = [answer for socket_answers in await calls for answer in socket_answers]

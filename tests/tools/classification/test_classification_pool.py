@@ -21,13 +21,24 @@ class Gate:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.ran: list[tuple[str, str]] = []
+        self.waiting: list[str] = []  # the items whose pass a worker has started (and holds until the release)
         self.lock = threading.Lock()
 
     def __call__(self, item: str) -> str:
+        with self.lock:
+            self.waiting.append(item)
         self.release.wait(timeout=10)
         with self.lock:
             self.ran.append((item, threading.current_thread().name))
         return item.upper()
+
+
+async def _until(condition, within: float = 10.0) -> None:
+    """Wait until `condition` holds: what a worker thread has done by then, which a fixed sleep only guessed
+    (a loaded machine runs the thread later)."""
+    async with asyncio.timeout(within):
+        while not condition():
+            await asyncio.sleep(0.005)
 
 
 @contextlib.contextmanager
@@ -46,7 +57,7 @@ def test_workers_run_in_parallel_and_answer_each_caller():
 
         async def main():
             calls = [asyncio.ensure_future(pool.submit(f"t{i}")) for i in range(6)]
-            await asyncio.sleep(0.05)
+            await _until(lambda: len(gate.waiting) == 2)  # each worker holds one
             gate.release.set()
             return await asyncio.gather(*calls)
 
@@ -95,14 +106,14 @@ def _check_abandoned_work_is_dropped(gate: Gate, pool: InferencePool) -> None:
 
     async def main():
         first = asyncio.ensure_future(pool.submit("running"))
-        await asyncio.sleep(0.01)
+        await _until(lambda: gate.waiting == ["running"])
         waiting = [asyncio.ensure_future(pool.submit(f"gone{i}")) for i in range(20)]
         await asyncio.sleep(0.01)
         for task in waiting[:10]:
             task.cancel()
         outcomes = await asyncio.gather(first, *waiting, return_exceptions=True)
         gate.release.set()
-        await asyncio.sleep(0.2)  # let the worker reach the abandoned entries
+        await _until(lambda: pool.dropped == 20)  # the worker reaches the abandoned entries
         return outcomes
 
     outcomes = asyncio.run(main())
@@ -154,6 +165,8 @@ class BatchGate(Gate):
         self.batches: list[list[str]] = []
 
     def many(self, items: list[str]) -> list[str]:
+        with self.lock:
+            self.waiting.extend(items)
         self.release.wait(timeout=10)
         with self.lock:
             self.batches.append(list(items))
@@ -179,7 +192,7 @@ def test_requests_queued_behind_a_pass_share_the_next_one_up_to_the_cap():
 
         async def main():
             first = asyncio.ensure_future(pool.submit("first"))
-            await asyncio.sleep(0.05)  # the worker holds "first" alone
+            await _until(lambda: gate.waiting == ["first"])  # the worker holds "first" alone
             queued = [asyncio.ensure_future(pool.submit(f"q{i}")) for i in range(6)]
             await asyncio.sleep(0.01)
             gate.release.set()
@@ -197,9 +210,12 @@ class HeldBatches:
     def __init__(self) -> None:
         self.held = {name: threading.Event() for name in ("hold-a", "hold-b")}
         self.batches: list[tuple[str, list[str]]] = []
+        self.started: list[str] = []  # the items of the passes begun
         self.lock = threading.Lock()
 
     def many(self, items: list[str]) -> list[str]:
+        with self.lock:
+            self.started.extend(items)
         for item in items:
             if item in self.held:
                 self.held[item].wait(timeout=10)
@@ -218,9 +234,9 @@ def test_a_worker_takes_its_share_of_every_outstanding_request_not_half_the_queu
 
         async def main():
             held_a = asyncio.ensure_future(pool.submit("hold-a"))
-            await asyncio.sleep(0.05)  # one worker runs it
+            await _until(lambda: model.started == ["hold-a"])  # one worker runs it
             held_b = asyncio.ensure_future(pool.submit("hold-b"))
-            await asyncio.sleep(0.05)  # the other runs this one
+            await _until(lambda: model.started == ["hold-a", "hold-b"])  # the other runs this one
             queued = [asyncio.ensure_future(pool.submit(f"q{i}")) for i in range(6)]
             await asyncio.sleep(0.05)
             model.held["hold-a"].set()
@@ -270,7 +286,7 @@ def test_a_failed_batch_fails_each_of_its_callers_and_the_pool_goes_on():
 
         async def main():
             first = asyncio.ensure_future(pool.submit("first"))
-            await asyncio.sleep(0.05)
+            await _until(lambda: gate.waiting == ["first"])  # the worker holds "first" alone
             doomed = [asyncio.ensure_future(pool.submit(item)) for item in ("a", "boom", "b")]
             await asyncio.sleep(0.01)
             gate.release.set()

@@ -165,7 +165,9 @@ async def test_the_service_watcher_wakes_for_pages_and_rules_not_for_ignored_out
     stop = asyncio.Event()
     watching = asyncio.ensure_future(service.watch(stop))
     try:
-        await asyncio.sleep(0.5)  # let the watcher arm
+        async with asyncio.timeout(10):  # the watch arms, then reads once: a fixed 0.5 s was not always enough
+            while not wakes:
+                await asyncio.sleep(0.05)
         assert wakes == [1]  # the read once the watch is armed
         wakes.clear()
         for round_ in range(20):

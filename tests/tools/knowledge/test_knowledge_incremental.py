@@ -245,7 +245,10 @@ async def test_a_watched_corpus_follows_each_kind_of_change_as_a_full_rebuild_wo
                [[h.document.document_id for h in fresh.search_documents(q, 5)] for q in QUERIES]
 
     try:
-        await asyncio.sleep(0.5)  # let the watcher arm
+        async with asyncio.timeout(30):  # armed: a watch arms, then reads the corpus once, whole
+            while service.reads["whole"] <= last["whole"]:
+                await asyncio.sleep(0.05)
+        last.update(service.reads)
         (root / "guide/install.md").write_text("# Install\n\nRun the installer, then configure the server.\n")
         await settled("changed")  # an edit
         (root / "guide/cache.md").write_text("# Cache\n\nThe vector cache keeps embeddings.\n")
