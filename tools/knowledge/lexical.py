@@ -19,12 +19,16 @@ import numpy as np
 from . import bm25_matrix
 
 Terms = tuple[str, ...]  # one passage's stemmed terms, stop words removed, in order
+STALE_VOCABULARY = 2  # a vocabulary up to this multiple of the terms in use is handed on
 
 
 class LexicalIndex:
-    def __init__(self, texts: Sequence[str], known: Sequence[Terms | None] | None = None) -> None:
+    def __init__(self, texts: Sequence[str], known: Sequence[Terms | None] | None = None,
+                 previous: LexicalIndex | None = None, reused: Sequence[int | None] | None = None) -> None:
         """`known`: each text's terms where an earlier index already has them (None where not); the rest are
-        stemmed here, and only those `texts` are read. Scores are the same either way (tests/tools/knowledge/test_knowledge_incremental.py)."""
+        stemmed here, and only those `texts` are read. Or `previous` and `reused`: for each text, the number of
+        the same passage in `previous` (None for a new or changed one), whose terms and term ids are taken as
+        they are. Scores are the same either way (tests/tools/knowledge/test_knowledge_incremental.py)."""
         import bm25s
         import Stemmer
 
@@ -35,6 +39,9 @@ class LexicalIndex:
         self._stemming = threading.Lock()  # searches run in worker threads; a PyStemmer object is not shared
         self.size = len(texts)
         self._model = bm25s.BM25()
+        keep = previous is not None and reused is not None and previous._vocabulary_fresh()
+        if previous is not None and reused is not None:
+            known = [None if i is None else previous.terms[i] for i in reused]
         self.terms: list[Terms] = list(known) if known is not None else [None] * len(texts)  # type: ignore[list-item]
         missing = [i for i, terms in enumerate(self.terms) if terms is None]
         if missing:
@@ -43,8 +50,22 @@ class LexicalIndex:
                 self.terms[i] = tuple(sys.intern(term) for term in terms)
         # Passages of nothing but stop words leave no vocabulary, which bm25s cannot index: every score is 0.
         self._indexed = any(self.terms)
+        # Each passage's term ids in a vocabulary handed from index to index (bm25_matrix.Vocabulary): a passage
+        # kept from `previous` keeps its ids, so only changed passages' terms are looked up.
+        self._vocabulary = previous._vocabulary if keep else bm25_matrix.Vocabulary()  # type: ignore[union-attr]
+        self.ids: list[np.ndarray] = [previous.ids[r] if keep and r is not None else None  # type: ignore[misc,union-attr]
+                                      for r in (reused if keep else [None] * len(texts))]  # type: ignore[union-attr]
+        new = [i for i, ids in enumerate(self.ids) if ids is None]
+        for i, ids in zip(new, self._vocabulary.ids_of([self.terms[i] for i in new])):
+            self.ids[i] = ids
+        self._live_terms = 0
         if self._indexed:
-            bm25_matrix.install(self._model, self.terms)
+            self._live_terms = bm25_matrix.install_ids(self._model, self.ids, self._vocabulary)
+
+    def _vocabulary_fresh(self) -> bool:
+        """Whether the vocabulary is worth handing on: terms no passage holds any more (edited away) take a
+        column each, so once they outnumber the live ones the next index starts a vocabulary anew."""
+        return len(self._vocabulary) <= STALE_VOCABULARY * max(self._live_terms, 1)
 
     def _terms(self, texts: list[str]) -> list[list[str]]:
         return self._bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False,
