@@ -8,11 +8,11 @@ what is alive then (the new index, the concept base) joins the permanent generat
 collections never walk. An index that is replaced is freed by reference counting (it holds no cycles:
 tests/tools/knowledge/test_background_collection.py), frozen or not.
 
-The price of freezing is that a cycle among frozen objects is never reclaimed. To bound it, when a job starts
-(at rest: the previous index has been replaced and freed) and the frozen population has grown to THAW_GROWTH
-times what it was after the last full collection, one full collection runs over everything (unfreeze, collect,
-freeze): a pause as before, but once per such growth rather than every few re-indexes. Judged at rest, not at a
-job's end, where the index just built and the one it replaces are both alive and the count is double.
+The price of freezing is that a cycle among frozen objects is never reclaimed. To bound it, every
+THAW_EVERY_JOBS-th job starts (at rest: the previous index has been replaced and freed) with one full
+collection over everything (unfreeze, collect, freeze): a pause as before, but once per so many jobs rather
+than every few re-indexes. Counted in jobs, not in frozen objects: gc.get_freeze_count() walks the whole
+permanent generation, 30-90 ms with the GIL held on a served index, which is the stall this module removes.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-#: Frozen objects at rest may grow to this multiple of their count after the last full collection before the
-#: next job's start reclaims the cycles among them.
-THAW_GROWTH = 1.5
+#: Background jobs between two full collections over frozen objects (what cycles they froze is reclaimed then).
+THAW_EVERY_JOBS = 64
 
 _lock = threading.Lock()
 _jobs = 0
-_frozen_after_full: int | None = None
+_since_full = 0
 full_collections = 0
 """Full collections run at a job's start to bound frozen garbage (tests read it)."""
 
@@ -40,7 +39,7 @@ def background_collection() -> Iterator[None]:
     global _jobs
     with _lock:
         if _jobs == 0:
-            _reclaim_if_grown()
+            _reclaim_if_due()
         _jobs += 1
     try:
         yield
@@ -52,17 +51,14 @@ def background_collection() -> Iterator[None]:
                 gc.freeze()
 
 
-def _reclaim_if_grown() -> None:
-    """At rest (under _lock, no job running): one full collection over frozen objects too, if they have grown."""
-    global _frozen_after_full, full_collections
-    if not gc.isenabled():
+def _reclaim_if_due() -> None:
+    """At rest (under _lock, no job running): every THAW_EVERY_JOBS-th job, one full collection, frozen too."""
+    global _since_full, full_collections
+    _since_full += 1
+    if _since_full < THAW_EVERY_JOBS or not gc.isenabled():
         return
-    frozen = gc.get_freeze_count()
-    if _frozen_after_full is None:
-        _frozen_after_full = frozen
-    elif frozen > THAW_GROWTH * max(_frozen_after_full, 1):
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
-        _frozen_after_full = gc.get_freeze_count()
-        full_collections += 1
+    _since_full = 0
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    full_collections += 1
