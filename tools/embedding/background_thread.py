@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import structlog
 
-from .background_collection import background_collection
 from .gil_handoff import quick_handoff
 from .thread_priority import lower_current_thread
 
@@ -100,9 +99,7 @@ async def run_in_background(function: Callable[..., T], *args: Any, name: str = 
     def run() -> None:
         become_background()
         try:
-            # Requests get the GIL back sooner while this runs (gil_handoff.py), and meet no full garbage
-            # collection walking the index meanwhile (background_collection.py).
-            with quick_handoff(), background_collection():
+            with quick_handoff():  # requests get the GIL back sooner while this runs (gil_handoff.py)
                 result: tuple[bool, Any] = (True, function(*args))
         except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
             result = (False, error)
