@@ -60,7 +60,8 @@ class KnowledgeIndex:
         """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
         `max_windows`: the most rows any one of these passages holds, when known. `partial`: a snapshot of a
         build still going on, whose store goes on taking rows of passages this index does not know.
-        `previous`: an earlier index; the BM25 terms of passages it holds (the same objects) are reused."""
+        `previous`: an earlier index; the BM25 terms and term ids of passages it holds (the same objects), and the
+        places of documents whose passages it holds alike, are reused (ADR 0614)."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
