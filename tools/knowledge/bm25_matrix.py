@@ -57,7 +57,12 @@ class Vocabulary:
         return np.split(ids, np.cumsum(lengths)[:-1]) if lengths else []
 
     def as_dict(self) -> dict[str, int]:
-        return dict(self._ids)
+        """A copy for one index's queries (a later build adds to this vocabulary), with the empty token bm25s
+        adds past the matrix's columns."""
+        vocab_dict = dict(self._ids)
+        if "" not in vocab_dict:
+            vocab_dict[""] = len(self._ids)
+        return vocab_dict
 
 
 def build(terms: Sequence[Sequence[str]], k1: float = K1, b: float = B) -> tuple[dict[str, Any], dict[str, int]]:
@@ -65,7 +70,7 @@ def build(terms: Sequence[Sequence[str]], k1: float = K1, b: float = B) -> tuple
     `BM25(k1=k1, b=b).index(terms)` would set them. At least one passage must have a term."""
     vocabulary = Vocabulary()
     scores, _ = build_from_ids(vocabulary.ids_of(terms), len(vocabulary), k1, b)
-    return scores, vocabulary.as_dict() | ({} if "" in vocabulary._ids else {"": len(vocabulary)})
+    return scores, vocabulary.as_dict()
 
 
 def build_from_ids(passage_ids: Sequence[np.ndarray], n_vocab: int, k1: float = K1, b: float = B
@@ -102,7 +107,7 @@ def build_from_ids(passage_ids: Sequence[np.ndarray], n_vocab: int, k1: float = 
 
 def install(model: Any, terms: Sequence[Sequence[str]]) -> None:
     """Give a `bm25s.BM25()` (default parameters) the index `model.index(terms)` would build."""
-    check(model)
+    _check(model)
     scores, vocab_dict = build(terms, k1=model.k1, b=model.b)
     _set(model, scores, vocab_dict)
 
@@ -110,16 +115,13 @@ def install(model: Any, terms: Sequence[Sequence[str]]) -> None:
 def install_ids(model: Any, passage_ids: Sequence[np.ndarray], vocabulary: Vocabulary) -> int:
     """The same from each passage's ids in `vocabulary`: scores equal to `install`'s for those passages'
     terms; stale terms of the vocabulary answer no passage. Returns how many terms occur in some passage."""
-    check(model)
+    _check(model)
     scores, live = build_from_ids(passage_ids, len(vocabulary), k1=model.k1, b=model.b)
-    vocab_dict = vocabulary.as_dict()
-    if "" not in vocab_dict:
-        vocab_dict[""] = len(vocabulary)  # bm25s adds the empty token past the matrix's columns
-    _set(model, scores, vocab_dict)
+    _set(model, scores, vocabulary.as_dict())
     return live
 
 
-def check(model: Any) -> None:
+def _check(model: Any) -> None:
     assert model.method == "lucene" and model.idf_method in (None, "lucene"), "only bm25s's default method"
 
 
