@@ -51,14 +51,14 @@ class LexicalIndex:
                 self.terms[i] = tuple(sys.intern(term) for term in terms)
         # Passages of nothing but stop words leave no vocabulary, which bm25s cannot index: every score is 0.
         self._indexed = any(self.terms)
-        # Each passage's term ids in a vocabulary handed from index to index (bm25_matrix.Vocabulary): a passage
-        # kept from `previous` keeps its ids, so only changed passages' terms are looked up.
+        # The passages' term ids (end to end, and each one's count) in a vocabulary handed from index to index
+        # (bm25_matrix.Vocabulary): a passage kept from `previous` keeps its ids, only changed ones are looked up.
         self._vocabulary = previous._vocabulary if keep else bm25_matrix.Vocabulary()  # type: ignore[union-attr]
-        self.ids: list[np.ndarray] = [previous.ids[r] if keep and r is not None else None  # type: ignore[misc,union-attr]
-                                      for r in (reused if keep else [None] * len(texts))]  # type: ignore[union-attr]
-        new = [i for i, ids in enumerate(self.ids) if ids is None]
-        for i, ids in zip(new, self._vocabulary.ids_of([self.terms[i] for i in new])):
-            self.ids[i] = ids
+        if keep:
+            new = self._vocabulary.ids_of([self.terms[i] for i, r in enumerate(reused) if r is None])  # type: ignore[arg-type]
+            self.ids = bm25_matrix.gather(previous.ids, reused, new)  # type: ignore[union-attr,arg-type]
+        else:
+            self.ids = self._vocabulary.ids_of(self.terms)
         self._live_terms = 0
         if self._indexed:
             self._live_terms = bm25_matrix.install_ids(self._model, self.ids, self._vocabulary)
