@@ -44,6 +44,13 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def handed_on(self) -> Vocabulary:
+        """The same ids in a dict of the next build's own, so nothing a build allocates outlives the index it
+        built (a table made on one build's thread and kept for ever pinned that thread's malloc arena)."""
+        vocabulary = Vocabulary()
+        vocabulary._ids = defaultdict(itertools.count(len(self._ids)).__next__, self._ids)
+        return vocabulary
+
     def ids_of(self, terms: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
         """The passages' term ids end to end (int32) and each passage's count, mapped in slices so the
         interpreter can hand the GIL to a request between them (a slice is a C loop that never lets go of it)."""

@@ -53,7 +53,7 @@ class LexicalIndex:
         self._indexed = any(self.terms)
         # The passages' term ids (end to end, and each one's count) in a vocabulary handed from index to index
         # (bm25_matrix.Vocabulary): a passage kept from `previous` keeps its ids, only changed ones are looked up.
-        self._vocabulary = previous._vocabulary if keep else bm25_matrix.Vocabulary()  # type: ignore[union-attr]
+        self._vocabulary = previous._vocabulary.handed_on() if keep else bm25_matrix.Vocabulary()  # type: ignore[union-attr]
         if keep:
             new = self._vocabulary.ids_of([self.terms[i] for i, r in enumerate(reused) if r is None])  # type: ignore[arg-type]
             self.ids = bm25_matrix.gather(previous.ids, reused, new)  # type: ignore[union-attr,arg-type]
