@@ -1,6 +1,6 @@
 """What one file change costs a watched corpus: from the write to the page being searchable, the CPU seconds
-the server spends on it, its RSS before and after, and `search` p99 at c=1 while a burst of 20 edits lands
-against the same server idle (issue 31: background work must not slow the foreground).
+the server spends on it, its RSS before and after, and `search` p50/p99 at c=1 and c=16 while bursts of 20
+edits land against the same server idle (issue 31: background work must not slow the foreground).
 
     python -m bench.watch_latency --corpus django                       # ~275 real pages (bench/data/corpora)
     python -m bench.watch_latency --corpus 10000 --tree ../main         # generated files, main's code
@@ -12,6 +12,10 @@ text), as bench/corpus_probes.py's `many` group makes them. The server runs `--n
 measured is the knowledge pack (and the concept extraction that follows each new index). CPU per change is
 the server's user+system seconds from the write until /health shows no background work, minus what the
 same server spends idle answering the same /health polls for as long (measured in the same run).
+Foreground: `--cycles` rounds, each a burst per concurrency (20 pages written 0.1 s apart, `search` back to
+back throughout, until the server has been settled for TAIL_S) and then, after PAUSE_S, as many idle
+requests at that concurrency; pooled over the cycles (a p99 over a few hundred samples is their top two or
+three and swung 8-13 ms idle between runs; pooled it is a rank among thousands), with each cycle's p99 beside.
 Run under the exclusive lock; findings: bench/diaries/knowledge_scale.md.
 """
 
@@ -40,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DJANGO = ROOT / "bench" / "data" / "corpora" / "django" / "docs"
 POLL_S = 0.02
 SETTLE_DEADLINE_S = 300.0
+TAIL_S = 1.0  # a burst is measured until the server has been settled this long: what trails a re-index (a
+# collection of the garbage it left) counts against the burst
+PAUSE_S = 1.0  # then a pause before its idle twin
 
 
 def cpu_seconds(pid: int) -> float:
@@ -60,9 +67,9 @@ def generate(docs: Path, files: int) -> None:
 
 
 class Server:
-    def __init__(self, process: subprocess.Popen[bytes], port: int) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], port: int, client: httpx.Client | None = None) -> None:
         self.process = process
-        self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
+        self.client = client or httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600)
 
     def health(self) -> dict[str, Any]:
         with contextlib.suppress(httpx.TransportError):
@@ -136,49 +143,107 @@ QUERIES = ("how do I configure the cache", "database migrations", "template tags
            "lynx ways to configure", "upgrade the release", "middleware order", "static files")
 
 
-def search_latencies(server: Server, until: Any, minimum: int) -> list[float]:
+def search_latencies(server: Server, until: Any, minimum: int, callers: int = 1) -> list[float]:
+    """`searchPassages` back to back from `callers` clients (a connection each) until `until()` says so and at
+    least `minimum` answers have come back; the latencies of all of them."""
     samples: list[float] = []
-    n = 0
+    lock = threading.Lock()
+    turn = iter(range(1 << 62))
+    stop = threading.Event()
+    base = str(server.client.base_url)
+
+    def caller() -> None:
+        with httpx.Client(base_url=base, timeout=600) as client:
+            caller_server = Server(server.process, 0, client)
+            while not stop.is_set():
+                with lock:
+                    n = next(turn)
+                elapsed, _ = caller_server.search(QUERIES[n % len(QUERIES)])
+                with lock:
+                    samples.append(elapsed)
+
+    threads = [threading.Thread(target=caller) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
     while len(samples) < minimum or not until():
-        elapsed, _ = server.search(QUERIES[n % len(QUERIES)])
-        samples.append(elapsed)
-        n += 1
+        time.sleep(0.005)
+    stop.set()
+    for thread in threads:
+        thread.join()
     return samples
 
 
-def burst(server: Server, pages: list[Path], edits: int, spacing_s: float) -> dict[str, Any]:
-    """`search` at c=1 idle, then while `edits` pages are written `spacing_s` apart, until all is re-indexed."""
-    idle = search_latencies(server, lambda: True, 200)
+def one_burst(server: Server, pages: list[Path], edits: int, spacing_s: float, callers: int, first: int) -> list[float]:
+    """`search` at `callers` while `edits` pages are written `spacing_s` apart, until all is re-indexed and the
+    server has no background work left (concepts included)."""
     written = threading.Event()
+    last_word = f"ocelot{first + edits - 1}"
 
     def write() -> None:
-        for n in range(edits):
+        for n in range(first, first + edits):
             pages[n % len(pages)].write_text(f"# Burst {n}\n\nEdited in a burst: ocelot{n} configure.\n")
             time.sleep(spacing_s)
         written.set()
 
-    started = time.monotonic()
     writer = threading.Thread(target=write)
     writer.start()
-    settled_checks = {"last": 0.0, "ok": False}
+    checks: dict[str, float | None] = {"last": 0.0, "settled_at": None}
 
     def done() -> bool:  # /health read at most every 0.2 s: the measurement must not be the load
         if not written.is_set():
             return False
-        if time.monotonic() - settled_checks["last"] > 0.2:
-            settled_checks["last"] = time.monotonic()
-            settled_checks["ok"] = server.settled() and server.search(f"ocelot{edits - 1}")[1][:1] != []
-        return settled_checks["ok"]
+        now = time.monotonic()
+        if checks["settled_at"] is None and now - (checks["last"] or 0.0) > 0.2:
+            checks["last"] = now
+            if server.settled() and server.search(last_word)[1][:1] != []:
+                checks["settled_at"] = now
+        return checks["settled_at"] is not None and now - checks["settled_at"] >= TAIL_S
 
-    during = search_latencies(server, done, 50)
+    during = search_latencies(server, done, 20, callers)
     writer.join()
-    return {"idle_p50_ms": percentile(idle, 50) * 1000, "idle_p99_ms": percentile(idle, 99) * 1000,
-            "burst_p50_ms": percentile(during, 50) * 1000, "burst_p99_ms": percentile(during, 99) * 1000,
-            "p99_ratio": percentile(during, 99) / percentile(idle, 99), "burst_requests": len(during),
-            "burst_s": time.monotonic() - started}
+    return during
 
 
-def run(tree: Path, corpus: str, rounds: int, with_burst: bool, scratch: Path) -> dict[str, Any]:
+def latency_figures(samples: list[float]) -> dict[str, float]:
+    return {"n": len(samples), "p50_ms": percentile(samples, 50) * 1000, "p99_ms": percentile(samples, 99) * 1000}
+
+
+def bursts(server: Server, pages: list[Path], cycles: int, callers: tuple[int, ...], edits: int, spacing_s: float,
+           idle_rate: float) -> dict[str, Any]:
+    """`cycles` rounds; in each, for each concurrency: a burst of `edits` page writes with `search` running
+    throughout, then (after PAUSE_S) the same server idle for as many requests as the burst saw. Idle and
+    burst samples are pooled per concurrency over all cycles, so a p99 is a rank among thousands, and idle is
+    measured in the same minutes as the bursts it is compared with, not once before them."""
+    pid = server.process.pid
+    pooled: dict[int, dict[str, list[float]]] = {c: {"idle": [], "burst": []} for c in callers}
+    per_cycle: dict[int, dict[str, list[float]]] = {c: {"idle": [], "burst": []} for c in callers}
+    burst_seconds: list[float] = []
+    burst_cpu: list[float] = []
+    written = 0
+    for _ in range(cycles):
+        for c in callers:
+            cpu_before, started = cpu_seconds(pid), time.monotonic()
+            during = one_burst(server, pages, edits, spacing_s, c, written)
+            elapsed = time.monotonic() - started
+            burst_seconds.append(elapsed)
+            burst_cpu.append(cpu_seconds(pid) - cpu_before - idle_rate * elapsed)
+            written += edits
+            time.sleep(PAUSE_S)
+            idle = search_latencies(server, lambda: True, len(during), c)
+            for phase, samples in (("burst", during), ("idle", idle)):
+                pooled[c][phase] += samples
+                per_cycle[c][phase].append(round(percentile(samples, 99) * 1000, 1))
+    result: dict[str, Any] = {"burst_s_median": statistics.median(burst_seconds),
+                              "burst_cpu_s_per_edit": statistics.median(burst_cpu) / edits}
+    for c in callers:
+        idle, during = latency_figures(pooled[c]["idle"]), latency_figures(pooled[c]["burst"])
+        result[f"c{c}"] = {"idle": idle, "burst": during, "p99_ratio": during["p99_ms"] / idle["p99_ms"],
+                           "p50_ratio": during["p50_ms"] / idle["p50_ms"],
+                           "idle_p99_by_cycle": per_cycle[c]["idle"], "burst_p99_by_cycle": per_cycle[c]["burst"]}
+    return result
+
+
+def run(tree: Path, corpus: str, rounds: int, cycles: int, callers: tuple[int, ...], scratch: Path) -> dict[str, Any]:
     docs = scratch / "docs"
     if docs.exists():
         shutil.rmtree(docs)
@@ -208,10 +273,16 @@ def run(tree: Path, corpus: str, rounds: int, with_burst: bool, scratch: Path) -
         for key in ("indexed_s", "searchable_s", "settled_s", "cpu_s"):
             result[f"{key}_median"] = statistics.median(c[key] for c in changes)
             result[f"{key}_all"] = [round(c[key], 3) for c in changes]
-        if with_burst:
-            result.update(burst(server, pages[rounds:], 20, 0.1))
+        if cycles:
+            result.update(bursts(server, pages[rounds:], cycles, callers, 20, 0.1, idle_rate))
         result["rss_end_mb"] = rss_mb(process.pid)
     return result
+
+
+def rounded(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    return round(value, 3) if isinstance(value, float) else value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,13 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", action="append", type=Path,
                         help="checkout whose .venv serves (repeatable; default: this one)")
     parser.add_argument("--rounds", type=int, default=5, help="single-file changes measured one at a time")
-    parser.add_argument("--no-burst", action="store_true", help="skip the foreground-during-20-edits measure")
+    parser.add_argument("--cycles", type=int, default=4,
+                        help="bursts of 20 edits per concurrency, each followed by as many idle requests")
+    parser.add_argument("--callers", type=int, nargs="+", default=[1, 16], help="search concurrencies")
+    parser.add_argument("--no-burst", action="store_true", help="skip the foreground-during-edits measure")
     args = parser.parse_args(argv)
     trees = [t.resolve() for t in args.tree] if args.tree else [ROOT]
     with tempfile.TemporaryDirectory(prefix="hexmcp-watch-") as scratch:
         for tree in trees:
-            result = run(tree, args.corpus, args.rounds, not args.no_burst, Path(scratch))
-            print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}), flush=True)
+            result = run(tree, args.corpus, args.rounds, 0 if args.no_burst else args.cycles,
+                         tuple(args.callers), Path(scratch))
+            print(json.dumps(rounded(result)), flush=True)
     return 0
 
 

@@ -60,12 +60,15 @@ class KnowledgeIndex:
         """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
         `max_windows`: the most rows any one of these passages holds, when known. `partial`: a snapshot of a
         build still going on, whose store goes on taking rows of passages this index does not know.
-        `previous`: an earlier index; the BM25 terms of passages it holds (the same objects) are reused."""
+        `previous`: an earlier index; the BM25 terms of passages it holds (the same objects), and the places of
+        documents whose passages it holds alike, are reused (ADR 0614)."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
         self._by_id = {p.passage_id: i for i, p in enumerate(self.passages)}
-        known = previous._terms_of(self.passages) if previous is not None else None
+        reused = previous._numbers_of(self.passages) if previous is not None else None
+        known = None if previous is None or reused is None else \
+            [None if r is None else previous._lexical.terms[r] for r in reused]
         # A passage whose terms are reused is not read again: its text would only be built to be ignored.
         self._lexical = LexicalIndex([p.indexed_text() if known is None or known[i] is None else ""
                                       for i, p in enumerate(self.passages)], known)
@@ -75,20 +78,21 @@ class KnowledgeIndex:
         self._document_number = {d: n for n, d in enumerate(self.documents)}
         self._passage_document = np.array([self._document_number.get(p.document_id, -1) for p in self.passages],
                                           dtype=np.int64)
-        self._place = _places(self.passages, self.pages)
+        self._place = _places(self.passages, self.pages, self._passage_document, previous, reused)
         self.dense_weight = DENSE_WEIGHT  # a knob for bench/relevance.py, not a serving setting
         # Rows read per passage wanted from the store: a long passage's further windows take rows too.
         self._rows_per_passage = max(1.0, (rows or 0) / len(self.passages)) if self.passages else 1.0
         self._max_windows = max_windows
         self._partial = partial
 
-    def _terms_of(self, passages: Sequence[Passage]) -> list[tuple[str, ...] | None]:
-        """The BM25 terms this index holds for each of `passages` that it holds itself (the same object)."""
-        terms = self._lexical.terms
-        found: list[tuple[str, ...] | None] = []
+    def _numbers_of(self, passages: Sequence[Passage]) -> list[int | None]:
+        """For each of `passages`, its number in this index if this index holds it itself (the same object),
+        whose BM25 terms and place a successor reuses; None for the others."""
+        by_id, mine = self._by_id, self.passages
+        found: list[int | None] = []
         for passage in passages:
-            index = self._by_id.get(passage.passage_id)
-            found.append(terms[index] if index is not None and self.passages[index] is passage else None)
+            index = by_id.get(passage.passage_id)
+            found.append(index if index is not None and mine[index] is passage else None)
         return found
 
     def passage(self, passage_id: str) -> Passage:
@@ -243,12 +247,45 @@ def _page_score(places: dict[tuple, float]) -> float:
     return scores[0] + sum(SUPPORT_WEIGHT ** rank * score for rank, score in enumerate(scores[1:], 1))
 
 
-def _places(passages: Sequence[Passage], pages: PageCatalog) -> list[tuple]:
-    """Where each passage sits in its page, the same for every copy: page key, heading path, ordinal."""
+def _places(passages: Sequence[Passage], pages: PageCatalog, document_of: np.ndarray,
+            previous: KnowledgeIndex | None = None, reused: Sequence[int | None] | None = None) -> list[tuple]:
+    """Where each passage sits in its page, the same for every copy: page key, heading path, ordinal.
+
+    Worked out a document at a time (`document_of`: each passage's document number; a document's passages
+    are consecutive), and a document whose passages `previous` held in the same order, under the same page
+    key, takes its places from there: a re-index works out only the changed documents' places."""
+    starts = np.flatnonzero(np.diff(document_of)) + 1 if len(document_of) else np.zeros(0, dtype=np.int64)
+    bounds = [0, *starts.tolist(), len(passages)] if len(passages) else [0]
+    if (document_of < 0).any() or len({passages[start].document_id for start in bounds[:-1]}) != len(bounds) - 1:
+        return _places_of(passages, pages)  # a document's passages not in one run: count over the whole list
+    places: list[tuple] = []
+    for start, end in zip(bounds, bounds[1:]):
+        document_id = passages[start].document_id
+        key = pages.page(document_id).key
+        kept = _kept_run(previous, reused, start, end, key) if previous is not None and reused is not None else None
+        places += kept if kept is not None else _places_of(passages[start:end], pages, key)
+    return places
+
+
+def _kept_run(previous: KnowledgeIndex, reused: Sequence[int | None], start: int, end: int, key: str) -> list | None:
+    """The places `previous` gave a document's passages [start, end), if it held exactly these, in this order,
+    at the head of the document's run, under the same page key (so each ordinal is the same)."""
+    first = reused[start]
+    if first is None or list(reused[start:end]) != list(range(first, first + end - start)):
+        return None
+    document_id = previous.passages[first].document_id
+    if first > 0 and previous.passages[first - 1].document_id == document_id:
+        return None
+    if previous.pages.page(document_id).key != key:
+        return None
+    return previous._place[first:first + end - start]
+
+
+def _places_of(passages: Sequence[Passage], pages: PageCatalog, key: str | None = None) -> list[tuple]:
     seen: Counter[tuple] = Counter()
     places = []
     for passage in passages:
-        where = (pages.page(passage.document_id).key, passage.headings)
+        where = (key if key is not None else pages.page(passage.document_id).key, passage.headings)
         ordinal = seen[(passage.document_id, passage.headings)]
         seen[(passage.document_id, passage.headings)] += 1
         places.append((*where, ordinal))

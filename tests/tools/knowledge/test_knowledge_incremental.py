@@ -174,6 +174,7 @@ def test_reading_and_indexing_what_changed_gives_what_a_full_rebuild_gives(first
             assert [p.passage_id for p in index.passages] == [p.passage_id for p in fresh.passages]
             assert sorted(store.rows) == sorted(fresh._store.rows)
             assert _answers(index) == _answers(fresh)
+            assert index._place == fresh._place  # places kept for unchanged documents, worked out for the rest
 
 
 def test_kept_terms_give_the_scores_stemming_everything_gives() -> None:
