@@ -3,8 +3,9 @@
 Scanning the environment's entry points (importing importlib.metadata, then reading every
 distribution's metadata) is a large part of `hexmcp stdio`'s start. The scan's result is kept in
 `$HEXMCP_CACHE_DIR/start/packs-<interpreter>-<sys.path digest>.json` (one file per environment sharing
-the cache directory), keyed by the modification time of every folder on sys.path: installing or removing a distribution rewrites its folder, so any change rescans. A missing,
-stale, foreign or corrupt file only means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too.
+the cache directory), keyed by the modification time of every folder on sys.path: installing or removing
+a distribution rewrites its folder, so any change rescans. A missing, stale, foreign or corrupt file only
+means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too.
 """
 
 from __future__ import annotations
