@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import tracemalloc
 import weakref
 from pathlib import Path
 
@@ -27,8 +28,17 @@ def _write_corpus(root: Path, pages: int) -> list[Path]:
     return paths
 
 
-def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_objects(tmp_path: Path) -> None:
-    """Each replaced index is freed and the objects the process holds stop growing (40 re-indexes end where 10
+def _held_by_knowledge() -> int:
+    """Bytes still allocated from the knowledge pack's own lines (numpy arrays are charged to the line that made
+    them). Not the process's object count: in a full test run other tests' threads and caches move that."""
+    gc.collect()
+    kept = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, "*/tools/knowledge/*"),
+                                                      tracemalloc.Filter(False, "*/tests/*")])
+    return sum(stat.size for stat in kept.statistics("filename"))
+
+
+def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memory(tmp_path: Path) -> None:
+    """Each replaced index is freed and what the knowledge pack holds stops growing (40 re-indexes end where 10
     did)."""
     root = tmp_path / "docs"
     pages = _write_corpus(root, 60)
@@ -37,8 +47,11 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_obje
     reader.read_all()
 
     async def reindex(index, n: int):
-        page = pages[n % len(pages)]
-        page.write_text(f"# Page {n}\n\nEdited: ocelot{n} configure.\n")
+        # Ten pages edited in turn through three texts: after edits 9 and 39 the corpus is the same, so what
+        # the pack holds then should be too (new words would rightly grow the vocabulary).
+        k, word = n % 10, ("ocelot", "lynx", "serval")[(n // 10) % 3]
+        pages[k].write_text(f"# Page {k}\n\nEdited: {word}{k} configure.\n")
+        page = pages[k]
         before = reader.documents
         reader.read_changed({str(page)})
         for document_id in before:
@@ -55,12 +68,18 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_obje
             replaced.append(weakref.ref(index))
             index = await reindex(index, n)
             if n in (9, 39):
-                held.append(len(gc.get_objects()))
-        hit = index.search_passages("ocelot39", 1, method=Method.LEXICAL)[0]
-        assert hit.passage.document_id == pages[39 % 60].relative_to(root).as_posix()
+                held.append(_held_by_knowledge())
+        hit = index.search_passages("ocelot9", 1, method=Method.LEXICAL)[0]
+        assert hit.passage.document_id == pages[9].relative_to(root).as_posix()
         return held, replaced
 
-    held, replaced = asyncio.run(run())
+    tracemalloc.start()
+    try:
+        held, replaced = asyncio.run(run())
+    finally:
+        tracemalloc.stop()
     gc.collect()
     assert all(ref() is None for ref in replaced)
-    assert held[1] <= held[0] * 1.02, held  # 30 more re-indexes: no more than noise
+    # 30 more re-indexes of the same corpus: tables' one-off resizes (8-18 KB seen); a re-index leaving 2 KB
+    # or more behind each time fails (a whole index left behind fails the weak references above)
+    assert held[1] - held[0] < 64_000, held
