@@ -381,8 +381,9 @@ async def _after_arming(batches: AsyncIterator[set[tuple[Any, str]]],
     watch stopped)."""
     first = asyncio.ensure_future(anext(batches, None))
     try:
-        await asyncio.sleep(0)  # the first step runs: the watch is armed
-        await read()
+        await asyncio.sleep(0)  # the first step runs: the watch is armed, or its arming failed
+        if not first.done():  # failed (the inotify limit) or stopped: no read, the retry reads once it arms
+            await read()
         return await first
     finally:
         if not first.done():  # cancelled or failed meanwhile: let the step end before the generator is closed

@@ -8,13 +8,13 @@ OAuth verifier (JWT or introspection) when one is configured. Failures become th
 from __future__ import annotations
 
 import hmac
-import math
 from typing import Any, Awaitable, Callable
 
 import structlog
 
 from hexmcp.core import ErrorCode
 
+from ...retry_hint import RETRY_AFTER_KEY, retry_after_header
 from ..client_identity import client_identity
 from ..guard import Refusal
 from ..request import HttpRequest
@@ -84,7 +84,7 @@ class Authenticator:
         except TooManyNewTokens as error:
             return Refusal(code=ErrorCode.RATE_LIMITED,
                            message=f"Too many new tokens from this client: retry in {error.retry_after_s:.1f} s",
-                           headers=((b"retry-after", str(math.ceil(error.retry_after_s)).encode()),))
+                           headers=tuple(retry_after_header({RETRY_AFTER_KEY: error.retry_after_s})))
         except IssuerUnavailable as error:
             log.warning("token introspection failed", error=str(error))
             return ISSUER_UNAVAILABLE

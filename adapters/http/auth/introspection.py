@@ -10,8 +10,8 @@ asked or waiting: a flood of made-up tokens from one address, each new and so ea
 every other client's first request wait behind it (ping with a fresh token: 9 ms alone, 184 ms beside
 64 such requests at once) and sent the issuer as many requests as the flood had tokens. The in-flight cap
 bounds how many wait, not how many a second: against an issuer answering in 5 ms one address could still
-have it asked ~800 times a second. So each client may also have at most `NEW_TOKENS` checked a second
-(a burst of `NEW_TOKENS_BURST`), the rest answered 429 with when to retry; a token once checked is answered
+have it asked ~800 times a second. So each client may also have at most `NEW_TOKENS.rate` checked a second
+(`NEW_TOKENS.burst` at once), the rest answered 429 with when to retry; a token once checked is answered
 from the cache and spends nothing.
 """
 
