@@ -17,7 +17,7 @@ from ..params import SubscriptionFilter
 from ..routing import Call, Route
 from .calls import client_declares_tasks
 from .runner import cancel_signal
-from .model import REQUIRED_CAPABILITY, TASKS_EXTENSION, SignalKind, TaskRecord, TaskSignal
+from .model import REQUIRED_CAPABILITY, TASKS_EXTENSION, TaskRecord
 
 
 @attrs.frozen(kw_only=True)
@@ -68,8 +68,7 @@ async def _get(session: Any, params: TaskIdParams, call: Call) -> dict[str, Any]
 async def _update(session: Any, params: UpdateTaskParams, call: Call) -> dict[str, Any]:
     record = await _owned(session, call, params.task_id)
     if not record.terminal and params.input_responses:
-        await session.server.tasks.store.signal(record.task_id, TaskSignal(kind=SignalKind.ANSWERS,
-                                                                           answers=params.input_responses))
+        await session.server.tasks.answer(record.task_id, params.input_responses)
     return {}
 
 

@@ -3,8 +3,9 @@
 
 The work runs in an asyncio task of this process, beside a watcher that takes the task's signals from
 the store: a cancel cancels the work (so a tool's embedding batch or upstream request stops at its next
-await), answers wake the question that waits for them. Only the runner writes a running task's record;
-clients only queue signals, so two replicas never race on one record.
+await), answers wake the question that waits for them. Only the runner that runs a task writes its record:
+`tasks/update` hands answers to it directly when the task runs in this process, and other replicas only
+queue signals, so two replicas never race on one record.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ class TaskRunner:
         self.now = clock
         self.error_wire: ErrorWire = internal_error_wire
         self._running: dict[str, asyncio.Task[None]] = {}  # kept: the loop holds tasks only weakly
+        self._channels: dict[str, TaskChannel] = {}
         self._listeners: list[Callable[[TaskRecord], None]] = []
 
     def on_change(self, listener: Callable[[TaskRecord], None]) -> None:
@@ -139,7 +141,22 @@ class TaskRunner:
         """Run `work` (it returns the request's shaped result) for the opened task, in the background."""
         job = asyncio.ensure_future(self._run(channel, work))
         self._running[channel.task_id] = job
-        job.add_done_callback(lambda _: self._running.pop(channel.task_id, None))
+        self._channels[channel.task_id] = channel
+        job.add_done_callback(lambda _: self._forget(channel.task_id))
+
+    def _forget(self, task_id: str) -> None:
+        self._running.pop(task_id, None)
+        self._channels.pop(task_id, None)
+
+    async def answer(self, task_id: str, answers: dict[str, Any]) -> None:
+        """`tasks/update`'s answers, applied before its acknowledgement when this process runs the task, so
+        that a `tasks/get` sent after the ack no longer lists what was answered. A task another replica runs
+        gets them through the shared store's signals, applied there when its watcher reads them."""
+        channel = self._channels.get(task_id)
+        if channel is not None:
+            await channel.answer(answers)
+        else:
+            await self.store.signal(task_id, TaskSignal(kind=SignalKind.ANSWERS, answers=answers))
 
     def running(self) -> int:
         return len(self._running)

@@ -20,7 +20,9 @@ from tests.support.redis_server import running_redis
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 LIMITS = TaskLimits(ttl_ms=1_000, poll_interval_ms=50, max_active_per_client=2)
-WITH_TASKS = {"extensions": {TASKS_EXTENSION: {}}}
+WITH_TASKS = {"extensions": {TASKS_EXTENSION: {}}, "elicitation": {}}
+ELICIT_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+META = {"_meta": stateless_meta(capabilities=WITH_TASKS)}
 
 
 @pytest.fixture(scope="module")
@@ -86,30 +88,60 @@ def replica(redis_url: str, prefix: str, steps: list[int]) -> McpServer:
             steps.append(1)
             await asyncio.sleep(0.01)
 
+    async def ask(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        answers = await ctx.ask({"a": ("elicitation", {"message": "a?", "requestedSchema": ELICIT_SCHEMA})})
+        return f"answered {answers['a']['action']}"
+
     server.tools.add("count", count, description="counts until stopped",
+                     input_schema={"type": "object", "properties": {}}, long_running=True)
+    server.tools.add("ask", ask, description="asks one question",
                      input_schema={"type": "object", "properties": {}}, long_running=True)
     return server
 
 
-async def test_replicas_sharing_redis_serve_each_others_tasks(redis_url: str) -> None:
+def two_replicas(redis_url: str, steps: list[int]) -> tuple[CoreClient, CoreClient]:
+    """Two servers sharing one Redis, each with a session of the same client."""
     prefix = f"r{time.monotonic_ns()}:"
-    steps: list[int] = []
-    one, two = replica(redis_url, prefix, steps), replica(redis_url, prefix, [])
-    on_one, on_two = CoreClient(one, session_id="one"), CoreClient(two, session_id="two")
+    on_one = CoreClient(replica(redis_url, prefix, steps), session_id="one")
+    on_two = CoreClient(replica(redis_url, prefix, []), session_id="two")
     on_one.session.client_id = on_two.session.client_id = "alice"
-    meta = {"_meta": stateless_meta(capabilities=WITH_TASKS)}
-    created = await on_one.ok("tools/call", {"name": "count", "arguments": {}, **meta})
-    seen = await on_two.ok("tasks/get", {"taskId": created["taskId"], **meta})
-    assert seen["status"] == "working"
-    await on_two.ok("tasks/cancel", {"taskId": created["taskId"], **meta})
+    return on_one, on_two
+
+
+async def status_reached(client: CoreClient, task_id: str, status: str, what: str) -> dict[str, Any]:
     for _ in range(200):
-        if (await on_two.ok("tasks/get", {"taskId": created["taskId"], **meta}))["status"] == "cancelled":
-            break
+        task = await client.ok("tasks/get", {"taskId": task_id, **META})
+        if task["status"] == status:
+            return task
         await asyncio.sleep(0.02)
-    else:
-        raise AssertionError("the cancel sent to one replica never stopped the work on the other")
+    raise AssertionError(what)
+
+
+async def test_replicas_sharing_redis_serve_each_others_tasks(redis_url: str) -> None:
+    steps: list[int] = []
+    on_one, on_two = two_replicas(redis_url, steps)
+    created = await on_one.ok("tools/call", {"name": "count", "arguments": {}, **META})
+    seen = await on_two.ok("tasks/get", {"taskId": created["taskId"], **META})
+    assert seen["status"] == "working"
+    await on_two.ok("tasks/cancel", {"taskId": created["taskId"], **META})
+    await status_reached(on_two, created["taskId"], "cancelled",
+                         "the cancel sent to one replica never stopped the work on the other")
     stopped_at = len(steps)
     await asyncio.sleep(0.2)
     assert len(steps) == stopped_at
-    await one.shutdown()
-    await two.shutdown()
+    await on_one.session.server.shutdown()
+    await on_two.session.server.shutdown()
+
+
+async def test_answers_sent_to_another_replica_reach_the_task(redis_url: str) -> None:
+    """`tasks/update` through the replica that does not run the task: the answers travel as a signal."""
+    on_one, on_two = two_replicas(redis_url, [])
+    created = await on_one.ok("tools/call", {"name": "ask", "arguments": {}, **META})
+    await status_reached(on_two, created["taskId"], "input_required", "the task never asked its question")
+    await on_two.ok("tasks/update", {"taskId": created["taskId"], "inputResponses": {"a": {"action": "decline"}},
+                                     **META})
+    task = await status_reached(on_two, created["taskId"], "completed",
+                                "answers sent to one replica never reached the task on the other")
+    assert task["result"]["content"][0]["text"] == "answered decline"
+    await on_one.session.server.shutdown()
+    await on_two.session.server.shutdown()
