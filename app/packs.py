@@ -5,7 +5,9 @@ distribution's metadata) is a large part of `hexmcp stdio`'s start. The scan's r
 `$HEXMCP_CACHE_DIR/start/packs-<interpreter>-<sys.path digest>.json` (one file per environment sharing
 the cache directory), keyed by the modification time of every folder on sys.path: installing or removing
 a distribution rewrites its folder, so any change rescans. A missing, stale, foreign or corrupt file only
-means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too.
+means scanning as before; `HEXMCP_CODE_CACHE=0` turns it off too. Each scan that writes a file keeps the
+newest `KEPT_ENVIRONMENTS` of them and deletes the rest, so a cache directory that has seen many sys.paths
+(throwaway virtual environments, test runs) stays small; an environment whose file went scans once more.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from hexmcp.core.pack import ENTRY_POINT_GROUP, Pack, PackProblem
 from hexmcp.tools.cache_dir import default_cache_dir
 
 Entry = tuple[str, str]  # (name, "module:Class")
+
+KEPT_ENVIRONMENTS = 16
 
 
 _installed: list[Pack] | None = None
@@ -130,5 +134,18 @@ def _write(path: Path, key: list[Any], entries: list[Entry]) -> None:
         temporary.write_bytes(orjson.dumps({"key": key, "entries": entries}))
         os.chmod(temporary, 0o600)
         os.replace(temporary, path)
+        _prune(path.parent)
     except OSError:
         pass  # an unwritable cache only means scanning again next time
+
+
+def _prune(folder: Path) -> None:
+    """Delete all but the newest `KEPT_ENVIRONMENTS` scan files (by modification time)."""
+    aged = []
+    for file in folder.glob("packs-*.json"):
+        try:
+            aged.append((file.stat().st_mtime_ns, file))
+        except OSError:
+            continue  # deleted meanwhile by another process's prune
+    for _, file in sorted(aged, reverse=True)[KEPT_ENVIRONMENTS:]:
+        file.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ the test process, its sys.path longer by a test folder, composed the server in t
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,3 +35,22 @@ def test_two_environments_sharing_a_cache_directory_each_scan_once(tmp_path: Pat
         found.setdefault(name, []).append(packs._entries(tmp_path / "cache"))
     assert [path[0] == str(extra) for path in scans] == [False, True]  # one scan per environment, no more
     assert all(first == again and first for first, again in found.values())
+
+
+def test_a_cache_directory_keeps_the_newest_environments_only(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Throwaway environments (a venv per CI run, a test runner's sys.path) do not pile up scan files."""
+    monkeypatch.delenv("HEXMCP_CODE_CACHE", raising=False)
+    monkeypatch.setattr(packs, "_scan", lambda: [("knowledge", "some.module:Pack")])
+    cache = tmp_path / "cache"
+    written: list[Path] = []
+    for number in range(packs.KEPT_ENVIRONMENTS + 5):
+        folder = tmp_path / f"environment-{number}"
+        folder.mkdir()
+        monkeypatch.setattr(sys, "path", [str(folder)])
+        before = set((cache / "start").glob("packs-*.json"))
+        packs._entries(cache)
+        (new,) = set((cache / "start").glob("packs-*.json")) - before
+        os.utime(new, (1_000_000 + number, 1_000_000 + number))  # ages one second apart, all in the past
+        written.append(new)
+    assert set((cache / "start").glob("packs-*.json")) == set(written[-packs.KEPT_ENVIRONMENTS:])
