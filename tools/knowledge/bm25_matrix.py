@@ -45,8 +45,8 @@ class Vocabulary:
         return len(self._ids)
 
     def handed_on(self) -> Vocabulary:
-        """The same ids in a dict of the next build's own, so nothing a build allocates outlives the index it
-        built (a table made on one build's thread and kept for ever pinned that thread's malloc arena)."""
+        """The same ids in a dict of the next build's own: the index being replaced keeps its vocabulary as it
+        was, and a build that fails leaves the serving index's untouched."""
         vocabulary = Vocabulary()
         vocabulary._ids = defaultdict(itertools.count(len(self._ids)).__next__, self._ids)
         return vocabulary
@@ -83,9 +83,8 @@ def build(terms: Sequence[Sequence[str]], k1: float = K1, b: float = B) -> tuple
 def gather(previous: tuple[np.ndarray, np.ndarray], reused: Sequence[int | None],
            new: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Term ids end to end and counts for passages that are each either `previous`'s passage number `reused[i]`
-    or, where that is None, the next of `new`'s, in order: whole-array steps, one array pair per index (many
-    small long-lived arrays, one per passage, pinned memory in every thread's malloc arena a build ran on:
-    bench/diaries/knowledge_scale.md)."""
+    or, where that is None, the next of `new`'s, in order: whole-array steps, one array pair per index rather
+    than an array per passage."""
     (old_ids, old_lengths), (new_ids, new_lengths) = previous, new
     source = np.fromiter((-1 if r is None else r for r in reused), dtype=np.int64, count=len(reused))
     kept = source >= 0

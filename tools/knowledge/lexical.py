@@ -2,7 +2,7 @@
 English stop words removed and Snowball-stemmed (PyStemmer) so "indexing" meets "indexed".
 
 Each passage's terms are kept beside the index: a re-index after a file change reuses the unchanged
-passages' terms and term ids (a vocabulary handed on: ADR 0614) and stems and looks up only the changed ones.
+passages' terms and term ids (a vocabulary handed on: ADRs 0614, 0615) and stems and looks up only the changed ones.
 BM25's weights depend on the whole corpus (document frequencies, average length), so the sparse matrix itself
 is built whole each time, from kept term ids, by
 bm25_matrix.py (bm25s's scores with array steps rather than bm25s's Python loop per passage, which held the
