@@ -134,16 +134,18 @@ class BuildThread:
     interpreter exit, after the build in hand, as the interpreter waits for run_in_background's threads."""
 
     def __init__(self, name: str) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         self.name = name
-        # The worker holds its initializer for its whole life: a bound method here would keep this object, and
-        # so the executor, alive for ever; a plain function lets the thread end when this object goes.
-        self._executor = ThreadPoolExecutor(max_workers=1, initializer=_name_thread, initargs=(name,))
+        self._executor: Any = None  # made at the first build: a service made at start-up imports nothing for it
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` on this object's thread, after any build already queued; like run_in_background
         otherwise (background priority and switch interval; cancelling the caller does not stop the build)."""
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # The worker holds its initializer for its whole life: a bound method would keep this object, and so
+            # the executor, alive for ever; a plain function lets the thread end when this object goes.
+            self._executor = ThreadPoolExecutor(max_workers=1, initializer=_name_thread, initargs=(self.name,))
         loop = asyncio.get_running_loop()
         outcome: asyncio.Future[T] = loop.create_future()
         self._executor.submit(_run_job, function, args, loop, outcome)
@@ -151,4 +153,5 @@ class BuildThread:
 
     def close(self) -> None:
         """No more builds: the thread ends once the one in hand (if any) is done (never waited for here)."""
-        self._executor.shutdown(wait=False)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
