@@ -73,7 +73,7 @@ def arena_heaps(pid: int) -> tuple[int, float]:
         if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's header line
             low, high = (int(x, 16) for x in fields[0].split("-"))
             heap = len(fields) == 5 and low % MALLOC_HEAP == 0 and high - low <= MALLOC_HEAP
-            count += heap
+            count += int(heap)
         elif heap and fields[0] == "Rss:":
             resident += int(fields[1])
     return count, resident / 1024
@@ -84,7 +84,8 @@ class RssTrace:
     readings before and after the bursts (glibc arenas keeping freed memory: ADR 0615) shows whole."""
 
     def __init__(self, pid: int, period_s: float = 1.0) -> None:
-        self.pid, self.period_s, self.readings = pid, period_s, []  # type: ignore[var-annotated]
+        self.pid, self.period_s = pid, period_s
+        self.readings: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
