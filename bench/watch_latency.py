@@ -61,6 +61,47 @@ def rss_mb(pid: int) -> float:
     return -1.0
 
 
+MALLOC_HEAP = 64 << 20  # glibc's heaps for threads' arenas: 64 MB-aligned anonymous mappings (64-bit Linux)
+
+
+def arena_heaps(pid: int) -> tuple[int, float]:
+    """How many glibc arena heaps the process has mapped and the MB of them resident, from /proc/<pid>/smaps
+    (anonymous mappings at a 64 MB boundary; the main arena's [heap] is not counted)."""
+    count, resident, heap = 0, 0, False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's header line
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            heap = len(fields) == 5 and low % MALLOC_HEAP == 0 and high - low <= MALLOC_HEAP
+            count += int(heap)
+        elif heap and fields[0] == "Rss:":
+            resident += int(fields[1])
+    return count, resident / 1024
+
+
+class RssTrace:
+    """The server's RSS read every second on a thread of its own, for the run's peak: a jump between the
+    readings before and after the bursts (glibc arenas keeping freed memory: ADR 0615) shows whole."""
+
+    def __init__(self, pid: int, period_s: float = 1.0) -> None:
+        self.pid, self.period_s = pid, period_s
+        self.readings: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            with contextlib.suppress(OSError):
+                self.readings.append(rss_mb(self.pid))
+
+    def stop(self) -> float:
+        """Stops sampling; the largest reading (MB)."""
+        self._stop.set()
+        self._thread.join()
+        return max(self.readings, default=-1.0)
+
+
 def generate(docs: Path, files: int) -> None:
     write_tiny_pages(docs, files, lambda n: f"# Page {n}\n\nPage {n} about lynx{n} and the {n % 7} ways to configure it.\n"
                      if n % 100 == 0 else "")
@@ -256,6 +297,7 @@ def run(tree: Path, corpus: str, rounds: int, cycles: int, callers: tuple[int, .
     result: dict[str, Any] = {"tree": str(tree.name), "corpus": corpus}
     with serve(["--no-classifier", "--docs", str(docs)], scratch / f"{tree.name}-{corpus}.log", tree) as (process, port):
         server = Server(process, port)
+        trace = RssTrace(process.pid)
         result["first_index_s"] = server.wait_settled()
         knowledge = server.knowledge()
         result["documents"], result["passages"] = knowledge.get("documents"), knowledge.get("passages")
@@ -276,6 +318,9 @@ def run(tree: Path, corpus: str, rounds: int, cycles: int, callers: tuple[int, .
         if cycles:
             result.update(bursts(server, pages[rounds:], cycles, callers, 20, 0.1, idle_rate))
         result["rss_end_mb"] = rss_mb(process.pid)
+        result["rss_max_mb"] = trace.stop()
+        with contextlib.suppress(OSError):
+            result["malloc_heaps"], result["malloc_heaps_rss_mb"] = arena_heaps(process.pid)
     return result
 
 

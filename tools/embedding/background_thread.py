@@ -82,12 +82,9 @@ def pass_thread() -> None:
     become_background(passes=True)
 
 
-async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
-    """`function(*args)` on a new background thread; the caller awaits its result (or its exception).
-    Cancelling the caller does not stop the thread (nothing can): the function's own cancel flag must."""
-    loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[T] = loop.create_future()
-
+def _run_job(function: Callable[..., T], args: tuple[Any, ...], loop: asyncio.AbstractEventLoop,
+             outcome: asyncio.Future[T]) -> None:
+    """Runs on a background thread: `function(*args)`, its result or exception handed to `outcome` on `loop`."""
     def deliver(ok: bool, value: Any) -> None:
         if outcome.done():
             return
@@ -96,19 +93,65 @@ async def run_in_background(function: Callable[..., T], *args: Any, name: str = 
         else:
             outcome.set_exception(value)
 
-    def run() -> None:
-        become_background()
-        try:
-            with quick_handoff():  # requests get the GIL back sooner while this runs (gil_handoff.py)
-                result: tuple[bool, Any] = (True, function(*args))
-        except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
-            result = (False, error)
-        try:
-            loop.call_soon_threadsafe(deliver, *result)
-        except RuntimeError:  # the loop is closed: nobody waits any more
-            pass
+    become_background()
+    try:
+        with quick_handoff():  # requests get the GIL back sooner while this runs (gil_handoff.py)
+            result: tuple[bool, Any] = (True, function(*args))
+    except BaseException as error:  # delivered to the awaiting caller, never lost in the thread
+        result = (False, error)
+    try:
+        loop.call_soon_threadsafe(deliver, *result)
+    except RuntimeError:  # the loop is closed: nobody waits any more
+        pass
 
+
+async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
+    """`function(*args)` on a new background thread; the caller awaits its result (or its exception).
+    Cancelling the caller does not stop the thread (nothing can): the function's own cancel flag must."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[T] = loop.create_future()
     # Not a daemon, like asyncio.to_thread's workers: the interpreter waits for it at exit rather than
     # finalising under a pass inside onnxruntime (which aborts the process).
-    threading.Thread(target=run, name=name).start()
+    threading.Thread(target=_run_job, args=(function, args, loop, outcome), name=name).start()
     return await outcome
+
+
+def _name_thread(name: str) -> None:
+    threading.current_thread().name = name  # as run_in_background names its threads (logs, py-spy)
+
+
+class BuildThread:
+    """One long-lived background thread that runs a service's builds in turn (index builds, each handing state
+    on to the next).
+
+    A thread allocates from one glibc malloc arena, and an arena keeps what is freed in it: a thread arena's
+    top is given back only past a trim threshold that glibc raises with the largest block it has unmapped (to
+    as much as 64 MB). With a new thread per build, once the process had its 16 arenas (8 per core) each new
+    build thread was handed the next arena in turn, and each arena a re-index ran in kept that build's ~27 MB:
+    the server's RSS went 360 -> 740-780 MB over eight bursts of edits in half the runs. On one thread every
+    build reuses the memory the build before it freed (bench/diaries/knowledge_scale.md, ADR 0615). The
+    thread is made at the first build and lives as long as this object; concurrent.futures joins it at
+    interpreter exit, after the build in hand, as the interpreter waits for run_in_background's threads."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._executor: Any = None  # made at the first build: a service made at start-up imports nothing for it
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` on this object's thread, after any build already queued; like run_in_background
+        otherwise (background priority and switch interval; cancelling the caller does not stop the build)."""
+        if self._executor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # The worker holds its initializer for its whole life: a bound method would keep this object, and so
+            # the executor, alive for ever; a plain function lets the thread end when this object goes.
+            self._executor = ThreadPoolExecutor(max_workers=1, initializer=_name_thread, initargs=(self.name,))
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[T] = loop.create_future()
+        self._executor.submit(_run_job, function, args, loop, outcome)
+        return await outcome
+
+    def close(self) -> None:
+        """No more builds: the thread ends once the one in hand (if any) is done (never waited for here)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)

@@ -60,18 +60,17 @@ class KnowledgeIndex:
         """`rows`: how many rows the store holds for these passages (one per window; default one per passage).
         `max_windows`: the most rows any one of these passages holds, when known. `partial`: a snapshot of a
         build still going on, whose store goes on taking rows of passages this index does not know.
-        `previous`: an earlier index; the BM25 terms of passages it holds (the same objects), and the places of
-        documents whose passages it holds alike, are reused (ADR 0614)."""
+        `previous`: an earlier index; the BM25 terms and term ids of passages it holds (the same objects), and the
+        places of documents whose passages it holds alike, are reused (ADR 0614)."""
         self.documents = {d.document_id: d for d in documents}
         self.passages = list(passages)
         self.version = version
         self._by_id = {p.passage_id: i for i, p in enumerate(self.passages)}
         reused = previous._numbers_of(self.passages) if previous is not None else None
-        known = None if previous is None or reused is None else \
-            [None if r is None else previous._lexical.terms[r] for r in reused]
         # A passage whose terms are reused is not read again: its text would only be built to be ignored.
-        self._lexical = LexicalIndex([p.indexed_text() if known is None or known[i] is None else ""
-                                      for i, p in enumerate(self.passages)], known)
+        self._lexical = LexicalIndex([p.indexed_text() if reused is None or reused[i] is None else ""
+                                      for i, p in enumerate(self.passages)],
+                                     previous=previous._lexical if previous is not None else None, reused=reused)
         self._embed_query = embed_query
         self._store = store
         self.pages = PageCatalog(documents, preferred_version, previous.pages if previous is not None else None)
@@ -87,7 +86,7 @@ class KnowledgeIndex:
 
     def _numbers_of(self, passages: Sequence[Passage]) -> list[int | None]:
         """For each of `passages`, its number in this index if this index holds it itself (the same object),
-        whose BM25 terms and place a successor reuses; None for the others."""
+        whose BM25 terms and term ids a successor reuses; None for the others."""
         by_id, mine = self._by_id, self.passages
         found: list[int | None] = []
         for passage in passages:

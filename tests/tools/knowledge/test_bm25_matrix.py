@@ -6,10 +6,10 @@ from __future__ import annotations
 import bm25s
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hexmcp.tools.knowledge import bm25_matrix
+from hexmcp.tools.knowledge import bm25_matrix, lexical
 from hexmcp.tools.knowledge.lexical import LexicalIndex
 
 TERMS = st.sampled_from([f"w{n}" for n in range(30)] + ["", "é", "x" * 40])
@@ -69,3 +69,28 @@ def test_the_lexical_index_ranks_as_before():
 def test_other_bm25_methods_are_refused():
     with pytest.raises(AssertionError):
         bm25_matrix.install(bm25s.BM25(method="bm25+"), [("a",)])
+
+
+WORDS = st.sampled_from([f"w{n}" for n in range(40)] + ["the", "configure", "configured", "caching"])
+TEXT = st.lists(WORDS, max_size=12).map(" ".join)
+# A corpus after the first: each passage is a new text, or (a number) one of the previous corpus's passages kept.
+NEXT = st.lists(st.one_of(st.integers(0, 1000), TEXT), min_size=1, max_size=30)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(TEXT, min_size=1, max_size=30), steps=st.lists(NEXT, min_size=1, max_size=6),
+       stale=st.sampled_from([2.0, 1.0, 0.0]))
+def test_a_vocabulary_handed_on_gives_the_scores_of_a_fresh_build(monkeypatch, first, steps, stale):
+    """Passages kept from the previous index keep their term ids (stale terms left in the vocabulary, or a
+    vocabulary started anew when they are too many): every score is the one a fresh index gives."""
+    monkeypatch.setattr(lexical, "STALE_VOCABULARY", stale)
+    texts, index = first, LexicalIndex(first)
+    for step in steps:
+        reused = [item % len(texts) if isinstance(item, int) else None for item in step]
+        now = [texts[r] if r is not None else item for r, item in zip(reused, step)]
+        index = LexicalIndex([t if r is None else "" for t, r in zip(now, reused)], previous=index, reused=reused)
+        fresh = LexicalIndex(now)
+        assert index.terms == fresh.terms
+        for query in ["w1", "w7 w3", "configuring caches", "the", "w39 w0 w12", "nothing"]:
+            np.testing.assert_array_equal(index.scores(query), fresh.scores(query))
+        texts = now

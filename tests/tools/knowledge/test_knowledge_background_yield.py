@@ -18,8 +18,8 @@ import pytest
 from hexmcp.app.compose import Composition
 from hexmcp.core import McpServer
 from hexmcp.core.pack import Pack
-from hexmcp.tools.embedding.background_thread import (BACKGROUND_NICE_INCREMENT, PASS_NICE_INCREMENT, in_background,
-                                                      run_in_background)
+from hexmcp.tools.embedding.background_thread import (BACKGROUND_NICE_INCREMENT, PASS_NICE_INCREMENT, BuildThread,
+                                                      in_background, run_in_background)
 from hexmcp.tools.embedding.background_work import BackgroundWork
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND, MAX_WAIT_S, ForegroundGate
 from hexmcp.tools.embedding.inference_pool import InferencePool
@@ -151,6 +151,36 @@ def test_a_background_failure_reaches_the_awaiting_caller() -> None:
 
     with pytest.raises(ValueError, match="the build broke"):
         asyncio.run(run())
+
+
+def test_a_build_thread_runs_every_build_on_one_background_thread_in_turn() -> None:
+    """Builds that hand state on to each other run on one long-lived thread (its malloc arena reused: ADR 0615),
+    one after another in the order asked, marked background, each failure delivered to its own caller."""
+    builds = BuildThread("hexmcp-test-build")
+    seen: list[tuple[int, threading.Thread, bool]] = []
+
+    def build(n: int) -> int:
+        seen.append((n, threading.current_thread(), in_background()))  # the object: an ident can be reused
+        time.sleep(0.01)
+        return n * 10
+
+    def fails() -> None:
+        raise ValueError("the build broke")
+
+    async def run() -> list[int]:
+        first = await builds.run(build, 0)
+        results = await asyncio.gather(*(builds.run(build, n) for n in (1, 2, 3)))
+        with pytest.raises(ValueError, match="the build broke"):
+            await builds.run(fails)
+        return [first, *results, await builds.run(build, 4)]
+
+    try:
+        assert asyncio.run(run()) == [0, 10, 20, 30, 40]
+    finally:
+        builds.close()
+    assert [n for n, _, _ in seen] == [0, 1, 2, 3, 4]
+    assert len({thread for _, thread, _ in seen}) == 1 and threading.current_thread() not in {t for _, t, _ in seen}
+    assert all(background for _, _, background in seen)
 
 
 def test_progress_counts_cached_units_as_done_but_not_in_the_rate() -> None:

@@ -204,6 +204,34 @@ async def test_a_reindex_writes_only_the_changed_documents_to_the_kept_store(ser
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/weather.txt"
 
 
+async def test_the_first_build_and_every_reindex_run_on_one_build_thread(served, corpus_dir: Path,
+                                                                          monkeypatch) -> None:
+    """What a re-index keeps of the index before it was allocated by that build's thread: all of a service's
+    builds run on one long-lived thread, so they reuse one malloc arena (ADR 0615), not a new thread's each."""
+    import threading
+
+    from hexmcp.tools.embedding.background_thread import in_background
+    from hexmcp.tools.knowledge import builder
+
+    server, service, client = served
+    real_build, threads = builder.build_index, []
+
+    def recorded_build(*args, **kwargs):
+        threads.append((threading.current_thread(), in_background()))  # the object: an ident can be reused
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "build_index", recorded_build)
+    await client.initialize()
+    await service.start()
+    for text in ("Snow is expected.\n", "Rain is expected.\n", "Fog is expected.\n"):
+        (corpus_dir / "notes/weather.txt").write_text(text)
+        await service.reload()
+    assert len(threads) == 4 and len(set(threads)) == 1, threads
+    assert threads[0][0] is not threading.current_thread() and threads[0][1]
+    found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "fog"}})
+    assert found["structuredContent"]["items"][0]["documentId"] == "notes/weather.txt"
+
+
 async def test_a_failed_reindex_does_not_lock_a_folder_store_out_of_the_next(corpus_dir: Path, knowledge_cache: Path,
                                                                              embedder, tmp_path: Path,
                                                                              monkeypatch) -> None:

@@ -1,5 +1,5 @@
-"""A re-index hands state on to the next (BM25 terms, the places of unchanged documents): many re-indexes in a row
-must free each replaced index and hold no more objects than a few did."""
+"""A re-index hands state on to the next (each passage's BM25 term ids and a vocabulary, the places of unchanged
+documents): many re-indexes in a row must free each replaced index and hold no more objects than a few did."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import weakref
 from pathlib import Path
 
 from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.knowledge import lexical
 from hexmcp.tools.knowledge.builder import DocumentMemo, build_index
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.corpus_reader import CorpusReader
@@ -38,8 +39,8 @@ def _held_by_knowledge() -> int:
 
 
 def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memory(tmp_path: Path) -> None:
-    """Each replaced index is freed and what the knowledge pack holds stops growing (40 re-indexes end where 10
-    did)."""
+    """Each replaced index is freed, what the knowledge pack holds stops growing (40 re-indexes end where 10
+    did), and the vocabulary handed on, which gains a new word with many edits here, stays bounded."""
     root = tmp_path / "docs"
     pages = _write_corpus(root, 60)
     embedder, memo, store = HashEmbedder(), DocumentMemo(), ExactStore(HashEmbedder.dimension)
@@ -61,7 +62,7 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memo
         return await run_in_background(lambda: build_index(list(reader.documents.values()), embedder, store,
                                                            memo=memo, stored=stored, previous=index))
 
-    async def run() -> tuple[list[int], list[weakref.ref]]:
+    async def run() -> tuple[list[int], list[weakref.ref], tuple[int, int]]:
         index = await run_in_background(lambda: build_index(list(reader.documents.values()), embedder, store, memo=memo))
         replaced, held = [], []
         for n in range(40):
@@ -71,15 +72,16 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memo
                 held.append(_held_by_knowledge())
         hit = index.search_passages("ocelot9", 1, method=Method.LEXICAL)[0]
         assert hit.passage.document_id == pages[9].relative_to(root).as_posix()
-        return held, replaced
+        return held, replaced, (len(index._lexical._vocabulary), index._lexical._live_terms)
 
     tracemalloc.start()
     try:
-        held, replaced = asyncio.run(run())
+        held, replaced, vocabulary = asyncio.run(run())
     finally:
         tracemalloc.stop()
     gc.collect()
     assert all(ref() is None for ref in replaced)
+    assert vocabulary[0] <= lexical.STALE_VOCABULARY * vocabulary[1] + 1, vocabulary
     # 30 more re-indexes of the same corpus: tables' one-off resizes (8-18 KB seen); a re-index leaving 2 KB
     # or more behind each time fails (a whole index left behind fails the weak references above)
     assert held[1] - held[0] < 64_000, held
