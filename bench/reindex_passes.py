@@ -3,6 +3,7 @@ every document or passage hold the GIL beside foreground requests).
 
     python -m bench.reindex_passes                     # django (bench/data/corpora), 20 re-indexes
     python -m bench.reindex_passes --rounds 40 --profile
+    python -m bench.reindex_passes --corpus 10000      # generated tiny pages, as bench/watch_latency.py makes them
 
 Passage vectors are hashed word counts (bench/knowledge_scale.py's stand-in), so what is timed is the build's
 own Python and numpy, as a watched server runs it once the changed document is embedded. Each round edits one
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 from bench.knowledge_scale import HashedPassageVectors
-from bench.watch_latency import DJANGO
+from bench.watch_latency import DJANGO, generate
 from hexmcp.tools.knowledge.builder import DocumentMemo, build_index, new_store
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.corpus_reader import CorpusReader
@@ -58,11 +59,15 @@ def _edit(page: Path, original: str, n: int) -> None:
     page.write_text(original + f"\n\nEdited paragraph {n % 3}: configure the cache middleware.\n")
 
 
-def run(corpus: Path, rounds: int, profile: bool) -> dict:
+def run(corpus: str, rounds: int, profile: bool) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "docs"
-        shutil.copytree(corpus, root)
-        page = root / "topics" / "cache.txt"
+        if corpus.isdigit():
+            generate(root, int(corpus))
+            page = root / "f0000" / "p0.md"
+        else:
+            shutil.copytree(DJANGO if corpus == "django" else Path(corpus), root)
+            page = root / "topics" / "cache.txt" if corpus == "django" else sorted(root.rglob("*.*"))[0]
         original = page.read_text()
         reader = CorpusReader(CorpusSpec(roots=[root]))
         reader.read_all()
@@ -104,7 +109,7 @@ def run(corpus: Path, rounds: int, profile: bool) -> dict:
             index = type(index)(list(index.documents.values()), index.passages, None, store, index.version,
                                 previous=index)
             built.append(time.perf_counter() - started)
-        result = {"documents": len(index.documents), "passages": len(index.passages), "rounds": rounds,
+        result = {"corpus": corpus, "documents": len(index.documents), "passages": len(index.passages), "rounds": rounds,
                   "build_index_ms": _ms(whole), "knowledge_index_ms": _ms(built),
                   "catalogue_from_previous_ms": _ms(catalogue_kept), "catalogue_fresh_ms": _ms(catalogue_fresh)}
         if profiler is not None:
@@ -128,7 +133,7 @@ def _passes(profiler: cProfile.Profile, rounds: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=DJANGO)
+    parser.add_argument("--corpus", default="django", help="django, a folder, or a number of generated pages")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--profile", action="store_true", help="cProfile's cumulative time per named pass")
     args = parser.parse_args()
