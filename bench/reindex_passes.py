@@ -55,6 +55,17 @@ class _QueryStandIn:
         raise AssertionError("a re-index embeds no query")
 
 
+def reread(reader: CorpusReader, pages: list[Path], store) -> frozenset[str]:
+    """Read the changed `pages` back and drop the store's rows of documents they replaced or removed, as the
+    knowledge service does before a re-index; the ids of the documents the store still holds unchanged."""
+    before = reader.documents
+    reader.read_changed({str(page) for page in pages})
+    for document_id in before:
+        if reader.documents.get(document_id) is not before[document_id]:
+            store.delete_document(document_id)
+    return frozenset(i for i, d in reader.documents.items() if before.get(i) is d)
+
+
 def _edit(page: Path, original: str, n: int) -> None:
     page.write_text(original + f"\n\nEdited paragraph {n % 3}: configure the cache middleware.\n")
 
@@ -78,12 +89,7 @@ def run(corpus: str, rounds: int, profile: bool) -> dict:
         whole, built, catalogue_kept, catalogue_fresh = [], [], [], []
         for n in range(rounds + 2):  # the first two warm the memo's and the catalogue's caches
             _edit(page, original, n)
-            before = reader.documents
-            reader.read_changed({str(page)})
-            for document_id in before:
-                if reader.documents.get(document_id) is not before[document_id]:
-                    store.delete_document(document_id)
-            stored = frozenset(i for i, d in reader.documents.items() if before.get(i) is d)
+            stored = reread(reader, [page], store)
             documents = list(reader.documents.values())
             if profiler is not None and n >= 2:
                 profiler.enable()
