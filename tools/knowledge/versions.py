@@ -118,50 +118,177 @@ class PageCatalog:
 
     def __init__(self, documents: Iterable[SourceDocument], preferred_version: str | None = None,
                  previous: PageCatalog | None = None) -> None:
-        """`previous`: an earlier catalogue, whose digests of the same document objects' texts are reused."""
+        """`previous`: an earlier catalogue (a re-index's). Without a versioned copy on either side, only the
+        documents that share a path key or a text with a changed one, directly or through others, are grouped
+        again (`_update`). Otherwise the grouping is decided afresh over cheap per-document tables, and what
+        `previous` worked out from the same document objects is taken from it: their texts' digests, the split of
+        a path key's documents into copies, and every page whose members and labels come out the same. Either
+        way the catalogue is the one a fresh build makes (tests/tools/knowledge/test_knowledge_versions.py)."""
         documents = list(documents)
         self.preferred_version = preferred_version
+        if previous is not None and previous.preferred_version != preferred_version:
+            previous = None  # every page's order would differ
+        if previous is None or not self._update(documents, previous):
+            self._build(documents, previous)
+
+    def _build(self, documents: list[SourceDocument], previous: PageCatalog | None) -> None:
         by_id = {d.document_id: d for d in documents}
         labels = {d.document_id: split_path(d.document_id)[2] for d in documents}
         by_key: dict[str, list[str]] = {}
         for document in documents:
             by_key.setdefault(page_key(document.document_id), []).append(document.document_id)
         words = functools.cache(lambda document_id: _words(by_id[document_id]))  # each text read once
-        _attach_unversioned_roots(by_key, labels, words)
-        groups = [group for members in by_key.values() for group in _similar_groups(members, by_id, words)]
+        versioned = bool(set(labels.values()) - {None})
+        # What `_update` needs to find a change's neighbours: kept only without versioned copies (by_key is then
+        # still each path key's documents: no unversioned root is attached to versioned copies).
+        self._keyed: dict[str, list[str]] | None = None if versioned else by_key
+        if versioned:
+            _attach_unversioned_roots(by_key, labels, words)
         kept = previous._digests if previous is not None else {}
         self._digests: dict[str, tuple[SourceDocument, bytes]] = {}  # each document's whitespace-folded text digest
         for document in documents:
             entry = kept.get(document.document_id)
             self._digests[document.document_id] = entry if entry is not None and entry[0] is document else (
                 document, _folded_digest(document))
-        groups = _join_identical(groups, {d: digest for d, (_, digest) in self._digests.items()})
+        groups = self._split_keys(by_key, by_id, words, previous)
+        digests = {d: digest for d, (_, digest) in self._digests.items()}
+        self._sharing: dict[bytes, list[str]] | None = None  # each text's documents, beside `_keyed`
+        if not versioned:
+            self._sharing = {}
+            for document_id, digest in digests.items():
+                self._sharing.setdefault(digest, []).append(document_id)
+        if len(set(digests.values())) < len(digests):  # some texts are identical: their groups join
+            groups = _join_identical(groups, digests)
         # A version folder is one that holds copies of some page; a page kept in only one version
         # (added late, or dropped) keeps its label when its folder is such a folder.
         versioned_heads = {split_path(d)[0] for members in groups if len(members) > 1
                            for d in members if labels[d] is not None}
+        kept_pages = previous._page_of if previous is not None else {}
         self._page_of: dict[str, Page] = {}
-        pages: list[Page] = []
+        labelled: list[Page] = []  # the pages some copy of which carries a version label
         for members in groups:
-            page_labels: dict[str, str | None] = {d: labels[d] if split_path(d)[0] in versioned_heads else None
-                                                  for d in members}
-            if len(members) > 1 and any(labels[d] is not None for d in members):
-                docusaurus = any(d.split("/", 1)[0] in _VERSIONED_TREES or f"/{_DOCUSAURUS_TREE}/" in d
-                                 for d in members)
-                page_labels = {d: labels[d] if labels[d] is not None else ("next" if docusaurus else None)
-                               for d in members}
-            ordered = self._preferred_order(members, page_labels)
-            key = page_key(ordered[0]) if len(members) > 1 else ordered[0]
-            page = Page(key=key, documents=ordered, labels=page_labels)
-            pages.append(page)
+            first = members[0]
+            if len(members) == 1 and labels[first] is None:  # most pages: one unversioned document, unlabelled
+                old = kept_pages.get(first)
+                self._page_of[first] = old if old is not None and len(old.documents) == 1 else Page(
+                    key=first, documents=(first,), labels={first: None})
+                continue
+            page = self._page(members, labels, versioned_heads, kept_pages)
+            if any(label is not None for label in page.labels.values()):
+                labelled.append(page)
             for member in members:
                 self._page_of[member] = page
         #: Every version label a copy of some page carries (`version-29.7`, `next`), for naming them to a
         #: client whose version filter matches none. Read per page, not per document: a page of n copies (n empty
         #: files share one text) would be read n times over, n² labels.
         self.version_labels: tuple[str, ...] = tuple(sorted(
-            {label for page in pages for label in page.labels.values() if label is not None},
+            {label for page in labelled for label in page.labels.values() if label is not None},
             key=version_rank, reverse=True))
+
+    def _update(self, documents: list[SourceDocument], previous: PageCatalog) -> bool:
+        """This catalogue as `previous` changed by the documents that are new, edited or gone, when neither has a
+        versioned copy (then a page is decided by its documents' path keys and texts alone: no version labels,
+        no unversioned roots joining versioned copies). The documents to group again are those of a changed
+        document's old path key and old page, and every document that shares a path key or a text with one of
+        them, transitively; they are grouped as a fresh build groups them, and every other page is the previous
+        one. False, with nothing done, where that does not apply or a fresh build is as cheap."""
+        if previous._keyed is None or previous._sharing is None:
+            return False
+        old = previous._digests
+        changed = [d for d in documents if old.get(d.document_id, _UNKNOWN)[0] is not d]
+        if len(changed) > max(16, len(documents) // 10) or any(split_path(d.document_id)[2] is not None
+                                                               for d in changed):
+            return False
+        removed: list[str] = []
+        if len(documents) - len(changed) + sum(d.document_id in old for d in changed) != len(old):
+            present = {d.document_id for d in documents}
+            removed = [document_id for document_id in old if document_id not in present]
+        keyed, sharing, digests = dict(previous._keyed), dict(previous._sharing), dict(old)
+        seeds: set[str] = set()
+        for document_id in removed:
+            key, digest = page_key(document_id), old[document_id][1]
+            seeds.update(keyed[key], previous._page_of[document_id].documents)
+            _drop(keyed, key, document_id)
+            _drop(sharing, digest, document_id)
+            del digests[document_id]
+        for document in changed:
+            document_id, key, digest = document.document_id, page_key(document.document_id), _folded_digest(document)
+            if document_id in old:  # its path key's documents are reached from it below
+                seeds.update(previous._page_of[document_id].documents)
+                _drop(sharing, old[document_id][1], document_id)
+            else:
+                keyed[key] = [*keyed.get(key, ()), document_id]
+            sharing[digest] = [*sharing.get(digest, ()), document_id]
+            digests[document_id] = (document, digest)
+            seeds.add(document_id)
+        # Everything that shares a path key or a text with a seed, transitively (each key and text visited once).
+        regroup: set[str] = set()
+        keys_seen: set[str] = set()
+        texts_seen: set[bytes] = set()
+        waiting = [d for d in seeds if d in digests]
+        while waiting:
+            document_id = waiting.pop()
+            if document_id in regroup:
+                continue
+            regroup.add(document_id)
+            key, digest = page_key(document_id), digests[document_id][1]
+            if key not in keys_seen:
+                keys_seen.add(key)
+                waiting.extend(keyed[key])
+            if digest not in texts_seen:
+                texts_seen.add(digest)
+                waiting.extend(sharing[digest])
+        part = PageCatalog.__new__(PageCatalog)
+        part.preferred_version = self.preferred_version
+        part._build([digests[d][0] for d in regroup], previous)
+        self._keyed, self._sharing, self._digests = keyed, sharing, digests
+        self._splits = {**previous._splits, **part._splits}  # checked against the documents when used
+        self._page_of = dict(previous._page_of)
+        for document_id in removed:
+            del self._page_of[document_id]
+        self._page_of.update(part._page_of)
+        self.version_labels = ()
+        return True
+
+    def _split_keys(self, by_key: dict[str, list[str]], by_id: dict[str, SourceDocument],
+                    words: Callable[[str], frozenset[str]], previous: PageCatalog | None) -> list[list[str]]:
+        """Each path key's documents split into groups of real copies (`_similar_groups`). A key whose documents
+        are the same objects as in `previous` splits as it did there: the split reads only their titles and
+        words, in path order. (No later step depends on the order of groups or of a group's members.)"""
+        kept = previous._splits if previous is not None else {}
+        old = previous._digests if previous is not None else {}
+        self._splits: dict[str, tuple[frozenset[str], list[list[str]]]] = {}  # keys of several documents only
+        groups: list[list[str]] = []
+        for key, members in by_key.items():
+            if len(members) == 1:
+                groups.append(members)
+                continue
+            found, ids = kept.get(key), frozenset(members)
+            if found is not None and found[0] == ids and all(old[d][0] is by_id[d] for d in members):
+                split = found[1]
+            else:
+                split = _similar_groups(members, by_id, words)
+            self._splits[key] = (ids, split)
+            groups.extend(split)
+        return groups
+
+    def _page(self, members: list[str], labels: dict[str, str | None], versioned_heads: set[str],
+              kept: dict[str, Page]) -> Page:
+        """The page of one group; the previous catalogue's own when it had these members under these labels
+        (then its order and key are the same too: both follow from members, labels and the preferred version)."""
+        page_labels: dict[str, str | None] = {d: labels[d] if split_path(d)[0] in versioned_heads else None
+                                              for d in members}
+        if len(members) > 1 and any(labels[d] is not None for d in members):
+            docusaurus = any(d.split("/", 1)[0] in _VERSIONED_TREES or f"/{_DOCUSAURUS_TREE}/" in d
+                             for d in members)
+            page_labels = {d: labels[d] if labels[d] is not None else ("next" if docusaurus else None)
+                           for d in members}
+        old = kept.get(members[0])
+        if old is not None and old.labels == page_labels:  # the same keys: the same members
+            return old
+        ordered = self._preferred_order(members, page_labels)
+        key = page_key(ordered[0]) if len(members) > 1 else ordered[0]
+        return Page(key=key, documents=ordered, labels=page_labels)
 
     def _preferred_order(self, members: list[str], labels: dict[str, str | None]) -> tuple[str, ...]:
         """Configured version first, then newest; among mirrors of one version the shorter path (.md
@@ -267,6 +394,18 @@ def _similar_groups(members: list[str], by_id: dict[str, SourceDocument],
         else:
             groups.append([(document_id, title)])
     return [[document_id for document_id, _ in group] for group in groups]
+
+
+_UNKNOWN = (None, b"")  # what a catalogue holds for a document it does not know: no object, no digest
+
+
+def _drop(table: dict, key: object, document_id: str) -> None:
+    """`table[key]` without `document_id`, as a new list (the previous catalogue's stays as it was)."""
+    rest = [d for d in table[key] if d != document_id]
+    if rest:
+        table[key] = rest
+    else:
+        del table[key]
 
 
 def _folded_digest(document: SourceDocument) -> bytes:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from exact_store import ExactStore
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hexmcp.tools.knowledge.builder import build_index
@@ -199,3 +199,64 @@ def test_a_configured_version_answers_for_the_page_in_search(tmp_path: Path, emb
                         preferred_version="v1")
     best = index.search_documents("how do I copy my database to a file", 1)[0]
     assert best.document.document_id == "docs/v1/backups.md" and best.version == "v1"
+
+
+# Paths where copies meet: version folders (numbered, dated, aliases, Docusaurus's tree and its unreleased root),
+# mirrored suffixes, unversioned roots, and look-alike paths; and a corpus without versions (a re-index then groups
+# only what a change touches). Few of each, so that changes keep landing on the same pages.
+_VERSIONED = ("docs", "docs/v1", "docs/2.0", "docs/draft", "website/versioned_docs/version-1.0", "mirror")
+_UNVERSIONED = ("docs", "docs/api", "guide", "mirror", "api", "docs/guide")
+_NAMES = ("intro", "guide/intro")
+_SUFFIXES = (".md", ".mdx")
+# Texts: near-identical (versions drift), one shared exactly, a distinct one, and empty (many files share it).
+_TEXTS = (BODY, BODY + "A new option.", BODY + "Another.", "Release notes, newest first, with upgrade steps.", "")
+_TITLES = ("", "Setup", "Introduction")
+_PATH = st.tuples(st.integers(0, len(_VERSIONED) - 1), st.sampled_from(_NAMES), st.sampled_from(_SUFFIXES))
+# A change names a path, or (an integer) one of the documents the corpus holds, so that edits and deletions
+# keep landing on pages that have copies.
+_TARGET = st.one_of(_PATH, st.integers(0, 50))
+_CHANGE = st.one_of(
+    st.tuples(st.just("write"), _TARGET, st.integers(0, len(_TEXTS) - 1), st.integers(0, len(_TITLES) - 1)),
+    st.tuples(st.just("delete"), _TARGET),
+    st.tuples(st.just("touch"), _TARGET),  # the same text in a new document object (a file saved unchanged)
+)
+
+
+def _catalogue(catalog: PageCatalog, document_ids: list[str]) -> tuple:
+    """All a catalogue answers: each document's page (key, copies in order, labels), and the version labels."""
+    pages = {d: (catalog.page(d).key, catalog.page(d).documents, catalog.page(d).labels) for d in document_ids}
+    return pages, catalog.version_labels
+
+
+@pytest.mark.parametrize("folders", [_VERSIONED, _UNVERSIONED])
+@settings(max_examples=1000, deadline=None)
+@given(start=st.lists(_CHANGE, max_size=25), batches=st.lists(st.lists(_CHANGE, min_size=1, max_size=4), max_size=6),
+       preferred=st.lists(st.sampled_from([None, None, None, "v1", "draft"]), min_size=7, max_size=7),
+       order=st.randoms(use_true_random=False))
+def test_a_catalogue_built_from_the_previous_one_is_the_one_built_afresh(folders, start, batches, preferred,
+                                                                         order) -> None:
+    """A re-index builds its catalogue from the last one, taking over what unchanged documents gave; through any
+    additions, deletions, edits and unchanged saves, in any corpus order, it equals a fresh build's."""
+    corpus: dict[str, SourceDocument] = {}
+    catalog: PageCatalog | None = None
+    for step, batch in enumerate([start, *batches]):
+        for change in batch:
+            if isinstance(change[1], tuple):
+                path = f"{folders[change[1][0]]}/{change[1][1]}{change[1][2]}"
+            elif corpus:
+                path = sorted(corpus)[change[1] % len(corpus)]
+            else:
+                continue
+            if change[0] == "write":
+                corpus[path] = _document(path, _TEXTS[change[2]], _TITLES[change[3]])
+            elif change[0] == "delete":
+                corpus.pop(path, None)
+            elif path in corpus:
+                old = corpus[path]
+                corpus[path] = _document(path, old.text, old.title)
+        documents = list(corpus.values())
+        if order.random() < 0.5:  # a re-index's snapshots list documents in another order than the last index
+            order.shuffle(documents)
+        catalog = PageCatalog(documents, preferred[step], catalog)
+        ids = [d.document_id for d in documents]
+        assert _catalogue(catalog, ids) == _catalogue(PageCatalog(documents, preferred[step]), ids)

@@ -9,6 +9,7 @@ import tracemalloc
 import weakref
 from pathlib import Path
 
+from bench.reindex_passes import reread
 from hexmcp.tools.embedding.background_thread import run_in_background
 from hexmcp.tools.knowledge import lexical
 from hexmcp.tools.knowledge.builder import DocumentMemo, build_index
@@ -52,13 +53,7 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memo
         # the pack holds then should be too (new words would rightly grow the vocabulary).
         k, word = n % 10, ("ocelot", "lynx", "serval")[(n // 10) % 3]
         pages[k].write_text(f"# Page {k}\n\nEdited: {word}{k} configure.\n")
-        page = pages[k]
-        before = reader.documents
-        reader.read_changed({str(page)})
-        for document_id in before:
-            if reader.documents.get(document_id) is not before[document_id]:
-                store.delete_document(document_id)
-        stored = frozenset(i for i, d in reader.documents.items() if before.get(i) is d)
+        stored = reread(reader, [pages[k]], store)
         return await run_in_background(lambda: build_index(list(reader.documents.values()), embedder, store,
                                                            memo=memo, stored=stored, previous=index))
 
