@@ -97,7 +97,7 @@ def judge(report: dict[str, Any]) -> None:
     assert detail["completion/complete"] == ["math"]  # also where the SDK's version lists no completions capability
     assert detail["prompts/get"] == ["user"]
     assert detail["progress"]["notifications"] >= 2 and not detail["progress"]["isError"]
-    assert detail["progress"]["last"]["progress"] == detail["progress"]["last"]["total"]
+    assert detail["progress"]["last"]["progress"] == detail["progress"]["last"]["total"]  # on the wire, before the answer
     assert detail["cancel"] == "cancelled"
     assert detail["reconnect"] == len(TOOLS)
 
