@@ -32,6 +32,7 @@ from bench.watch_latency import DJANGO, generate
 from hexmcp.tools.knowledge.builder import DocumentMemo, build_index, new_store
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.corpus_reader import CorpusReader
+from hexmcp.tools.knowledge.service import CorpusChange
 from hexmcp.tools.knowledge.versions import PageCatalog
 
 DIMENSION = 384
@@ -60,10 +61,7 @@ def reread(reader: CorpusReader, pages: list[Path], store) -> frozenset[str]:
     knowledge service does before a re-index; the ids of the documents the store still holds unchanged."""
     before = reader.documents
     reader.read_changed({str(page) for page in pages})
-    for document_id in before:
-        if reader.documents.get(document_id) is not before[document_id]:
-            store.delete_document(document_id)
-    return frozenset(i for i, d in reader.documents.items() if before.get(i) is d)
+    return CorpusChange.between(before, reader.documents).clear_from(store, reader.documents.keys())
 
 
 def _edit(page: Path, original: str, n: int) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import structlog
 
-from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.embedding.background_thread import BuildThread
 from hexmcp.tools.embedding.background_work import BackgroundWork
 
 if TYPE_CHECKING:  # numpy, networkx and YAKE load with the first build, not at start-up
@@ -43,6 +43,9 @@ class ConceptService:
         self._lock = asyncio.Lock()
         self._rebuild: asyncio.Task[ConceptBase] | None = None
         self.background: BackgroundWork | None = None  # the build running now, for /health
+        # Every rebuild (one per new index version) on one long-lived thread, as the knowledge service's builds:
+        # a thread made per build leaves what it freed in its own malloc arena (ADR 0615).
+        self.builds = BuildThread("hexmcp-concepts")
         # Set when the tools' handlers are made on first use (first_use.py): start() loads them first, once
         # the server is answering, so a first call rarely has to.
         self.load_handlers: Callable[[], Any] | None = None
@@ -115,12 +118,11 @@ class ConceptService:
                 work.advance(1, extracted)
 
             try:
-                base = await run_in_background(functools.partial(
+                base = await self.builds.run(functools.partial(
                     build_concept_base, index.documents, index.passages, index.version, self.glossary,
                     embed_many=embedder.embed_many, dimension=embedder.dimension, embed_query=index.embed_query,
                     nearest_passages=index.nearest_passages, cache=self._cache, pages=getattr(index, "pages", None),
-                    progress=read, checkpoint=keep_going),
-                    name="hexmcp-concepts")
+                    progress=read, checkpoint=keep_going))
             except asyncio.CancelledError:
                 # The server is stopping (its start-up hook, or a rebuild, is cancelled): tell the thread to stop
                 # at its next checkpoint (after the document it is reading, or a slice of the relating steps),

@@ -105,24 +105,13 @@ def _run_job(function: Callable[..., T], args: tuple[Any, ...], loop: asyncio.Ab
         pass
 
 
-async def run_in_background(function: Callable[..., T], *args: Any, name: str = "hexmcp-background") -> T:
-    """`function(*args)` on a new background thread; the caller awaits its result (or its exception).
-    Cancelling the caller does not stop the thread (nothing can): the function's own cancel flag must."""
-    loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[T] = loop.create_future()
-    # Not a daemon, like asyncio.to_thread's workers: the interpreter waits for it at exit rather than
-    # finalising under a pass inside onnxruntime (which aborts the process).
-    threading.Thread(target=_run_job, args=(function, args, loop, outcome), name=name).start()
-    return await outcome
-
-
 def _name_thread(name: str) -> None:
-    threading.current_thread().name = name  # as run_in_background names its threads (logs, py-spy)
+    threading.current_thread().name = name  # what logs and py-spy show for the thread
 
 
 class BuildThread:
     """One long-lived background thread that runs a service's builds in turn (index builds, each handing state
-    on to the next).
+    on to the next; concept extraction; a manual re-index), every background job of the server's.
 
     A thread allocates from one glibc malloc arena, and an arena keeps what is freed in it: a thread arena's
     top is given back only past a trim threshold that glibc raises with the largest block it has unmapped (to
@@ -130,16 +119,18 @@ class BuildThread:
     build thread was handed the next arena in turn, and each arena a re-index ran in kept that build's ~27 MB:
     the server's RSS went 360 -> 740-780 MB over eight bursts of edits in half the runs. On one thread every
     build reuses the memory the build before it freed (bench/diaries/knowledge_scale.md, ADR 0615). The
-    thread is made at the first build and lives as long as this object; concurrent.futures joins it at
-    interpreter exit, after the build in hand, as the interpreter waits for run_in_background's threads."""
+    thread is made at the first build and lives as long as this object. It is not a daemon: concurrent.futures
+    joins it at interpreter exit, after the build in hand, rather than finalising the interpreter under a pass
+    inside onnxruntime (which aborts the process); a build's own cancel flag is what stops it sooner."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._executor: Any = None  # made at the first build: a service made at start-up imports nothing for it
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
-        """`function(*args)` on this object's thread, after any build already queued; like run_in_background
-        otherwise (background priority and switch interval; cancelling the caller does not stop the build)."""
+        """`function(*args)` on this object's thread, after any build already queued, at background priority and
+        with the background switch interval; the caller awaits its result or exception. Cancelling the caller
+        does not stop the build (nothing can): the function's own cancel flag must."""
         if self._executor is None:
             from concurrent.futures import ThreadPoolExecutor
 

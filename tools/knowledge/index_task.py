@@ -21,7 +21,6 @@ import structlog
 from hexmcp.core import ToolContext, ToolError
 from hexmcp.core.registrar import Registrar
 from hexmcp.tools.cache_dir import default_cache_dir
-from hexmcp.tools.embedding.background_thread import run_in_background
 from hexmcp.tools.embedding.background_work import BackgroundWork
 
 from .answers import IndexSummary
@@ -89,10 +88,12 @@ async def _embed(documents: list[Any], service: Any, ctx: ToolContext, *, fresh:
                 stop.set()
 
     started = time.perf_counter()
-    # A background thread, like the start-up build: its passages yield to requests (foreground_gate.py).
-    build = asyncio.ensure_future(run_in_background(functools.partial(
+    # On the service's re-index thread, at background priority like the start-up build: its passages yield to
+    # requests (foreground_gate.py), and it reuses the memory the re-index before it freed (ADR 0615) instead
+    # of leaving its own in the malloc arena of a thread made for one call.
+    build = asyncio.ensure_future(service.reindexes.run(functools.partial(
         build_index, documents, embedder, new_store(embedder.dimension), cache_dir=cache_dir, progress=progress,
-        cancelled=stop.is_set), name="hexmcp-reindex"))
+        cancelled=stop.is_set)))
     try:
         index = await asyncio.shield(build)
         await reporter.flush()  # every progress notification goes out before the answer, none after it

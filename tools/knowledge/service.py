@@ -77,6 +77,13 @@ class CorpusChange:
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.modified)
 
+    def clear_from(self, store: Any, documents: Collection[str]) -> frozenset[str]:
+        """Deletes the store's rows of the documents this change removed or modified; the ids among
+        `documents` (the corpus after the change) whose rows the store still holds, which a re-index keeps."""
+        for document_id in (*self.removed, *self.modified):
+            store.delete_document(document_id)
+        return frozenset(set(documents) - {*self.added, *self.modified})
+
 
 class KnowledgeService:
     def __init__(self, config: KnowledgeConfig) -> None:
@@ -109,7 +116,10 @@ class KnowledgeService:
         # Every build of this service on one long-lived thread (ADR 0615): a re-index keeps what the build
         # before it allocated (term ids, a vocabulary), and a new thread per build left each build's freed
         # memory in another malloc arena (server RSS 360 -> 740-780 MB over eight bursts in half the runs).
-        self._builds = BuildThread("hexmcp-index")
+        self.builds = BuildThread("hexmcp-index")
+        # indexDocuments' re-embeddings on a long-lived thread of their own too: one asked for during the start-up
+        # build starts at once instead of queueing behind it, and each reuses the memory the one before it freed.
+        self.reindexes = BuildThread("hexmcp-reindex")
 
     def record_search(self, tool: str, seconds: float) -> None:
         self.searches[tool] += 1
@@ -199,7 +209,7 @@ class KnowledgeService:
             # The service's build thread, below the server's priority: the build is background work (the
             # embedder's workers yield to foreground passes, embedder.py), and it must not lower a shared
             # executor thread.
-            return await self._builds.run(self._build, publish, change)
+            return await self.builds.run(self._build, publish, change)
         except asyncio.CancelledError:
             # The server is stopping: the thread cannot be killed, so tell it to stop after the
             # document it is embedding, or the interpreter would wait for the whole corpus.
@@ -305,9 +315,7 @@ class KnowledgeService:
             self._store = self._open_store(new_store)
         else:
             previous = self._index
-            for document_id in (*change.removed, *change.modified):
-                self._store.delete_document(document_id)
-            stored = frozenset(self.documents.keys() - {*change.added, *change.modified})
+            stored = change.clear_from(self._store, self.documents.keys())
         cache = self.config.cache_dir or default_cache_dir()
         self._store_stale = True  # until this build completes: a failed one leaves rows the next cannot trust
         embedder, embedded_before = self._embedder, self._embedder.embedded

@@ -19,7 +19,7 @@ from hexmcp.app.compose import Composition
 from hexmcp.core import McpServer
 from hexmcp.core.pack import Pack
 from hexmcp.tools.embedding.background_thread import (BACKGROUND_NICE_INCREMENT, PASS_NICE_INCREMENT, BuildThread,
-                                                      in_background, run_in_background)
+                                                      in_background)
 from hexmcp.tools.embedding.background_work import BackgroundWork
 from hexmcp.tools.embedding.foreground_gate import FOREGROUND, MAX_WAIT_S, ForegroundGate
 from hexmcp.tools.embedding.inference_pool import InferencePool
@@ -28,6 +28,15 @@ from hexmcp.tools.knowledge.embedder import PassageEmbedder
 from hexmcp.tools.knowledge.service import KnowledgeConfig, KnowledgeService
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+
+
+async def on_a_build_thread(function, *args):
+    """`function(*args)` on a build thread of its own, closed after (as a service runs its background jobs)."""
+    builds = BuildThread("hexmcp-test-build")
+    try:
+        return await builds.run(function, *args)
+    finally:
+        builds.close()
 
 
 def niceness() -> int:
@@ -136,7 +145,7 @@ def test_a_search_query_is_foreground_and_a_background_threads_query_is_not() ->
     assert encoder.passes[-1]["foreground"] == 1 and FOREGROUND.active == 0
 
     async def from_background() -> None:
-        await run_in_background(embedder.embed, "a concept's query")
+        await on_a_build_thread(embedder.embed, "a concept's query")
 
     asyncio.run(from_background())
     assert encoder.passes[-1]["foreground"] == 0 and encoder.passes[-1]["background"]
@@ -147,7 +156,7 @@ def test_a_background_failure_reaches_the_awaiting_caller() -> None:
         raise ValueError("the build broke")
 
     async def run() -> None:
-        await run_in_background(fails)
+        await on_a_build_thread(fails)
 
     with pytest.raises(ValueError, match="the build broke"):
         asyncio.run(run())
@@ -319,7 +328,7 @@ def test_background_work_hands_the_gil_over_sooner_while_it_runs() -> None:
     seen: list[tuple[float, int]] = []
 
     async def run() -> None:
-        await asyncio.gather(*(run_in_background(lambda: seen.append((sys.getswitchinterval(), background_jobs())))
+        await asyncio.gather(*(on_a_build_thread(lambda: seen.append((sys.getswitchinterval(), background_jobs())))
                                for _ in range(3)))
 
     asyncio.run(run())
@@ -374,7 +383,7 @@ def test_by_default_only_the_threads_that_run_passes_go_down(monkeypatch) -> Non
         def on_the_build_thread() -> int:
             embedder.embed_many(["a passage"])  # the pool is made here, by the build thread
             return niceness()
-        return await run_in_background(on_the_build_thread)
+        return await on_a_build_thread(on_the_build_thread)
 
     assert asyncio.run(build()) == mine + BACKGROUND_NICE_INCREMENT  # the build thread: Python, holds the GIL
     assert encoder.passes[0]["niceness"] == min(19, mine + PASS_NICE_INCREMENT) and encoder.passes[0]["background"]

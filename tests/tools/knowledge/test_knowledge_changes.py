@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,38 @@ async def test_edits_additions_and_removals_reach_resources_and_subscribers(serv
     assert "Snow" in read["contents"][0]["text"]
     found = await client.ok("tools/call", {"name": "searchPassages", "arguments": {"query": "watering tomato plants"}})
     assert found["structuredContent"]["items"][0]["documentId"] == "notes/garden.md"
+
+
+async def test_builds_and_manual_re_indexes_each_run_on_one_long_lived_thread(served, corpus_dir: Path,
+                                                                            monkeypatch) -> None:
+    """The first build and every watched change's re-index run on the service's build thread, and every
+    indexDocuments call on its re-index thread (ADR 0615): a thread made per build would leave what it freed
+    in a malloc arena of its own."""
+    from hexmcp.tools.knowledge import builder
+
+    server, service, client = served
+    threads: list[threading.Thread] = []
+    build_index = builder.build_index
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return build_index(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "build_index", recorded)
+    await client.initialize()
+    await service.start()
+    (corpus_dir / "notes/weather.txt").write_text("Fog lies over the harbour until noon.\n")
+    await service.reload()
+    for text in ("Prune the roses in March.", "Mulch the beds in autumn."):
+        (corpus_dir / "notes/garden.md").write_text(f"# Garden\n\n{text}\n")
+        called = await client.ok("tools/call", {"name": "indexDocuments", "arguments": {"path": "notes/"}})
+        assert not called.get("isError") and called["structuredContent"]["documents"] >= 1, called
+
+    # first build, the change; then per call the change it re-read and its own re-embedding
+    names = [thread.name for thread in threads]
+    assert names == ["hexmcp-index"] * 3 + ["hexmcp-reindex"] + ["hexmcp-index", "hexmcp-reindex"], names
+    assert len({t for t in threads if t.name == "hexmcp-index"}) == 1
+    assert len({t for t in threads if t.name == "hexmcp-reindex"}) == 1
 
 
 async def _completed(client: CoreClient, value: str, argument: str = "path") -> dict:

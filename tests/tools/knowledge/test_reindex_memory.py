@@ -9,13 +9,13 @@ import tracemalloc
 import weakref
 from pathlib import Path
 
-from bench.reindex_passes import reread
-from hexmcp.tools.embedding.background_thread import run_in_background
+from hexmcp.tools.embedding.background_thread import BuildThread
 from hexmcp.tools.knowledge import lexical
 from hexmcp.tools.knowledge.builder import DocumentMemo, build_index
 from hexmcp.tools.knowledge.corpus import CorpusSpec
 from hexmcp.tools.knowledge.corpus_reader import CorpusReader
 from hexmcp.tools.knowledge.fusion import Method
+from hexmcp.tools.knowledge.service import CorpusChange
 from tests.tools.knowledge.exact_store import ExactStore
 from tests.tools.knowledge.test_knowledge_incremental import HashEmbedder
 
@@ -48,17 +48,21 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memo
     reader = CorpusReader(CorpusSpec(roots=[root]))
     reader.read_all()
 
+    builds = BuildThread("hexmcp-test-index")  # every build on one thread, as the knowledge service's
+
     async def reindex(index, n: int):
         # Ten pages edited in turn through three texts: after edits 9 and 39 the corpus is the same, so what
         # the pack holds then should be too (new words would rightly grow the vocabulary).
         k, word = n % 10, ("ocelot", "lynx", "serval")[(n // 10) % 3]
         pages[k].write_text(f"# Page {k}\n\nEdited: {word}{k} configure.\n")
-        stored = reread(reader, [pages[k]], store)
-        return await run_in_background(lambda: build_index(list(reader.documents.values()), embedder, store,
+        before = reader.documents
+        reader.read_changed({str(pages[k])})  # what the service does before a re-index, then its store update
+        stored = CorpusChange.between(before, reader.documents).clear_from(store, reader.documents.keys())
+        return await builds.run(lambda: build_index(list(reader.documents.values()), embedder, store,
                                                            memo=memo, stored=stored, previous=index))
 
     async def run() -> tuple[list[int], list[weakref.ref], tuple[int, int]]:
-        index = await run_in_background(lambda: build_index(list(reader.documents.values()), embedder, store, memo=memo))
+        index = await builds.run(lambda: build_index(list(reader.documents.values()), embedder, store, memo=memo))
         replaced, held = [], []
         for n in range(40):
             replaced.append(weakref.ref(index))
@@ -74,6 +78,7 @@ def test_re_indexing_many_times_frees_each_replaced_index_and_holds_no_more_memo
         held, replaced, vocabulary = asyncio.run(run())
     finally:
         tracemalloc.stop()
+        builds.close()
     gc.collect()
     assert all(ref() is None for ref in replaced)
     assert vocabulary[0] <= lexical.STALE_VOCABULARY * vocabulary[1] + 1, vocabulary
