@@ -23,7 +23,11 @@ PUBLIC_SETS = ("django", "docusaurus", "jest", "kubernetes")
 #: Held out: measured (name it with --set), never used to choose a lever, so it still tells how `search`
 #: does on documentation nobody tuned for. Not in any default run, so no ablation looks at it by accident.
 HELD_OUT_SETS = ("ansible",)
-ALL_SETS = PUBLIC_SETS + HELD_OUT_SETS
+#: A set's questions over its corpus laid out as a site keeps it with translations: the English pages as `en/`
+#: beside the translation folders of `corpora/NAME/docs` (answers stay the English pages). Opt-in, like the
+#: held-out set: the language lever (ADR 0617) was chosen on it.
+TRANSLATED_SETS = {"kubernetes-i18n": "kubernetes"}
+ALL_SETS = PUBLIC_SETS + HELD_OUT_SETS + tuple(TRANSLATED_SETS)
 CUTOFFS = (1, 5, 10)
 
 
@@ -40,14 +44,37 @@ class RelevanceSet:
     corpus: Path
     questions: tuple[Question, ...]
     concepts: tuple[dict[str, Any], ...]
+    source: Path  # the folder whose SOURCE.md and LICENSE say where the corpus came from
 
 
 def load_public_set(name: str) -> RelevanceSet:
+    if name in TRANSLATED_SETS:
+        return _translated_set(name, load_public_set(TRANSLATED_SETS[name]))
     data = yaml.safe_load((QUESTIONS / f"{name}.yaml").read_text(encoding="utf-8"))
     questions = tuple(Question(text=q["q"], answers=frozenset(q["answers"]), kind=q.get("kind", "paraphrase"))
                       for q in data["questions"])
-    return RelevanceSet(name=name, corpus=ROOT.parent / data["corpus"], questions=questions,
-                        concepts=tuple(data.get("concepts", ())))
+    corpus = ROOT.parent / data["corpus"]
+    return RelevanceSet(name=name, corpus=corpus, questions=questions, concepts=tuple(data.get("concepts", ())),
+                        source=corpus.parent)
+
+
+def _translated_set(name: str, english: RelevanceSet) -> RelevanceSet:
+    """`english`'s questions over its pages as `en/` beside the translations kept in corpora/NAME/docs, copied
+    into one folder under the system's temporary folder (rebuilt each run: a copy, never a link, so that the
+    corpus reader sees the tree a site has)."""
+    import shutil
+    import tempfile
+
+    corpus = Path(tempfile.gettempdir()) / f"hexmcp-relevance-{name}"
+    shutil.rmtree(corpus, ignore_errors=True)
+    shutil.copytree(english.corpus, corpus / "en")
+    for language in sorted((ROOT / "data" / "corpora" / name / "docs").iterdir()):
+        shutil.copytree(language, corpus / language.name)
+    questions = tuple(attrs.evolve(q, answers=frozenset(f"en/{a}" for a in q.answers)) for q in english.questions)
+    concepts = tuple({**c, **({"defining": [f"en/{d}" for d in c["defining"]]} if "defining" in c else {})}
+                     for c in english.concepts)
+    return RelevanceSet(name=name, corpus=corpus, questions=questions, concepts=concepts,
+                        source=ROOT / "data" / "corpora" / name)
 
 
 def score_ranking(ranked: Sequence[str], answers: frozenset[str], page_of: Callable[[str], str]) -> dict[str, float]:

@@ -172,11 +172,26 @@ class KnowledgeIndex:
         ranked = self._candidates(text, depth, method, allowed)
         if not distinct:
             return [self._hit(i, s) for i, s in ranked[:limit]]
+        if self.pages.translations:
+            ranked = self._main_language_first(ranked)
         groups: dict[tuple, list[tuple[int, float]]] = {}
         for index, score in ranked:
             groups.setdefault(self._place[index], []).append((index, score))
         hits = [self._representative(members) for members in groups.values()]
         return hits[:limit]
+
+    def _main_language_first(self, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """Without the passages of translations whose page also has passages in the main language among
+        `ranked`: a translated section cannot be matched to its original (its headings are translated too), so
+        a page found in its main language answers in it, and a translation only where nothing else was found
+        (a client's path filter naming a language folder, say)."""
+        translations, passages = self.pages.translations, self.passages
+        found = {self.pages.page(passages[i].document_id).key for i, _ in ranked
+                 if translations.in_main_language(passages[i].document_id)}
+        return [(i, s) for i, s in ranked
+                if not (passages[i].document_id in translations.of
+                        and not translations.in_main_language(passages[i].document_id)
+                        and self.pages.page(passages[i].document_id).key in found)]
 
     def _representative(self, members: list[tuple[int, float]]) -> PassageHit:
         """One passage for the copies of it that were found: the preferred copy's unless it scores clearly worse."""
@@ -217,7 +232,10 @@ class KnowledgeIndex:
             found = pages[key]
             best_score = by_document[found[0]][1]
             page = self.pages.page(found[0])
-            close = [d for d in found if by_document[d][1] >= best_score - PREFERRED_MARGIN]
+            # A page's copy in the corpus's main language answers whenever it was found at all: a translation
+            # outscores it on the code and names they share, not because it says more (languages.py).
+            close = [d for d in found if by_document[d][1] >= best_score - PREFERRED_MARGIN
+                     or self.pages.translations.in_main_language(d)]
             chosen = min(close, key=page.documents.index)
             index = _telling(self.passages, ranked, chosen, by_document[chosen][0])
             hits.append(DocumentHit(document=self.documents[chosen], best=self._hit(index, best_score),

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Sequence
 
 import attrs
 
+from .languages import Translations, join_translations, language_of
 from .passages import SourceDocument
 
 # A version folder: v2, v1.4, 29.7, 3.5.2, 1.x, version-29.7, release-1.28, 2025-06-18, 2024-11.
@@ -131,7 +132,10 @@ class PageCatalog:
         if previous is None or not self._update(documents, previous):
             self._build(documents, previous)
 
-    def _build(self, documents: list[SourceDocument], previous: PageCatalog | None) -> None:
+    def _build(self, documents: list[SourceDocument], previous: PageCatalog | None,
+               translations: bool = True) -> None:
+        """`translations`: look for language folders (languages.py); not in `_update`'s regrouping of a few
+        documents, whose mirroring a part of the corpus would misjudge (it bails out where languages matter)."""
         by_id = {d.document_id: d for d in documents}
         labels = {d.document_id: split_path(d.document_id)[2] for d in documents}
         by_key: dict[str, list[str]] = {}
@@ -139,9 +143,10 @@ class PageCatalog:
             by_key.setdefault(page_key(document.document_id), []).append(document.document_id)
         words = functools.cache(lambda document_id: _words(by_id[document_id]))  # each text read once
         versioned = bool(set(labels.values()) - {None})
-        # What `_update` needs to find a change's neighbours: kept only without versioned copies (by_key is then
-        # still each path key's documents: no unversioned root is attached to versioned copies).
-        self._keyed: dict[str, list[str]] | None = None if versioned else by_key
+        self.translations = Translations(by_id if translations else ())
+        # What `_update` needs to find a change's neighbours: kept only without versioned copies or translations
+        # (by_key is then still each path key's documents: no unversioned root is attached to versioned copies).
+        self._keyed: dict[str, list[str]] | None = None if versioned or self.translations else by_key
         if versioned:
             _attach_unversioned_roots(by_key, labels, words)
         kept = previous._digests if previous is not None else {}
@@ -159,6 +164,7 @@ class PageCatalog:
                 self._sharing.setdefault(digest, []).append(document_id)
         if len(set(digests.values())) < len(digests):  # some texts are identical: their groups join
             groups = _join_identical(groups, digests)
+        groups = join_translations(groups, self.translations)
         # A version folder is one that holds copies of some page; a page kept in only one version
         # (added late, or dropped) keeps its label when its folder is such a folder.
         versioned_heads = {split_path(d)[0] for members in groups if len(members) > 1
@@ -197,12 +203,14 @@ class PageCatalog:
         old = previous._digests
         changed = [d for d in documents if old.get(d.document_id, _UNKNOWN)[0] is not d]
         if len(changed) > max(16, len(documents) // 10) or any(split_path(d.document_id)[2] is not None
-                                                               for d in changed):
+                                                               or _in_language_folder(d.document_id) for d in changed):
             return False
         removed: list[str] = []
         if len(documents) - len(changed) + sum(d.document_id in old for d in changed) != len(old):
             present = {d.document_id for d in documents}
             removed = [document_id for document_id in old if document_id not in present]
+            if any(_in_language_folder(document_id) for document_id in removed):
+                return False
         keyed, sharing, digests = dict(previous._keyed), dict(previous._sharing), dict(old)
         seeds: set[str] = set()
         for document_id in removed:
@@ -240,7 +248,8 @@ class PageCatalog:
                 waiting.extend(sharing[digest])
         part = PageCatalog.__new__(PageCatalog)
         part.preferred_version = self.preferred_version
-        part._build([digests[d][0] for d in regroup], previous)
+        part._build([digests[d][0] for d in regroup], previous, translations=False)
+        self.translations = part.translations  # none: neither catalogue has any, and no change is in such a folder
         self._keyed, self._sharing, self._digests = keyed, sharing, digests
         self._splits = {**previous._splits, **part._splits}  # checked against the documents when used
         self._page_of = dict(previous._page_of)
@@ -291,14 +300,15 @@ class PageCatalog:
         return Page(key=key, documents=ordered, labels=page_labels)
 
     def _preferred_order(self, members: list[str], labels: dict[str, str | None]) -> tuple[str, ...]:
-        """Configured version first, then newest; among mirrors of one version the shorter path (.md
-        before .mdx), then by path. Both sorts are stable, so the second keeps the first's ties."""
+        """The corpus's main language first (languages.py), then the configured version, then newest; among
+        mirrors of one version the shorter path (.md before .mdx), then by path. Both sorts are stable, so the
+        second keeps the first's ties."""
         ordered = sorted(members, key=lambda d: (len(d), d))
 
         def rank(document_id: str) -> tuple:
             label = labels[document_id]
             configured = self.preferred_version is not None and label_matches(label, self.preferred_version)
-            return (configured, version_rank(label))
+            return (-self.translations.rank(document_id), configured, version_rank(label))
 
         return tuple(sorted(ordered, key=rank, reverse=True))
 
@@ -334,6 +344,10 @@ class PageCatalog:
 #: Copies share most of their words; two unrelated pages that merely share a path shape (`main/index.md`
 #: and `index.md`) do not. Versioned copies of one page measured 0.6-1.0 on the evaluation corpora.
 MIN_SHARED_WORDS = 0.4
+
+
+def _in_language_folder(document_id: str) -> bool:
+    return any(language_of(part) is not None for part in document_id.split("/")[:-1])
 
 
 def _words(document: SourceDocument) -> frozenset[str]:

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import yaml
 
-from bench.relevance_sets import ALL_SETS, HELD_OUT_SETS, PUBLIC_SETS, QUESTIONS, load_public_set, score_ranking
+from bench.relevance_sets import (ALL_SETS, HELD_OUT_SETS, PUBLIC_SETS, QUESTIONS, TRANSLATED_SETS, load_public_set,
+                                  score_ranking)
 from hexmcp.tools.knowledge.corpus import CorpusSpec, discover
 
 
@@ -26,7 +27,7 @@ def test_every_judgement_names_a_document_of_its_corpus(name: str) -> None:
     assert all(set(c["defining"]) <= ids for c in relevance_set.concepts)
     texts = [q.text for q in relevance_set.questions]
     assert len(texts) == len(set(texts))
-    folder = relevance_set.corpus.parent
+    folder = relevance_set.source
     source = (folder / "SOURCE.md").read_text(encoding="utf-8").lower()
     assert (folder / "LICENSE").is_file() and ("commit" in source or "sha256" in source) and "licen" in source
 
@@ -37,7 +38,7 @@ def test_the_sets_are_large_and_mix_task_and_paraphrase_questions() -> None:
     assert sum(len(s.concepts) for s in sets) >= 100
     kinds = Counter(q.kind for s in sets for q in s.questions)
     assert set(kinds) == {"task", "paraphrase"} and min(kinds.values()) >= 0.3 * sum(kinds.values())
-    assert {p.stem for p in QUESTIONS.glob("*.yaml")} == set(ALL_SETS)
+    assert {p.stem for p in QUESTIONS.glob("*.yaml")} == set(ALL_SETS) - set(TRANSLATED_SETS)
 
 
 @pytest.mark.parametrize("name", HELD_OUT_SETS)
@@ -77,3 +78,15 @@ def test_copies_of_one_page_gain_once_in_ndcg() -> None:
     flooded = score_ranking(["v1/a", "v2/a", "b"], frozenset({"v1/a", "v2/a", "b"}), page_of)
     distinct = score_ranking(["v2/a", "b"], frozenset({"v1/a", "v2/a", "b"}), page_of)
     assert math.isclose(distinct["ndcg@10"], 1.0) and flooded["ndcg@10"] < distinct["ndcg@10"]
+
+
+@pytest.mark.parametrize("name", TRANSLATED_SETS)
+def test_a_translated_set_is_laid_out_as_a_site_keeps_its_translations(name: str) -> None:
+    from hexmcp.tools.knowledge.languages import Translations
+
+    relevance_set = load_public_set(name)
+    ids = [f.document_id for f in discover(CorpusSpec(roots=[relevance_set.corpus]))]
+    translations = Translations(ids)
+    languages = Counter(language for _, language in translations.of.values())
+    assert len(languages) >= 3 and languages.most_common(1)[0][0] == "en"
+    assert all(answer.startswith("en/") for q in relevance_set.questions for answer in q.answers)

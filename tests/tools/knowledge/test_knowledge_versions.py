@@ -206,6 +206,8 @@ def test_a_configured_version_answers_for_the_page_in_search(tmp_path: Path, emb
 # only what a change touches). Few of each, so that changes keep landing on the same pages.
 _VERSIONED = ("docs", "docs/v1", "docs/2.0", "docs/draft", "website/versioned_docs/version-1.0", "mirror")
 _UNVERSIONED = ("docs", "docs/api", "guide", "mirror", "api", "docs/guide")
+# Language folders that come to mirror each other (or not) as changes land, with versions inside one of them.
+_TRANSLATED = ("docs/en", "docs/fr", "docs/zh-cn", "docs/en/v1", "docs", "mirror")
 _NAMES = ("intro", "guide/intro")
 _SUFFIXES = (".md", ".mdx")
 # Texts: near-identical (versions drift), one shared exactly, a distinct one, and empty (many files share it).
@@ -228,7 +230,7 @@ def _catalogue(catalog: PageCatalog, document_ids: list[str]) -> tuple:
     return pages, catalog.version_labels
 
 
-@pytest.mark.parametrize("folders", [_VERSIONED, _UNVERSIONED])
+@pytest.mark.parametrize("folders", [_VERSIONED, _UNVERSIONED, _TRANSLATED])
 @settings(max_examples=1000, deadline=None)
 @given(start=st.lists(_CHANGE, max_size=25), batches=st.lists(st.lists(_CHANGE, min_size=1, max_size=4), max_size=6),
        preferred=st.lists(st.sampled_from([None, None, None, "v1", "draft"]), min_size=7, max_size=7),
