@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
 import json
 import os
 import select
@@ -175,6 +176,10 @@ def message_probes() -> list[tuple[str, bytes, Callable[[Any], bool]]]:
         ("cursor forged", b'{"jsonrpc":"2.0","id":25,"method":"tools/list","params":{"cursor":"%%%"}}', code(-32602)),
         ("logging/setLevel nonsense", b'{"jsonrpc":"2.0","id":26,"method":"logging/setLevel","params":{"level":"x"}}',
          code(-32602)),
+        ("logging/setLevel DEBUG: the levels named", b'{"jsonrpc":"2.0","id":29,"method":"logging/setLevel",'
+                                                     b'"params":{"level":"DEBUG"}}',
+         lambda answer: error_code(answer) == -32602 and "expected one of 'debug'" in json.dumps(answer)
+         and "typing" not in json.dumps(answer)),
         ("initialize again", json.dumps(init_message(request_id=27)).encode(), code(-32600)),
         ("progressToken an object", b'{"jsonrpc":"2.0","id":28,"method":"tools/list",'
                                     b'"params":{"_meta":{"progressToken":{"a":[1]}}}}', code(-32602)),
@@ -270,6 +275,13 @@ def stdio_group(docs: Path) -> None:
             server.write(raw + b"\n")
             answer = server.next_answer()
             record(group, name, error_code(answer) == -32600, answer)
+        # Two requests under one id in one write: both are admitted before either runs, so the second is in
+        # flight beside the first (before: both ran, and a cancellation naming the id silenced both).
+        server.write(b'{"jsonrpc":"2.0","id":"twice","method":"tools/list"}\n' * 2)
+        both = [server.answer_to("twice"), server.answer_to("twice")]
+        record(group, "one id twice in flight: the second refused",
+               sorted(["result" in (a or {}), error_code(a) == -32600 and "in flight" in json.dumps(a)]
+                      for a in both) == [[False, True], [True, False]], both)
         server.write(b'{"jsonrpc":"2.0","id":"crlf","method":"ping"}\r\n')
         record(group, "CRLF line end", (server.answer_to("crlf") or {}).get("result") == {}, "ping answered")
         message = b'{"jsonrpc":"2.0","id":"split","method":"tools/call","params":{"name":"search","arguments":{"query":"p\xc3\xa9"}}}\n'
@@ -393,6 +405,10 @@ def http_group(docs: Path) -> None:
         ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         cases: list[tuple[str, dict[str, str], bytes, int]] = [
             ("Content-Type text/plain", {**headers, "content-type": "text/plain"}, ping, 415),
+            # Bodies are read as sent (nothing inflated, so no gzip bomb): a coding is refused as such.
+            ("Content-Encoding gzip (a 50 MiB bomb)", {**headers, "content-encoding": "gzip"},
+             gzip.compress(ping[:-1] + b',"pad":"' + b" " * (50 << 20) + b'"}'), 415),
+            ("Content-Encoding br over plain bytes", {**headers, "content-encoding": "br"}, ping, 415),
             ("Accept text/html", {**headers, "accept": "text/html"}, ping, 406),
             ("unknown session id", {**headers, "mcp-session-id": "nope"}, ping, 404),
             ("5 KB session id", {**headers, "mcp-session-id": "x" * 5000}, ping, 404),

@@ -7,11 +7,13 @@ A failed structure becomes `invalid_params` with the JSON path of the first prob
 from __future__ import annotations
 
 import re
+import typing
 from typing import Any, Literal
 
 import attrs
 import cattrs
 from cattrs.errors import ClassValidationError
+from cattrs.v import format_exception
 
 from .convert import structure_converter
 from .errors import ErrorCode, ProtocolError
@@ -125,6 +127,15 @@ def _wire_path(problem: str) -> str:
     return f"{message} @ " + re.sub(r"_([a-z])", lambda m: m.group(1).upper(), path)
 
 
+def _problem(exc: BaseException, wanted: Any) -> str:
+    """cattrs' wording of one problem, but a value outside a Literal says which values there are: cattrs
+    words it "unknown error (X not in literal typing.Literal[...])", Python's notation and not the protocol's."""
+    if typing.get_origin(wanted) is Literal:
+        return "expected one of " + ", ".join(repr(choice) for choice in typing.get_args(wanted))
+    problem = format_exception(exc, wanted)
+    return "invalid value" if problem.startswith("unknown error") else problem
+
+
 _STR = frozenset({str})  # every key a str, tested in C (a generator would resume a frame per key)
 
 
@@ -147,7 +158,7 @@ def parse_params(params: Any, cls: type) -> Any:
     try:
         return structure_converter.structure(params, cls)
     except (ClassValidationError, cattrs.BaseValidationError) as exc:
-        problems = [_wire_path(p) for p in cattrs.transform_error(exc, path="$")]
+        problems = [_wire_path(p) for p in cattrs.transform_error(exc, path="$", format_exception=_problem)]
         first = problems[0] if problems else "invalid params"
         raise ProtocolError(ErrorCode.INVALID_PARAMS, f"Invalid params: {first}",
                             {"problems": problems}) from None

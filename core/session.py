@@ -89,6 +89,8 @@ class Session:
         cancellation handled before the returned awaitable runs still stops it. The awaitable does the work.
         """
         try:  # admission: which era, which lifecycle verdict, which route (written out: every request)
+            if request_key is not None and request_key in self._in_flight:
+                raise _id_in_flight()
             meta = params.get("_meta") if isinstance(params, dict) else None  # request_meta, without a call or a new {}
             if type(meta) is not dict:
                 meta = meta if isinstance(meta, dict) else _NO_META
@@ -370,6 +372,14 @@ async def _ready(outcome: Outcome) -> Outcome:
 
 def _cancelled() -> ProtocolError:
     return ProtocolError(ErrorCode.REQUEST_CANCELLED, "the request was cancelled by the client")
+
+
+def _id_in_flight() -> ProtocolError:
+    """A second request under the id of one still running: the two could not be told apart (a cancellation
+    naming the id, the progress and questions related to it), so the second is refused and the first runs on."""
+    return ProtocolError(ErrorCode.INVALID_REQUEST,
+                         "Invalid request: a request with this id is still in flight on this session; "
+                         "a request id must not be reused until its request is answered")
 
 
 def _discard(work: Awaitable[Any]) -> None:

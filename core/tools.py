@@ -41,6 +41,9 @@ class RegisteredTool:
     """A fast "valid" for a simple input schema (quick_check.py), or None; compiled on the tool's first call
     (`input_check`), not at registration: compiling costs a server's start-up a few milliseconds."""
     output_quick_check: Check | None | object = attrs.field(default=NOT_COMPILED, eq=False)  # the same for the output schema (`output_check`)
+    declared_sizes: tuple[tuple[str, type, int, str], ...] | object = attrs.field(default=NOT_COMPILED, eq=False)
+    """(argument, its JSON type, the limit, the unit) for each top-level argument whose schema declares
+    maxItems, maxProperties or maxLength; read from the schema on the first refused call."""
     long_running: LongRunning | None = None  # runs as a task for clients that declare the tasks extension
     output_checked_in_tests: bool = False
     """A built-in tool whose results property tests check against its output schema: not
@@ -66,6 +69,24 @@ class RegisteredTool:
             check = self._keep("output_quick_check", compile_quick_check(schema) if schema else None)
         return check  # type: ignore[return-value]
 
+    def _check_declared_sizes(self, arguments: dict[str, Any]) -> None:
+        """Refuse an argument over the size its own schema declares, by that size alone: jsonschema walks every
+        item of an array (every member of an object) before it reaches `maxItems`, twice on the way to the
+        best error, so a few megabytes of items held the event loop for seconds only to be refused."""
+        sizes = self.declared_sizes
+        if sizes is NOT_COMPILED:
+            sizes = _declared_sizes(self.definition.input_schema)
+            object.__setattr__(self, "declared_sizes", sizes)
+        for name, kind, limit, unit in sizes:  # type: ignore[attr-defined]
+            value = arguments.get(name)
+            if type(value) is kind and len(value) > limit:
+                wording = (f"is {len(value)} characters long" if kind is str else f"has {len(value)} {unit}")
+                raise ProtocolError(ErrorCode.INVALID_PARAMS,
+                                    f"Invalid arguments for tool '{self.definition.name}': argument {name} {wording}; "
+                                    f"the limit is {limit}",
+                                    {"path": f"$.arguments.{name}", "tool": self.definition.name, "limit": limit,
+                                     "length": len(value)})
+
     def _keep(self, field: str, check: Check | None) -> Check | None:
         # A cache on a frozen class: the check is a function of the schema the definition holds, which never
         # changes (two first calls racing compile the same function twice).
@@ -78,6 +99,7 @@ class RegisteredTool:
             check = self.input_check()
         if check is not None and check(arguments):  # type: ignore[operator]
             return
+        self._check_declared_sizes(arguments)
         if self.validator.is_valid(arguments):  # finding the best error is the slow path
             return
         error = best_error(self.validator, arguments)
@@ -279,3 +301,22 @@ def json_text(value: Any) -> str:
 
 class OutputSchemaViolation(Exception):
     """A tool's structured result does not match its own outputSchema: a bug in the tool."""
+
+
+_SIZE_KEYWORDS = (("maxItems", list, "items"), ("maxProperties", dict, "members"), ("maxLength", str, "characters"))
+
+
+def _declared_sizes(schema: Any) -> tuple[tuple[str, type, int, str], ...]:
+    """The size limits an input schema's own properties declare at their top level: each one fails the whole
+    instance when exceeded, whatever else the schema says, so checking it first changes no verdict."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return ()
+    found = []
+    for name, subschema in properties.items():
+        if isinstance(subschema, dict):
+            for keyword, kind, unit in _SIZE_KEYWORDS:
+                limit = subschema.get(keyword)
+                if type(limit) is int and limit >= 0:
+                    found.append((name, kind, limit, unit))
+    return tuple(found)

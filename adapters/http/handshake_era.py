@@ -249,11 +249,14 @@ class HandshakeEraTransport:
                          request: jsonrpc.Request, task: asyncio.Task[Any] | None) -> bool:
         """`_serve` for a POST of one request. `headers`: the answer's, which `reply` holds (a session id to
         announce, or none)."""
-        peer.replies[request.id] = reply
+        # A request reusing the id of one in flight is refused by the core; it must not take the first's
+        # stream (its progress and questions) from it, nor remove it when refused.
+        own = peer.replies.setdefault(request.id, reply) is reply
         try:
             outcome = await dispatch.run(core, request, self.deadlines, task)
         finally:
-            peer.replies.pop(request.id, None)
+            if own:
+                peer.replies.pop(request.id, None)
         succeeded = isinstance(outcome, Ok)
         if not succeeded and not reply.streaming:
             headers.clear()  # a failed initialize keeps no session: don't name one
@@ -282,15 +285,14 @@ class HandshakeEraTransport:
                 else:
                     errors.append(rpc_layer.error_reply(request.id, ErrorCode.SERVER_BUSY, slots.busy_message()))
             requests = admitted
-        for request in requests:
-            peer.replies[request.id] = reply
+        owned = [request.id for request in requests if peer.replies.setdefault(request.id, reply) is reply]
         try:
             outcomes = list(await asyncio.gather(*(dispatch.run_in_own_task(core, r, self.deadlines) for r in requests)))
         finally:
             for _ in range(taken):
                 slots.release()  # type: ignore[union-attr]
-            for request in requests:
-                peer.replies.pop(request.id, None)
+            for request_id in owned:
+                peer.replies.pop(request_id, None)
         answers = [a for a in (rpc_layer.answer(r.id, o) for r, o in zip(requests, outcomes)) if a is not None]
         succeeded = all(isinstance(o, Ok) for o in outcomes)
         if not succeeded and not reply.streaming:

@@ -10,7 +10,7 @@ from hexmcp.wire import jsonrpc
 from .asgi import Send
 from .refusals import Refused, refuse
 from .request import HttpRequest
-from .request_headers import is_json
+from .request_headers import ACCEPT_IDENTITY, coding_refusal, is_json, unsupported_coding
 
 
 def readable_id(request: HttpRequest) -> Any:
@@ -28,10 +28,14 @@ def readable_id(request: HttpRequest) -> Any:
 
 def json_body(request: HttpRequest, send: Send) -> Any:
     """The decoded JSON body of a POST (already read by `body.BodyBuffer`), or `Refused` (415, or a parse
-    error) when it is not JSON."""
+    error) when it is not JSON, or not sent as plain bytes."""
     if not is_json(request.header(b"content-type")):
         return Refused(refuse(send, ErrorCode.INVALID_REQUEST,
                               "Unsupported Media Type: POST bodies must be application/json", status=415))
+    coding = unsupported_coding(request.header(b"content-encoding"))
+    if coding is not None:
+        return Refused(refuse(send, ErrorCode.INVALID_REQUEST, coding_refusal(coding), status=415,
+                              headers=ACCEPT_IDENTITY))
     try:
         return jsonrpc.decode(request.body)  # type: ignore[arg-type]
     except ValueError as exc:  # not JSON (-32700), or a number out of range (-32600/-32602)

@@ -25,6 +25,28 @@ def is_json(content_type: bytes | None) -> bool:
     return content_type.split(b";", 1)[0].strip().lower() == JSON
 
 
+def unsupported_coding(content_encoding: bytes | None) -> str | None:
+    """The Content-Encoding of a body when it names anything but `identity`, for a 415 that says so; None
+    when there is none to undo.
+
+    Bodies are read as sent: nothing is decompressed, so a compressed body can be no bomb, and is refused
+    for what it is (RFC 9110 §8.4) rather than parsed as JSON that is "not valid UTF-8", or, under a coding
+    that leaves the bytes readable, served as though the header said nothing."""
+    if content_encoding is None:
+        return None
+    if all(coding.strip().lower() in (b"identity", b"") for coding in content_encoding.split(b",")):
+        return None
+    return content_encoding.decode("latin-1").strip()[:100]
+
+
+def coding_refusal(coding: str) -> str:
+    return f"Unsupported Media Type: Content-Encoding {coding!r} is not supported; send the body uncompressed"
+
+
+ACCEPT_IDENTITY = [(b"accept-encoding", b"identity")]
+"""What a 415 for a content coding names as acceptable (RFC 9110 §12.5.3)."""
+
+
 def header_values(scope: Scope, name: bytes) -> list[bytes]:
     return [value for key, value in scope["headers"] if key == name]
 

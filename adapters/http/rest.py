@@ -28,7 +28,7 @@ from .disconnects import GONE, unless_gone
 from .headers import Problem
 from .refusals import refuse_rest, send_rest_error
 from .request import REQUEST, HttpRequest
-from .request_headers import is_json
+from .request_headers import ACCEPT_IDENTITY, coding_refusal, is_json, unsupported_coding
 from .responses import respond_json
 
 ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
@@ -58,6 +58,11 @@ class RestEndpoint:
             # (a call with no body, such as mcp-go's ping, needs no type).
             await refuse_rest(send, ErrorCode.INVALID_REQUEST,
                               "Unsupported Media Type: POST bodies must be application/json", status=415)
+            return
+        coding = unsupported_coding(http.header(b"content-encoding")) if body else None
+        if coding is not None:
+            await refuse_rest(send, ErrorCode.INVALID_REQUEST, coding_refusal(coding), status=415,
+                              headers=ACCEPT_IDENTITY)
             return
         try:
             # The codec /mcp uses: a nesting-depth limit instead of the json module's RecursionError.

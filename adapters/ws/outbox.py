@@ -32,14 +32,19 @@ class Outbox:
         self._idle.set()
         self.closed = False
         self.sent = 0
+        self._waiting = False  # the writer is in `send`: if that outlasts a put, the transport pushed back
 
     async def put(self, message: Any) -> None:
         """Queue one message (the `send` coroutine RpcConnection calls); never blocks."""
         if self.closed:
             return
         text = dumps(message).decode()
-        # A lone message larger than the character bound still goes out: the bound is for backlog.
-        if self._queue and (len(self._queue) >= self._max_messages or self._chars + len(text) > self._max_chars):
+        # A lone message larger than the character bound still goes out: the bound is for backlog. The count
+        # bound is for a client that does not read, which is when the writer waits in `send` (uvicorn's send
+        # returns at once while the transport takes writes); a backlog built before the writer has run (a
+        # burst of pipelined requests answered in one pass of the loop) is bounded by characters only.
+        if self._queue and ((self._waiting and len(self._queue) >= self._max_messages)
+                            or self._chars + len(text) > self._max_chars):
             self.closed = True
             self._queue.clear()
             self._chars = 0
@@ -60,7 +65,11 @@ class Outbox:
                 continue
             text = self._queue.popleft()
             self._chars -= len(text)
-            await self._send({"type": "websocket.send", "text": text})
+            self._waiting = True
+            try:
+                await self._send({"type": "websocket.send", "text": text})
+            finally:
+                self._waiting = False
             self.sent += 1
 
     async def flushed(self) -> None:

@@ -99,6 +99,16 @@ def test_unknown_method_and_invalid_params(stdio_server, version) -> None:
     assert error_code(server.request(3, "tools/call", {"name": "nope", "arguments": {}})) == jsonrpc.INVALID_PARAMS
 
 
+@pytest.mark.parametrize("level", ["DEBUG", "verbose", 5, ["info"]])
+def test_a_bad_log_level_names_the_levels_there_are(stdio_server, level) -> None:
+    server = stdio_server()
+    server.initialize()
+    error = server.request(1, "logging/setLevel", {"level": level})["error"]
+    assert error["code"] == -32602
+    assert error["message"] == ("Invalid params: expected one of 'debug', 'info', 'notice', 'warning', 'error', "
+                                "'critical', 'alert', 'emergency' @ $.level"), error
+
+
 def test_a_rejected_initialize_may_be_retried(stdio_server) -> None:
     server = stdio_server()
     assert error_code(server.request(1, "initialize", {"capabilities": {}})) == jsonrpc.INVALID_PARAMS

@@ -155,6 +155,30 @@ async def test_slow_consumer_is_closed_with_1013_and_others_are_unaffected(tight
         assert (await good.call("ping"))["result"] == {}
 
 
+@pytest.mark.parametrize("count", [300, 700])
+def test_a_burst_of_pipelined_requests_in_one_write_is_answered_not_closed_as_a_slow_consumer(count: int) -> None:
+    """A client that writes many requests at once and reads everything is not a slow consumer: its answers
+    may outrun the send queue before the writer has run once, but the writer only waits on the transport for
+    a client that does not read. Each request gets its answer, or -32005 past the in-flight cap (512).
+    (Before: 300 pings in one TCP write got no answer at all and a 1013 "send queue full" close.)"""
+    from tests.adversarial.ws_frames import CLOSE, TEXT, frame, open_socket, read_frames
+
+    with live_ws(ws_demo_server()) as live:  # the default bounds: 256 queued messages, 512 in flight
+        sock, _ = open_socket(live.port, token=None)
+        with sock:
+            init = {"id": "init", "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "burst", "version": "1"}}}
+            sock.sendall(frame(TEXT, json.dumps(init).encode()) + frame(TEXT, b'{"method":"notifications/initialized"}'))
+            assert read_frames(sock, quiet_s=5, limit_s=10, until_text=1).frames[0].opcode == TEXT
+            sock.sendall(b"".join(frame(TEXT, json.dumps({"id": n, "method": "ping"}).encode()) for n in range(count)))
+            received = read_frames(sock, quiet_s=5, limit_s=20, until_text=count)
+    assert not any(f.opcode == CLOSE for f in received.frames), [f.close_code for f in received.frames]
+    answers = [json.loads(f.payload) for f in received.frames if f.opcode == TEXT]
+    assert sorted(a["id"] for a in answers) == list(range(count))
+    assert all("result" in a or a["error"]["code"] == jsonrpc.code_for(ErrorCode.SERVER_BUSY) for a in answers), \
+        [a for a in answers if "result" not in a][:3]
+
+
 # --- handshake refusals -------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("headers", "code"), [

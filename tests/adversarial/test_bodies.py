@@ -103,3 +103,46 @@ def test_a_body_that_is_not_declared_json_gets_415(live: LiveServer, path: str, 
     assert answer.status_code == 415, f"{what}: answered {answer.status_code} {answer.text[:200]}"
     assert leaked(answer.content) is None
     live.assert_alive(what)
+
+
+CODINGS = st.sampled_from(["gzip", "x-gzip", "deflate", "br", "zstd", "compress", "GZIP", "gzip, identity",
+                           "identity, gzip", "aes128gcm", "anything"])
+
+
+def _compressed(coding: str, body: bytes) -> bytes:
+    """What a client compressing with `coding` would send: gzip and deflate for real (a small body that
+    would inflate to 50 MiB, in the gzip example), any other coding as the plain bytes it claims to wrap."""
+    import gzip
+    import zlib
+    if "gzip" in coding.lower():
+        return gzip.compress(body)
+    return zlib.compress(body) if coding == "deflate" else body
+
+
+@examples(12)
+@example(path="/mcp", coding="gzip", bomb=True)
+@example(path="/mcp/tools/list", coding="br", bomb=False)
+@given(path=st.sampled_from(["/mcp", "/mcp/tools/list", "/mcp/tools/call"]), coding=CODINGS, bomb=st.booleans())
+def test_a_compressed_body_gets_415_naming_the_coding(live: LiveServer, path: str, coding: str, bomb: bool) -> None:
+    """hexmcp reads bodies as sent (RFC 9110 §8.4: a coding the server does not take is 415), so a
+    compressed body is refused as such, never read as JSON that is "not valid UTF-8" or, with a coding that
+    wraps nothing, served as though the header were not there; and nothing is ever inflated (a bomb)."""
+    body = b'{"name":"listModels","arguments":{}}' if path != "/mcp" else b'{"jsonrpc":"2.0","id":5,"method":"ping"}'
+    if bomb and ("gzip" in coding.lower() or coding == "deflate"):  # 50 MiB of padding sent as ~50 KiB
+        body = body[:-1] + b',"pad":"' + b" " * (50 << 20) + b'"}'
+    answer = live.http.post(path, content=_compressed(coding, body), headers={
+        "authorization": f"Bearer {TOKEN}", "accept": JSON_ACCEPT, "content-type": "application/json",
+        "content-encoding": coding, **live.session_headers()})
+    what = f"POST {path} with Content-Encoding {coding!r}"
+    assert answer.status_code == 415, f"{what}: answered {answer.status_code} {answer.text[:200]}"
+    assert "Content-Encoding" in answer.text and answer.headers.get("accept-encoding") == "identity", answer.text
+    assert leaked(answer.content) is None
+    live.assert_alive(what)
+
+
+@pytest.mark.parametrize("coding", ["identity", "IDENTITY", "identity, identity", ""])
+def test_an_identity_coding_is_served(live: LiveServer, coding: str) -> None:
+    answer = live.http.post("/mcp", content=b'{"jsonrpc":"2.0","id":6,"method":"ping"}', headers={
+        "authorization": f"Bearer {TOKEN}", "accept": JSON_ACCEPT, "content-type": "application/json",
+        "content-encoding": coding, **live.session_headers()})
+    assert answer.status_code == 200 and answer.json()["result"] == {}, answer.text

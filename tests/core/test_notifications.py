@@ -66,6 +66,24 @@ async def test_an_unknown_log_level_is_invalid_params(client: CoreClient) -> Non
     assert (await client.rejected("logging/setLevel", {"level": "loud"})).code is ErrorCode.INVALID_PARAMS
 
 
+@given(level=st.one_of(st.text(max_size=12).filter(lambda text: text not in LOG_LEVELS), st.integers(),
+                       st.sampled_from([level.upper() for level in LOG_LEVELS]), st.none(), st.booleans()))
+@settings(max_examples=40, deadline=None)
+async def test_a_bad_log_level_is_refused_with_the_levels_named_not_python_internals(level) -> None:
+    """A level outside the enum is -32602 saying which levels there are; cattrs' own wording for a Literal
+    ("unknown error (DEBUG not in literal typing.Literal[...])") is Python's, not the protocol's."""
+    client = CoreClient(build_demo_server(), RecordingPeer())
+    await client.initialize()
+    rejection = await client.rejected("logging/setLevel", {"level": level})
+    assert rejection.code == ErrorCode.INVALID_PARAMS
+    assert "$.level" in rejection.message
+    if level is not None:  # null is a missing level (cattrs: "required field missing")
+        assert "expected one of 'debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'" \
+            in rejection.message, rejection.message
+    assert "typing" not in rejection.message and "unknown error" not in rejection.message, rejection.message
+    assert all("typing" not in problem for problem in rejection.data["problems"]), rejection.data
+
+
 def build_cancellable_server() -> tuple[McpServer, dict[str, bool]]:
     server = McpServer("cancel-test", "1")
     trace = {"started": False, "finished": False}
