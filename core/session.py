@@ -24,7 +24,7 @@ from .errors import ErrorCode, ProtocolError, Rejection, SemanticCode
 from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
 from .params import CancelledParams, parse_params
-from .ports import Peer, RequestKey
+from .ports import Peer, RequestKey, interpreted_class
 from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
 from .tasks.calls import CreatedTask
@@ -47,6 +47,7 @@ class _InFlight:
     """The client cancelled it: work not yet started never starts, work running is stopped."""
 
 
+@interpreted_class  # the server keeps its sessions in a WeakSet
 class Session:
     def __init__(self, server: ServerView, *, session_id: str, peer: Peer, methods: MethodTable,
                  assume_version: str | None, client_id: str | None = None, transport: str | None = None) -> None:
@@ -112,9 +113,10 @@ class Session:
                                         {"state": state.value})
                 self.state = next_state
                 version = self.version or versions.LATEST_HANDSHAKE_VERSION
-                route = self._methods.routes.get(method)
-                if route is None or not route.handshake:
+                found = self._methods.routes.get(method)
+                if found is None or not found.handshake:
                     raise _method_not_found(method, version)
+                route = found
                 # Positional: a class called with keywords packs them into a dict and unpacks it again.
                 call = Call(version, request_key, trace_id, self.client_capabilities, meta.get("progressToken"),
                             self.log_level)
@@ -272,6 +274,7 @@ class Session:
 
     def _shape(self, result: Any, version: str) -> Ok:
         structured_json = None
+        wire: dict[str, Any]
         if type(result) is ToolAnswer:
             if result.structured is None:  # `ToolAnswer.shaped`, written out for a tool's text: most answers
                 wire = {"content": [{"text": result.text, "type": "text"}]}
@@ -320,7 +323,7 @@ class Session:
             current = asyncio.current_task(loop) if loop is not None else None
             if current is None:
                 current = self._current_task()
-        if current is None:
+        if entry is None or current is None:  # no entry, no task looked up
             return await self._with_timeout(work)
         if entry.cancelled:
             _discard(work)
