@@ -63,17 +63,27 @@ def _source_tree() -> list[str]:
     return [str(SOURCE_TREE / "hexmcp" / path) for path in COMPILED]
 
 
+def _pure_python(reason: str) -> list:
+    """No extensions, and none left from an earlier editable install: in the tree they would still be imported."""
+    _say(f"{reason}: pure Python")
+    for top in ("hexmcp", *TOP_LEVEL):  # a module compiled by an earlier build, even one no longer in COMPILED
+        for built in (ROOT / top).rglob("*.so"):
+            if built.with_name(built.name.split(".")[0] + ".py").exists():
+                built.unlink()
+    for built in (ROOT / "hexmcp").glob("_compiled__mypyc.*.so"):
+        built.unlink()
+    return []
+
+
 def _compiled_extensions() -> list:
-    if os.environ.get(SWITCH_ENV, "1") == "0":
-        _say(f"{SWITCH_ENV}=0: pure Python")
-        return []
     if not {"build_ext", "bdist_wheel", "editable_wheel", "develop", "install"} & set(sys.argv):
         return []  # metadata and sdist steps compile nothing
+    if os.environ.get(SWITCH_ENV, "1") == "0":
+        return _pure_python(f"{SWITCH_ENV}=0")
     try:
         from mypyc.build import mypycify
     except ImportError:
-        _say("mypyc is not installed in the build environment: pure Python")
-        return []
+        return _pure_python("mypyc is not installed in the build environment")
     config = ROOT / SOURCE_TREE.parent / "mypyc.ini"
     previous = os.getcwd()
     os.chdir(ROOT)
@@ -83,8 +93,7 @@ def _compiled_extensions() -> list:
         config.write_text("[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n")
         return mypycify(["--config-file", str(config), *paths], opt_level="3", group_name="hexmcp._compiled")
     except (SystemExit, Exception) as refused:  # mypy's type errors end in SystemExit
-        _say(f"mypyc could not compile the per-request modules ({refused!r}): pure Python")
-        return []
+        return _pure_python(f"mypyc could not compile the per-request modules ({refused!r})")
     finally:
         os.chdir(previous)
 
