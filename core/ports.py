@@ -8,9 +8,7 @@ and hands them back, nothing more.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Protocol, TypeVar
-
-_C = TypeVar("_C", bound=type)
+from typing import Any, Hashable, Protocol
 
 RequestKey = Hashable
 
@@ -41,12 +39,3 @@ class NullPeer:
     async def request(self, method: str, params: dict[str, Any], *, related: RequestKey | None) -> dict[str, Any]:
         raise PeerRequestFailed("this transport cannot carry requests from the server to the client")
 
-
-
-def interpreted_class(cls: _C) -> _C:
-    """Keeps a class a plain Python class when its module is compiled (mypyc, `setup.py`); otherwise nothing.
-
-    mypyc compiles a class to a native one, which cannot be weakly referenced, unless a class decorator it does
-    not know of is applied: this one. The class's methods are compiled either way.
-    """
-    return cls

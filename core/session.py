@@ -24,7 +24,7 @@ from .errors import ErrorCode, ProtocolError, Rejection, SemanticCode
 from .ids import new_event_id
 from .meta import META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, request_meta
 from .params import CancelledParams, parse_params
-from .ports import Peer, RequestKey, interpreted_class
+from .ports import Peer, RequestKey
 from .routing import Call, MethodTable, Ok, Outcome, Route
 from .server_view import ServerView
 from .tasks.calls import CreatedTask
@@ -47,7 +47,6 @@ class _InFlight:
     """The client cancelled it: work not yet started never starts, work running is stopped."""
 
 
-@interpreted_class  # the server keeps its sessions in a WeakSet
 class Session:
     def __init__(self, server: ServerView, *, session_id: str, peer: Peer, methods: MethodTable,
                  assume_version: str | None, client_id: str | None = None, transport: str | None = None) -> None:

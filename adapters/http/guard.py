@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import hmac
-from typing import Callable, Iterable
+from typing import Iterable
 from urllib.parse import urlsplit
 
 import attrs
@@ -121,12 +121,10 @@ class HostOriginGuard:
                 _check_name(name, entry, "allowed origin")
                 self.origin_names.add(name)  # a bare name: any scheme, any port
         # Clients send the same few Host and Origin values on every request: remember the verdicts.
-        # Attributes, not methods rebound on the instance: a class compiled by mypyc has no instance dict.
-        self.host_allowed: Callable[[bytes | None], bool] = functools.lru_cache(maxsize=256)(self._host_verdict)
-        self.origin_allowed: Callable[[bytes | None, bytes | None, int | None], bool] = functools.lru_cache(
-            maxsize=256)(self._origin_verdict)
+        self.host_allowed = functools.lru_cache(maxsize=256)(self.host_allowed)  # type: ignore[method-assign]
+        self.origin_allowed = functools.lru_cache(maxsize=256)(self.origin_allowed)  # type: ignore[method-assign]
 
-    def _host_verdict(self, value: bytes | None) -> bool:
+    def host_allowed(self, value: bytes | None) -> bool:
         if self.any_host:
             return True
         if value is None:
@@ -134,7 +132,7 @@ class HostOriginGuard:
         name, port = _split_host(value.decode("latin-1"))
         return name in self.host_names or (port is not None and (name, port) in self.host_ports)
 
-    def _origin_verdict(self, value: bytes | None, host: bytes | None = None, server_port: int | None = None) -> bool:
+    def origin_allowed(self, value: bytes | None, host: bytes | None = None, server_port: int | None = None) -> bool:
         """`host`: the request's Host header; `server_port`: the port the connection arrived on."""
         if value is None or self.any_origin:
             return True

@@ -20,7 +20,7 @@ import signal
 import stat
 import sys
 import threading
-from typing import Any, Awaitable, Callable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 import structlog
 
@@ -53,12 +53,6 @@ def claim_stdout() -> int:
     os.dup2(2, 1)
     print_to_log()  # Python's prints become log lines (printed_lines.py); fd 1 itself now writes to stderr
     return wire_fd
-
-
-class _BurstAware(Protocol):
-    """What the reader needs of the writer (a protocol: a compiled reader checks nothing more of it)."""
-
-    def expect_burst(self) -> None: ...
 
 
 class _WireWriter:
@@ -171,7 +165,7 @@ class _LineReader(asyncio.Protocol):
     lines, reading pauses (a client that floods us is slowed, not buffered without bound).
     """
 
-    def __init__(self, connection: RpcConnection, writer: _BurstAware, splitter: LineSplitter,
+    def __init__(self, connection: RpcConnection, writer: _WireWriter, splitter: LineSplitter,
                  max_message_bytes: int) -> None:
         self._connection = connection
         self._writer = writer

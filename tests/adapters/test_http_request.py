@@ -51,23 +51,15 @@ def test_a_served_request_and_its_scope_go_when_the_request_ends(from_protocol: 
     app = create_app(build_demo_server(), HttpConfig())
 
     async def main() -> tuple[list[dict[str, Any]], weakref.ref[HttpRequest]]:
-        seen: list[HttpRequest] = []
-
-        class RecordingScope(dict):  # type: ignore[type-arg]
-            """Hands over the request the app puts in the scope (the app may be compiled: nothing to spy on)."""
-
-            def __setitem__(self, key: str, value: Any) -> None:
-                if key == REQUEST:
-                    seen.append(value)
-                super().__setitem__(key, value)
-
-        scope = RecordingScope(_scope(HEADERS))
+        scope = _scope(HEADERS)
         if from_protocol:
             scope[REQUEST] = HttpRequest(NOT_TAKEN, asyncio.get_running_loop(), False, True, True)
+        seen: list[HttpRequest] = []
+        guard = app.guard.denial
+        app.guard.denial = lambda request: seen.append(request) or guard(request)  # type: ignore[method-assign]
         sent = await _serve(app, scope)
         assert REQUEST not in scope
-        request = seen[-1]
-        seen.clear()
+        request = seen.pop()
         assert request.scope is scope and request.body == CALL and request.slot is None
         return sent, weakref.ref(request)
 
