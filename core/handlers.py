@@ -75,11 +75,13 @@ async def _call_tool(session: Session, params: CallToolParams, call: Call) -> An
     ctx = session.context(call, answers) if tool.takes_context or tool.long_running is not None else None
     try:
         if tool.long_running is not None and task_calls.wanted(tool.long_running, call):
+            assert ctx is not None  # a long-running tool is always handed its context (above)
             return await task_calls.call_as_task(session, call, ctx, tool.long_running,
                                                  lambda: run_tool(session, tool, arguments, ctx), tool.definition.name)
         # `run_tool` written out for the common call, the server's hottest path, instead of awaited.
         try:
-            value = await session.run_cancellable(call, tool.handler(arguments, ctx))
+            # `ctx` is None for a tool that takes no context (the handler's type says ToolContext)
+            value = await session.run_cancellable(call, tool.handler(arguments, ctx))  # type: ignore[arg-type]
             return ToolAnswer(value) if type(value) is str else to_call_result(value, tool)  # positional: no kwargs dict
         except (InputNeeded, ProtocolError):
             raise
@@ -99,13 +101,13 @@ def _refused_arguments(refused: ProtocolError, session: Session, call: Call, too
     raise refused
 
 
-async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext,
+async def run_tool(session: Session, tool: RegisteredTool, arguments: dict[str, Any], ctx: ToolContext | None,
                    call: Call | None = None) -> models.CallToolResult | ToolAnswer:
     """Run a tool and turn how it ended into a result: its failures become `isError` results, a protocol
     error or a question for the client (`InputNeeded`) goes up. Under `call`, the request's cancellation
     and the tool timeout apply; without it (a task's work), only `tasks/cancel` stops it."""
     try:
-        work = tool.handler(arguments, ctx)
+        work = tool.handler(arguments, ctx)  # type: ignore[arg-type]
         value = await (session.run_cancellable(call, work) if call is not None else work)
         return to_call_result(value, tool)
     except (InputNeeded, ProtocolError):

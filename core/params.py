@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import typing
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import attrs
 import cattrs
@@ -20,7 +20,7 @@ from .errors import ErrorCode, ProtocolError
 from .models import Implementation
 
 LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-LOG_LEVELS: tuple[str, ...] = LoggingLevel.__args__  # least to most severe
+LOG_LEVELS: tuple[str, ...] = get_args(LoggingLevel)  # least to most severe
 
 
 @attrs.frozen(kw_only=True)

@@ -33,6 +33,7 @@ class ServerView(Protocol):
     sealer: RequestStateSealer
     subscriptions: SubscriptionHub
     observers: list[RequestObserver]
+    refusal_observers: list[RequestObserver]
     tasks: TaskRunner
 
     def capabilities(self, version: str) -> dict[str, Any]:

@@ -114,9 +114,10 @@ class Session:
                                         {"state": state.value})
                 self.state = next_state
                 version = self.version or versions.LATEST_HANDSHAKE_VERSION
-                route = self._methods.routes.get(method)
-                if route is None or not route.handshake:
+                found = self._methods.routes.get(method)
+                if found is None or not found.handshake:
                     raise _method_not_found(method, version)
+                route = found
                 # Positional: a class called with keywords packs them into a dict and unpacks it again.
                 call = Call(version, request_key, trace_id, self.client_capabilities, meta.get("progressToken"),
                             self.log_level)
@@ -274,6 +275,7 @@ class Session:
 
     def _shape(self, result: Any, version: str) -> Ok:
         structured_json = None
+        wire: dict[str, Any]
         if type(result) is ToolAnswer:
             if result.structured is None:  # `ToolAnswer.shaped`, written out for a tool's text: most answers
                 wire = {"content": [{"text": result.text, "type": "text"}]}
@@ -322,7 +324,7 @@ class Session:
             current = asyncio.current_task(loop) if loop is not None else None
             if current is None:
                 current = self._current_task()
-        if current is None:
+        if entry is None or current is None:  # no entry, no task looked up
             return await self._with_timeout(work)
         if entry.cancelled:
             _discard(work)

@@ -93,7 +93,7 @@ class RegisteredTool:
         object.__setattr__(self, field, check)
         return check
 
-    def check_arguments(self, arguments: dict[str, Any]) -> None:
+    def check_arguments(self, arguments: Any) -> None:  # refuses what is not an object too
         check = self.quick_check
         if check is NOT_COMPILED:
             check = self.input_check()
@@ -263,6 +263,7 @@ class ToolAnswer:
 def to_call_result(value: Any, tool: RegisteredTool) -> models.CallToolResult | ToolAnswer:
     """Whatever a tool returned, as a result: text and structured values (also as JSON text) as a
     `ToolAnswer`, a result or content blocks the tool built as a CallToolResult."""
+    structured: Any
     if type(value) is dict:  # the common answer first: one type test, not a chain of isinstance
         structured = value
     elif isinstance(value, str):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from hexmcp.wire import jsonrpc
 
@@ -210,7 +210,7 @@ class Reply:
         stream = self.stream or await self.start_stream()
         await stream.write(message)
 
-    async def finish(self, message: Any, status: int = 200, headers: RawHeaders = ()) -> None:
+    async def finish(self, message: Any, status: int = 200, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
         """`headers`: for this answer only (a `Retry-After`), sent only when it is a JSON response."""
         if self.stream is None and self.json_ok:
             body = jsonrpc.dumps(message)

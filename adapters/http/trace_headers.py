@@ -10,7 +10,7 @@ tracing is on (`create_app(capture_trace_headers=True)`), so an untraced server 
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from typing import Any, MutableMapping
 
 W3C_HEADERS = frozenset({b"traceparent", b"tracestate", b"baggage"})
 
@@ -18,7 +18,7 @@ incoming: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar
                                                                                  default=None)
 
 
-def capture(scope: dict[str, Any]) -> None:
+def capture(scope: MutableMapping[str, Any]) -> None:
     """Set `incoming` for this request's context: its W3C headers by lower-case name, or None."""
     found = {name.decode("latin-1"): value.decode("latin-1")
              for name, value in scope.get("headers", ()) if name in W3C_HEADERS}
