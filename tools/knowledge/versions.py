@@ -273,7 +273,7 @@ class PageCatalog:
                 groups.append(members)
                 continue
             found, ids = kept.get(key), frozenset(members)
-            if found is not None and found[0] == ids and all(old[d][0] is by_id[d] for d in members):
+            if found is not None and found[0] == ids and all(old.get(d, _UNKNOWN)[0] is by_id[d] for d in members):
                 split = found[1]
             else:
                 split = _similar_groups(members, by_id, words)
@@ -293,7 +293,9 @@ class PageCatalog:
             page_labels = {d: labels[d] if labels[d] is not None else ("next" if docusaurus else None)
                            for d in members}
         old = kept.get(members[0])
-        if old is not None and old.labels == page_labels:  # the same keys: the same members
+        # The same keys: the same members, and so the same order, unless a language's share of the corpus (which
+        # decides the main language: languages.py) changed since; pages with translations are ordered afresh.
+        if old is not None and old.labels == page_labels and not self.translations:
             return old
         ordered = self._preferred_order(members, page_labels)
         key = page_key(ordered[0]) if len(members) > 1 else ordered[0]

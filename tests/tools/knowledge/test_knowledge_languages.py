@@ -115,3 +115,14 @@ def test_search_answers_each_page_once_in_the_main_language(tmp_path: Path, embe
     assert all(p.passage.document_id.startswith("en/") for p in passages)  # no translated section beside them
     chinese = index.search_passages("kubectl logs --previous", 3, path="zh-cn/")  # asked for: translations answer
     assert chinese and all(p.passage.document_id.startswith("zh-cn/") for p in chinese)
+
+
+def test_a_re_index_that_changes_the_main_language_reorders_every_translated_page() -> None:
+    documents = [_document(f"docs/en/{p}") for p in PAGES] + [_document(f"docs/ja/{p}") for p in PAGES[:4]]
+    first = PageCatalog(documents)
+    assert first.page("docs/ja/tasks/debug.md").preferred == "docs/en/tasks/debug.md"
+    grown = [d for d in documents if not d.document_id.startswith("docs/en/concepts/")]
+    grown += [_document(f"docs/ja/{p}") for p in ("index.md", "guide/a.md", "guide/b.md")]
+    after = PageCatalog(grown, previous=first)  # Japanese now has the most documents
+    assert after.page("docs/en/tasks/debug.md").preferred == "docs/ja/tasks/debug.md"
+    assert after.page("docs/en/tasks/debug.md") == PageCatalog(grown).page("docs/en/tasks/debug.md")
