@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.adapters.http_live import live_server
-from tests.adapters.http_wire import ACCEPT_BOTH, Wire, parse_sse
+from tests.adapters.http_wire import ACCEPT_BOTH, parse_sse
 from tests.fixtures.demo_server import build_demo_server
 from tests.fixtures.ws_live import ChatGptClient, live_ws, ws_demo_server
 
@@ -52,13 +52,18 @@ def _raw_lines(server, until_id: Any, timeout: float = 10.0) -> list[dict[str, A
             return seen
 
 
+def _reuse_id_on_stdio(server, request_id: Any, first_seconds: float) -> None:
+    """A slow call, then a second under the same id while the first runs: the second is refused at once."""
+    server.write((json.dumps(_slow(request_id, first_seconds)) + "\n").encode())
+    server.write((json.dumps(_slow(request_id, 0.1)) + "\n").encode())
+    [refusal] = _raw_lines(server, request_id)
+    assert _is_in_flight_refusal(refusal, request_id), refusal
+
+
 def test_stdio_refuses_a_reused_id_and_serves_the_first(stdio_server) -> None:
     server = stdio_server()
     server.initialize()
-    server.write((json.dumps(_slow(5, 1.0)) + "\n").encode())
-    server.write((json.dumps(_slow(5, 0.1)) + "\n").encode())
-    [refusal] = _raw_lines(server, 5)
-    assert _is_in_flight_refusal(refusal, 5), refusal
+    _reuse_id_on_stdio(server, 5, 1.0)
     [answer] = _raw_lines(server, 5)
     assert answer["result"]["content"][0]["text"] == "slept 1.0", answer
     # Answered, the id is free again.
@@ -70,10 +75,7 @@ def test_stdio_refuses_a_reused_id_and_serves_the_first(stdio_server) -> None:
 def test_stdio_a_cancellation_after_a_reused_id_stops_only_the_request_that_runs(stdio_server) -> None:
     server = stdio_server()
     server.initialize()
-    server.write((json.dumps(_slow(7, 5.0)) + "\n").encode())
-    server.write((json.dumps(_slow(7, 0.1)) + "\n").encode())
-    [refusal] = _raw_lines(server, 7)
-    assert _is_in_flight_refusal(refusal, 7), refusal
+    _reuse_id_on_stdio(server, 7, 5.0)
     server.write((json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
                               "params": {"name": "slow", "arguments": {"seconds": 0.5, "steps": 1}}}) + "\n").encode())
     server.notify("notifications/cancelled", {"requestId": 7})

@@ -64,8 +64,7 @@ class Translations:
         for head, languages in trees.items():
             mirrored = _mirrored(languages)
             if len(mirrored) > 1:
-                self._languages[head] = tuple(sorted(mirrored, key=lambda tag: (-len(languages[tag]), tag != "en",
-                                                                              tag)))
+                self._languages[head] = mirrored
         #: document -> (its page's language-free id, its language), for documents in a mirrored language folder
         self.of: dict[str, tuple[str, str]] = {}
         self._rank: dict[str, int] = {}
@@ -87,16 +86,13 @@ class Translations:
         return self._rank.get(document_id, 0)
 
 
-def _mirrored(languages: dict[str, set[str]]) -> set[str]:
-    """The languages under one folder that mirror the largest one's tree."""
-    main = max(languages, key=lambda tag: (len(languages[tag]), tag == "en"))
-    found = {main}
-    for tag, paths in languages.items():
-        shared = len(paths & languages[main])
-        if tag != main and shared >= MIN_MIRRORED_PATHS and shared >= MIN_MIRRORED * min(len(paths),
-                                                                                          len(languages[main])):
-            found.add(tag)
-    return found
+def _mirrored(languages: dict[str, set[str]]) -> tuple[str, ...]:
+    """The languages under one folder that mirror the main one's tree, main first: by documents held, English
+    first on a tie, then by tag."""
+    main, *others = sorted(languages, key=lambda tag: (-len(languages[tag]), tag != "en", tag))
+    return (main, *(tag for tag in others
+                    if len(languages[tag] & languages[main]) >= max(MIN_MIRRORED_PATHS,
+                                                                  MIN_MIRRORED * len(languages[tag]))))
 
 
 def join_translations(groups: list[list[str]], translations: Translations) -> list[list[str]]:
